@@ -1,0 +1,153 @@
+"""Settings: a TOML file in the platform config dir, then `CAIRN_*` env vars, then flags.
+
+Every path, clock and model is injectable here, so tests and snapshots are deterministic.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+DEMO_MODEL = "cairn-demo/brain"
+"""The offline demo brain, a litellm custom provider (see shell/demo.py)."""
+
+DEMO_CONTEXT_WINDOW = 8192
+"""Small on purpose: flush and compaction show up within minutes of demo chat."""
+
+KEY_ENV_VARS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "MISTRAL_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
+
+
+class ConfigError(Exception):
+    """A setting is missing or malformed; the message says which and how to fix it."""
+
+
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
+@dataclass(frozen=True)
+class Settings:
+    workspace: Path
+    model: str = DEMO_MODEL
+    """Any litellm model string; the demo brain when nothing is configured."""
+    api_base: str | None = None
+    api_key: str | None = None
+    context_window: int | None = None
+    """Overrides the window from litellm's model info."""
+    git_author_name: str = "Cairn"
+    git_author_email: str = "cairn@localhost"
+    bootstrap_max_chars: int = 20_000
+    bootstrap_total_max_chars: int = 60_000
+    max_tool_rounds: int = 12
+    max_attempts: int = 4
+    """Model call attempts before a retryable error ends the turn."""
+    retry_base_delay: float = 1.0
+    request_timeout: float = 120.0
+    reserve_tokens: int = 20_000
+    soft_margin_tokens: int = 4_000
+    keep_tail_tokens: int = 20_000
+    force_flush_transcript_bytes: int = 2 * 1024 * 1024
+    embedder: str = "minilm"
+    """"minilm" (the real local model) or "hash" (a tiny deterministic stand-in for UI tests)."""
+    watch: bool = True
+    """Watch memory files and re-index edits made outside Cairn."""
+    clock: Callable[[], datetime] = field(default=_now, compare=False, repr=False)
+
+    @property
+    def demo(self) -> bool:
+        return self.model == DEMO_MODEL
+
+    @property
+    def state_dir(self) -> Path:
+        """Derived, git-ignored data: index, sessions, dream state, traces."""
+        return self.workspace / ".cairn"
+
+    def today(self) -> str:
+        return self.clock().date().isoformat()
+
+
+def default_workspace() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("cairn")) / "workspace"
+
+
+def config_file() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("cairn")) / "config.toml"
+
+
+def _coerce(name: str, value: Any, current: Any) -> Any:
+    try:
+        if isinstance(current, bool) or name in ("watch",):
+            if isinstance(value, str):
+                return value.strip().lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if isinstance(current, int) or name == "context_window":
+            return int(value)
+        if isinstance(current, float):
+            return float(value)
+        if name == "workspace":
+            return Path(value).expanduser()
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"setting {name!r}: {value!r} is not valid ({error})") from None
+    return value
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    file: Path | None = None,
+) -> Settings:
+    """Resolve settings: defaults < config file < CAIRN_* env < overrides (flags).
+
+    With no model configured and no provider key in the environment, the demo brain is used.
+    """
+    env = os.environ if env is None else env
+    names = {f.name for f in fields(Settings)} - {"clock"}
+    values: dict[str, Any] = {}
+
+    path = file if file is not None else Path(env["CAIRN_CONFIG"]) if "CAIRN_CONFIG" in env else config_file()
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+            raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
+        unknown = set(data) - names
+        if unknown:
+            raise ConfigError(f"config file {path}: unknown settings {sorted(unknown)}")
+        values.update(data)
+
+    for name in names:
+        if (raw := env.get(f"CAIRN_{name.upper()}")) is not None:
+            values[name] = raw
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            values[name] = value
+
+    if "workspace" not in values:
+        values["workspace"] = default_workspace()
+    if "model" not in values and any(env.get(k) for k in KEY_ENV_VARS):
+        values["model"] = "gpt-4o-mini" if env.get("OPENAI_API_KEY") else DEMO_MODEL
+
+    defaults = Settings(workspace=Path("."))
+    coerced = {k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()}
+    settings = replace(defaults, **coerced)
+    if settings.context_window is not None and settings.context_window < 512:
+        raise ConfigError(f"context_window {settings.context_window} is too small (minimum 512)")
+    return settings

@@ -1,0 +1,382 @@
+"""The event vocabulary: every fact the core reports, as a frozen dataclass.
+
+Events are past-tense facts. Each has a snake_case `type` name, and round-trips through JSON
+with `to_json` / `from_json`, so the headless CLI, traces, replay and the TUI all speak the same
+language. Add new events here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class BaseEvent:
+    type: ClassVar[str] = ""
+
+
+# --- turns and the model -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionStarted(BaseEvent):
+    """A session is ready: new, or resumed from `.cairn/sessions`."""
+
+    type: ClassVar[str] = "session_started"
+    session_id: str
+    resumed: bool
+    model: str
+    workspace: str
+    demo: bool = False
+
+
+@dataclass(frozen=True)
+class TurnStarted(BaseEvent):
+    type: ClassVar[str] = "turn_started"
+    session_id: str
+    turn: int
+    prompt: str
+
+
+@dataclass(frozen=True)
+class TextDelta(BaseEvent):
+    """A piece of streamed assistant text."""
+
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage(BaseEvent):
+    """The assistant's complete text for one model call (after streaming)."""
+
+    type: ClassVar[str] = "assistant_message"
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(BaseEvent):
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallFinished(BaseEvent):
+    type: ClassVar[str] = "tool_call_finished"
+    call_id: str
+    name: str
+    result: str
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class UsageUpdated(BaseEvent):
+    """How full the context is, from the one ContextBudget.
+
+    `prompt_tokens` is our own count of the next prompt; `reported_prompt_tokens` is what the
+    provider said for the last call (0 when it said nothing).
+    """
+
+    type: ClassVar[str] = "usage_updated"
+    prompt_tokens: int
+    window: int
+    flush_threshold: int
+    compaction_threshold: int
+    breakdown: dict[str, int] = field(default_factory=dict)
+    reported_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    window_source: str = "config"
+
+
+@dataclass(frozen=True)
+class ModelRetry(BaseEvent):
+    """A model call failed in a retryable way and will be tried again after `delay_s`.
+
+    `discard_partial` means text already streamed for this call is void: the retry restarts it.
+    """
+
+    type: ClassVar[str] = "model_retry"
+    attempt: int
+    max_attempts: int
+    delay_s: float
+    reason: str
+    discard_partial: bool = False
+
+
+@dataclass(frozen=True)
+class Error(BaseEvent):
+    """Something went wrong; `kind` is a short stable name (auth, bad_request, overflow, …)."""
+
+    type: ClassVar[str] = "error"
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Notice(BaseEvent):
+    """A plain informational line for the user (e.g. "flush exhausted for this cycle")."""
+
+    type: ClassVar[str] = "notice"
+    message: str
+    level: str = "info"
+
+
+@dataclass(frozen=True)
+class TurnFinished(BaseEvent):
+    """`reason`: completed, tool_limit, error, cancelled."""
+
+    type: ClassVar[str] = "turn_finished"
+    turn: int
+    reason: str
+
+
+# --- bootstrap and workspace ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BootstrapTruncated(BaseEvent):
+    """A bootstrap file did not fit its budget; the model saw head + tail with a marker."""
+
+    type: ClassVar[str] = "bootstrap_truncated"
+    file: str
+    original_chars: int
+    kept_chars: int
+    reason: str  # "per_file" or "total"
+
+
+@dataclass(frozen=True)
+class BootstrapMissing(BaseEvent):
+    type: ClassVar[str] = "bootstrap_missing"
+    file: str
+
+
+# --- memory writes -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryWritten(BaseEvent):
+    """A memory file was written through the one door; `commit` is the git sha (None if the
+    commit failed, in which case `commit_error` says why and the file is still written)."""
+
+    type: ClassVar[str] = "memory_written"
+    path: str
+    bytes: int
+    commit: str | None
+    reason: str  # tool, flush, dream, user
+    lines_added: int = 0
+    lines_skipped: int = 0
+    commit_error: str | None = None
+
+
+@dataclass(frozen=True)
+class GitLockCleared(BaseEvent):
+    type: ClassVar[str] = "git_lock_cleared"
+    path: str
+    age_s: float
+
+
+# --- recall --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchPerformed(BaseEvent):
+    """One memory_search: `hits` are dicts with path, start_line, end_line, score,
+    vector_score, text_score, citation. `mode`: hybrid, keyword-only, vector-only."""
+
+    type: ClassVar[str] = "search_performed"
+    query: str
+    mode: str
+    hits: list[dict[str, Any]]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    degraded_reason: str | None = None
+    nothing_relevant: bool = False
+
+
+@dataclass(frozen=True)
+class IndexSyncProgress(BaseEvent):
+    type: ClassVar[str] = "index_sync_progress"
+    files_done: int
+    files_total: int
+    chunks: int
+    embedded: int
+
+
+@dataclass(frozen=True)
+class IndexSynced(BaseEvent):
+    type: ClassVar[str] = "index_synced"
+    files_changed: int
+    files_removed: int
+    chunks_total: int
+    embedded: int
+    duration_ms: float
+    trigger: str  # session_start, search, watch, manual
+
+
+@dataclass(frozen=True)
+class IndexRebuilt(BaseEvent):
+    """The index was rebuilt from the files (missing, corrupt, or identity changed)."""
+
+    type: ClassVar[str] = "index_rebuilt"
+    reason: str
+
+
+# --- the memory lifecycle ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlushGateEvaluated(BaseEvent):
+    """The flush gate's decision with every condition: dicts of name, ok, value, threshold,
+    detail. Emitted before every model call, including the ones that say no."""
+
+    type: ClassVar[str] = "flush_gate_evaluated"
+    flush: bool
+    summary: str
+    conditions: list[dict[str, Any]]
+    projected_tokens: int
+    flush_threshold: int
+    compaction_threshold: int
+
+
+@dataclass(frozen=True)
+class FlushStarted(BaseEvent):
+    type: ClassVar[str] = "flush_started"
+    target: str
+    cycle: int
+    trigger: str  # tokens, transcript_size, manual
+
+
+@dataclass(frozen=True)
+class FlushFinished(BaseEvent):
+    """`outcome`: written, no_reply, failed, exhausted."""
+
+    type: ClassVar[str] = "flush_finished"
+    outcome: str
+    target: str
+    cycle: int
+    lines: int = 0
+    commit: str | None = None
+    error: str | None = None
+    failures: int = 0
+
+
+@dataclass(frozen=True)
+class CompactionSkipped(BaseEvent):
+    type: ClassVar[str] = "compaction_skipped"
+    reason: str
+
+
+@dataclass(frozen=True)
+class CompactionStarted(BaseEvent):
+    """`trigger`: threshold, overflow, manual."""
+
+    type: ClassVar[str] = "compaction_started"
+    trigger: str
+    tokens_before: int
+    focus: str | None = None
+
+
+@dataclass(frozen=True)
+class CompactionFinished(BaseEvent):
+    """The compaction receipt."""
+
+    type: ClassVar[str] = "compaction_finished"
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    turns_summarised: int
+    messages_kept: int
+    duration_ms: float
+    summary: str
+    compaction_count: int
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class CompactionFailed(BaseEvent):
+    """Compaction gave up; history was kept as it was."""
+
+    type: ClassVar[str] = "compaction_failed"
+    trigger: str
+    reason: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class ContextReinjected(BaseEvent):
+    """After a compaction, these AGENTS.md sections went back into the system prompt."""
+
+    type: ClassVar[str] = "context_reinjected"
+    sections: list[str]
+    chars: int
+    text: str
+
+
+@dataclass(frozen=True)
+class StartupPreludeInjected(BaseEvent):
+    """A new session's first call got recent daily notes as untrusted background."""
+
+    type: ClassVar[str] = "startup_prelude_injected"
+    files: list[str]
+    chars: int
+
+
+Event = (
+    SessionStarted
+    | TurnStarted
+    | TextDelta
+    | AssistantMessage
+    | ToolCallStarted
+    | ToolCallFinished
+    | UsageUpdated
+    | ModelRetry
+    | Error
+    | Notice
+    | TurnFinished
+    | BootstrapTruncated
+    | BootstrapMissing
+    | MemoryWritten
+    | GitLockCleared
+    | SearchPerformed
+    | IndexSyncProgress
+    | IndexSynced
+    | IndexRebuilt
+    | FlushGateEvaluated
+    | FlushStarted
+    | FlushFinished
+    | CompactionSkipped
+    | CompactionStarted
+    | CompactionFinished
+    | CompactionFailed
+    | ContextReinjected
+    | StartupPreludeInjected
+)
+
+EVENT_TYPES: dict[str, type[BaseEvent]] = {
+    cls.type: cls for cls in BaseEvent.__subclasses__()
+}
+
+
+def to_dict(event: BaseEvent) -> dict[str, Any]:
+    return {"type": event.type, **dataclasses.asdict(event)}
+
+
+def to_json(event: BaseEvent) -> str:
+    return json.dumps(to_dict(event), ensure_ascii=False, default=str)
+
+
+def from_dict(data: dict[str, Any]) -> BaseEvent:
+    fields = dict(data)
+    cls = EVENT_TYPES.get(fields.pop("type", ""))
+    if cls is None:
+        raise ValueError(f"unknown event type: {data.get('type')!r}")
+    return cls(**fields)
+
+
+def from_json(line: str) -> BaseEvent:
+    return from_dict(json.loads(line))

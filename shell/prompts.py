@@ -1,0 +1,97 @@
+"""The texts Cairn sends to the model, in one place.
+
+The markers are stable strings: the demo brain recognises the flush turn and the summariser by
+them, and tests assert on them.
+"""
+
+from __future__ import annotations
+
+NO_REPLY = "NO_REPLY"
+
+CAIRN_IDENTITY = """\
+You are Cairn, an agent whose memory is plain Markdown files in a workspace. You remember only \
+what is on disk: MEMORY.md (curated long-term memory) and memory/YYYY-MM-DD.md (daily notes). \
+Every memory write is a git commit."""
+
+MEMORY_RECALL = """\
+## Memory
+- Before answering anything about prior work, decisions, dates, people, preferences or todos, \
+run memory_search over MEMORY.md and memory/*.md, then memory_get only the lines you need. If \
+nothing relevant turns up, say that you checked.
+- When the user asks you to remember something, or states a preference or a decision, append it \
+to today's note with memory_append (one short line per fact). Use memory_write only to curate \
+MEMORY.md, after reading it.
+- Cite what you recall as `Source: path#Lx-Ly` when it helps the user verify."""
+
+FLUSH_MARKER = "[cairn:memory-flush]"
+SUMMARY_MARKER = "[cairn:compaction-summary]"
+REINJECTION_HEADER = "[Post-compaction context refresh]"
+PRELUDE_HEADER = "[Startup context: recent daily notes]"
+
+
+def flush_system(target: str) -> str:
+    return (
+        f"{FLUSH_MARKER} Pre-compaction memory flush. The session is near auto-compaction: "
+        f"capture durable memories to disk now. Write only to {target}, and only by appending "
+        "with memory_append. MEMORY.md, DREAMS.md, SOUL.md and AGENTS.md are read-only during "
+        f"the flush. You may reply, but usually {NO_REPLY} is correct."
+    )
+
+
+def flush_prompt(target: str, now: str) -> str:
+    return (
+        f"{FLUSH_MARKER} Pre-compaction memory flush. Store the durable facts of this "
+        f"conversation (decisions, preferences, deadlines, identifiers, open todos) in {target} "
+        "with memory_append, one short line per fact. Append only: never overwrite or repeat "
+        "lines already in the file, and do not create other files. Bootstrap files are "
+        f"read-only. If there is nothing worth keeping, reply with {NO_REPLY}.\n"
+        f"Current time: {now}"
+    )
+
+
+SUMMARY_HEADINGS = (
+    "## Decisions",
+    "## Open TODOs",
+    "## Constraints/Rules",
+    "## Pending user asks",
+    "## Exact identifiers",
+)
+
+
+def summary_system() -> str:
+    headings = "\n".join(SUMMARY_HEADINGS)
+    return (
+        f"{SUMMARY_MARKER} You are a context summarisation assistant. Do not continue the "
+        "conversation and do not call tools. Read the conversation and output only a structured "
+        f"summary with exactly these headings, in this order:\n{headings}\n"
+        "Preserve opaque identifiers exactly as written (ticket numbers, error codes, hashes, "
+        "file paths, URLs, hosts, ports, dates). Never omit an unresolved user request. Write "
+        "'- none' under a heading with nothing to say."
+    )
+
+
+def summary_prompt(transcript: str, previous_summary: str | None, focus: str | None) -> str:
+    parts = [f"{SUMMARY_MARKER} Summarise this conversation."]
+    if previous_summary:
+        parts.append(
+            "Merge it into the previous summary below, keeping everything still relevant.\n"
+            f"<previous-summary>\n{previous_summary}\n</previous-summary>"
+        )
+    if focus:
+        parts.append(f"Additional focus: {focus}")
+    parts.append(f"<conversation>\n{transcript}\n</conversation>")
+    return "\n\n".join(parts)
+
+
+def summary_retry_note(problems: list[str]) -> str:
+    return (
+        "Your previous summary failed a quality check: "
+        + "; ".join(problems)
+        + ". Write the summary again, fixing these problems."
+    )
+
+
+COMPACTED_PREFIX = (
+    "The earlier part of this conversation was compacted into the summary below. "
+    "It is a hint, not a transcript."
+)

@@ -1,0 +1,117 @@
+"""Tools the model can call: a name, a JSON schema, and an async function.
+
+Tool arguments come from the model and are untrusted. `Tool.call` validates them against the
+schema and turns every failure into a `ToolResult` with `error` set, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from shell.events import BaseEvent
+
+
+class ToolError(Exception):
+    """A clear, model-facing reason why a tool call was refused or failed."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: str
+    """What the model sees (usually JSON text)."""
+    error: str | None = None
+    events: tuple[BaseEvent, ...] = ()
+    """Facts the tool established (memory_written, search_performed, …) for the loop to emit."""
+    duration_ms: float = 0.0
+
+
+def json_result(payload: Any, events: Sequence[BaseEvent] = ()) -> ToolResult:
+    return ToolResult(content=json.dumps(payload, ensure_ascii=False), events=tuple(events))
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """JSON schema of the arguments object."""
+    run: Callable[[dict[str, Any]], Awaitable[ToolResult]] = field(repr=False)
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    async def call(self, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
+        started = time.perf_counter()
+        try:
+            arguments = parse_arguments(raw_arguments)
+            validate_arguments(arguments, self.parameters)
+            result = await self.run(arguments)
+        except ToolError as error:
+            result = ToolResult(content=f"Error: {error}", error=str(error))
+        except Exception as error:  # a tool bug must not end the turn: report it
+            message = f"{type(error).__name__}: {error}"
+            result = ToolResult(content=f"Error: {message}", error=message)
+        elapsed = (time.perf_counter() - started) * 1000
+        return ToolResult(result.content, result.error, result.events, elapsed)
+
+
+def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ToolError(f"arguments are not valid JSON ({error.msg} at char {error.pos})") from None
+    if not isinstance(value, dict):
+        raise ToolError("arguments must be a JSON object")
+    return value
+
+
+def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> None:
+    import jsonschema
+
+    try:
+        jsonschema.validate(arguments, schema)
+    except jsonschema.ValidationError as error:
+        where = ".".join(str(p) for p in error.absolute_path)
+        raise ToolError(f"invalid argument{' ' + where if where else ''}: {error.message}") from None
+
+
+class Toolbox:
+    """The tools offered to the model for one call."""
+
+    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._tools.values())
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [tool.schema() for tool in self._tools.values()]
+
+    def only(self, *names: str) -> Toolbox:
+        return Toolbox([t for n, t in self._tools.items() if n in names])
+
+    async def call(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            message = f"unknown tool {name!r} (available: {known})"
+            return ToolResult(content=f"Error: {message}", error=message)
+        return await tool.call(raw_arguments)

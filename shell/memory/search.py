@@ -1,0 +1,444 @@
+"""memory_search: hybrid recall over the memory index, and the tool the model calls.
+
+The pipeline: validate → vector leg (embed the query, cosine top-k) and keyword leg (BM25
+top-k) → blend 0.7·vector + 0.3·text → decay dated daily notes (30-day half-life) → keep
+score ≥ min_score → MMR re-rank with near-duplicate drop → cited hits. The ranking math lives in
+`shell.memory.ranking`; this module orchestrates, degrades, times and reports.
+
+What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4, §9):
+
+* The candidate pool per leg is fixed (`CANDIDATE_POOL`), not `maxResults × 4`. OpenClaw's pool
+  grew with maxResults, so asking for more results could change the top hit (#134604). Here the
+  ranking is computed once over the same pool and cut afterwards: the top hit never depends on
+  `max_results`, and a smaller result list is always a prefix of a larger one.
+* It abstains. When nothing reaches `min_score`, `nothing_relevant` is set and the model is told
+  plainly that memory holds nothing relevant (OpenClaw returns the least bad hits, #147349).
+* Degradation is explicit: a failed leg yields `mode` "keyword-only" or "vector-only" with a
+  `degraded_reason`; both failing is a clear error, never a silent empty list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from shell.events import BaseEvent, Notice, SearchPerformed
+from shell.memory import ranking
+from shell.tools import Tool, ToolError, ToolResult, json_result
+
+if TYPE_CHECKING:
+    from shell.memory.index import MemoryIndex
+    from shell.memory.recall import RecallTracker
+
+MAX_QUERY_CHARS = 2_000
+MAX_RESULTS_LIMIT = 50
+DEFAULT_MAX_RESULTS = 6
+DEFAULT_MIN_SCORE = 0.35
+CANDIDATE_POOL = 4 * MAX_RESULTS_LIMIT
+"""Candidates per leg, the same for every request. OpenClaw used `min(200, maxResults × 4)`, so
+its pool (and with it the top hit) changed with maxResults (#134604). Four times the largest
+allowed `max_results` keeps the old headroom for every request and makes rankings comparable."""
+MMR_POOL = MAX_RESULTS_LIMIT
+"""MMR runs over this many best passing candidates (again independent of `max_results`)."""
+SNIPPET_CHARS = 700
+
+logger = logging.getLogger(__name__)
+
+NOTHING_RELEVANT = "memory holds nothing relevant to this query"
+
+MODE_HYBRID = "hybrid"
+MODE_VECTOR_ONLY = "vector-only"
+MODE_KEYWORD_ONLY = "keyword-only"
+
+
+class SearchError(ToolError):
+    """memory_search cannot run: bad arguments, or both retrieval legs failed."""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One recalled chunk.
+
+    `score` is the final (blended, decayed) score; `vector_score` is the raw cosine and
+    `text_score` the normalised BM25 of the two legs (0 when that leg did not find it).
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    vector_score: float
+    text_score: float
+    snippet: str
+    citation: str
+
+    def to_model_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "startLine": self.start_line,
+            "endLine": self.end_line,
+            "score": round(self.score, 3),
+            "vectorScore": round(self.vector_score, 3),
+            "textScore": round(self.text_score, 3),
+            "snippet": self.snippet,
+            "citation": self.citation,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search found, how (mode), why it degraded, and how long each step took."""
+
+    query: str
+    mode: str
+    hits: list[SearchHit]
+    degraded_reason: str | None
+    nothing_relevant: bool
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    best_score: float | None = None
+    """The best final score among all candidates, also the ones under `min_score`."""
+    min_score: float = DEFAULT_MIN_SCORE
+
+    def to_event(self) -> SearchPerformed:
+        return SearchPerformed(
+            query=self.query,
+            mode=self.mode,
+            hits=[asdict(hit) for hit in self.hits],
+            timings_ms=dict(self.timings_ms),
+            degraded_reason=self.degraded_reason,
+            nothing_relevant=self.nothing_relevant,
+        )
+
+    def to_model_json(self) -> dict[str, Any]:
+        """The payload the model sees: hits with citations, the mode and a plain note."""
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "degradedReason": self.degraded_reason,
+            "nothingRelevant": self.nothing_relevant,
+            "note": self._note(),
+            "results": [hit.to_model_dict() for hit in self.hits],
+        }
+
+    def _note(self) -> str:
+        parts: list[str] = []
+        if self.nothing_relevant:
+            best = (
+                f" (best score {self.best_score:.2f} is under minScore {self.min_score:.2f})"
+                if self.best_score is not None
+                else " (no candidate matched at all)"
+            )
+            parts.append(
+                f"{NOTHING_RELEVANT}{best}. Tell the user you checked memory and found nothing; "
+                "do not guess or invent a memory."
+            )
+        else:
+            parts.append(
+                "Best first. Use only what the snippets say; cite as `Source: <citation>`, and "
+                "read more lines with memory_get if a snippet is cut."
+            )
+        if self.degraded_reason:
+            parts.append(f"Search ran {self.mode}: {self.degraded_reason}.")
+        return " ".join(parts)
+
+
+def validate_request(query: Any, max_results: Any, min_score: Any) -> str:
+    """Check one request's arguments and return the stripped query.
+
+    Raises:
+        SearchError: with a model-facing reason when an argument is out of bounds.
+    """
+    if not isinstance(query, str):
+        raise SearchError("query must be a string")
+    stripped = query.strip()
+    if not stripped:
+        raise SearchError("query is empty: say what to look for, e.g. 'deploy procedure'")
+    if len(stripped) > MAX_QUERY_CHARS:
+        raise SearchError(
+            f"query is {len(stripped):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
+            "Search with the key words or a short question instead of pasting text."
+        )
+    if isinstance(max_results, bool) or not isinstance(max_results, int):
+        raise SearchError(f"maxResults must be an integer from 1 to {MAX_RESULTS_LIMIT}")
+    if not 1 <= max_results <= MAX_RESULTS_LIMIT:
+        raise SearchError(f"maxResults is {max_results}; it must be from 1 to {MAX_RESULTS_LIMIT}")
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float):
+        raise SearchError("minScore must be a number from 0 to 1")
+    if not math.isfinite(min_score) or not 0.0 <= min_score <= 1.0:
+        raise SearchError(f"minScore is {min_score}; it must be from 0 to 1")
+    return stripped
+
+
+class MemorySearch:
+    """Hybrid search over a `MemoryIndex`.
+
+    Args:
+        index: the memory index (its embedder embeds the query).
+        recall: where surfaced hits are recorded for dreaming; None records nothing.
+        clock: the current time for temporal decay and recall stamps (UTC now by default).
+    """
+
+    def __init__(
+        self,
+        index: MemoryIndex,
+        *,
+        recall: RecallTracker | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self._index = index
+        self._recall = recall
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    @property
+    def index(self) -> MemoryIndex:
+        return self._index
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int = DEFAULT_MAX_RESULTS,
+        min_score: float = DEFAULT_MIN_SCORE,
+    ) -> SearchResult:
+        """Run one search.
+
+        Args:
+            query: what to look for (1 to 2,000 characters).
+            max_results: how many hits to return at most (1 to 50).
+            min_score: the final score a hit needs (0 to 1); nothing reaching it → abstain.
+
+        Raises:
+            SearchError: bad arguments, or neither the vector nor the keyword leg could run.
+        """
+        query = validate_request(query, max_results, min_score)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+
+        vector, vector_error = self._vector_leg(query, timings)
+        keyword, keyword_error = self._keyword_leg(query, timings)
+        if vector_error and keyword_error:
+            raise SearchError(
+                f"memory search is unavailable: the vector leg failed ({vector_error}) and the "
+                f"keyword leg failed ({keyword_error})"
+            )
+        if vector_error:
+            mode, reason, weights = MODE_KEYWORD_ONLY, vector_error, (0.0, 1.0)
+        elif keyword_error:
+            mode, reason, weights = MODE_VECTOR_ONLY, keyword_error, (1.0, 0.0)
+        else:
+            mode, reason, weights = MODE_HYBRID, None, (ranking.VECTOR_WEIGHT, ranking.TEXT_WEIGHT)
+
+        merge_started = time.perf_counter()
+        hits, best = self._rank(vector, keyword, weights, max_results, min_score)
+        timings["merge"] = _ms_since(merge_started)
+        timings["total"] = _ms_since(started)
+
+        result = SearchResult(
+            query=query,
+            mode=mode,
+            hits=hits,
+            degraded_reason=reason,
+            nothing_relevant=not hits,
+            timings_ms=timings,
+            best_score=best,
+            min_score=float(min_score),
+        )
+        if self._recall is not None and hits:
+            recall_started = time.perf_counter()
+            try:
+                self._recall.record(query, hits)
+            except OSError as error:  # recall feeds dreaming; losing one record is not fatal
+                logger.warning("recall tracking failed: %s", _describe(error))
+            timings["recall"] = _ms_since(recall_started)
+        return result
+
+    def _vector_leg(
+        self, query: str, timings: dict[str, float]
+    ) -> tuple[list[tuple[str, float]], str | None]:
+        started = time.perf_counter()
+        try:
+            qvec = self._index.embedder.embed_query(query)
+        except Exception as error:  # a missing or broken model degrades, never crashes
+            timings["embed"] = _ms_since(started)
+            return [], f"the embedder failed ({_describe(error)})"
+        timings["embed"] = _ms_since(started)
+        started = time.perf_counter()
+        try:
+            found = self._index.vector_candidates(qvec, CANDIDATE_POOL)
+        except Exception as error:
+            return [], f"vector search failed ({_describe(error)})"
+        finally:
+            timings["vector"] = _ms_since(started)
+        return found, None
+
+    def _keyword_leg(
+        self, query: str, timings: dict[str, float]
+    ) -> tuple[list[tuple[str, float]], str | None]:
+        started = time.perf_counter()
+        try:
+            found = self._index.keyword_candidates(query, CANDIDATE_POOL)
+        except Exception as error:  # e.g. no full-text index yet
+            return [], f"keyword search failed ({_describe(error)})"
+        finally:
+            timings["keyword"] = _ms_since(started)
+        return found, None
+
+    def _rank(
+        self,
+        vector: Sequence[tuple[str, float]],
+        keyword: Sequence[tuple[str, float]],
+        weights: tuple[float, float],
+        max_results: int,
+        min_score: float,
+    ) -> tuple[list[SearchHit], float | None]:
+        merged = ranking.blend(
+            dict(vector),
+            {chunk_id: ranking.normalise_bm25(raw) for chunk_id, raw in keyword},
+            vector_weight=weights[0],
+            text_weight=weights[1],
+        )
+        if not merged:
+            return [], None
+        # Decay only lowers a score, so candidates already under min_score need no chunk fetch.
+        survivors = [s for s in merged if s.score >= min_score]
+        chunks = self._index.chunks([s.chunk_id for s in survivors]) if survivors else {}
+        now = self._clock()
+        best = merged[0].score  # an upper bound until a decayed survivor says better
+        passing = []
+        finals = []
+        for scored in survivors:
+            chunk = chunks.get(scored.chunk_id)
+            if chunk is None:  # removed by a sync between the legs and the fetch
+                continue
+            final = scored.score * ranking.decay_factor(chunk.path, now)
+            finals.append(final)
+            if final >= min_score:
+                passing.append((final, scored, chunk))
+        if finals:
+            best = max(finals)
+        passing.sort(key=lambda item: (-item[0], item[1].chunk_id))
+        passing = passing[:MMR_POOL]
+        order = ranking.mmr_order(
+            [final for final, _, _ in passing],
+            [ranking.word_tokens(chunk.text) for _, _, chunk in passing],
+            limit=max_results,
+        )
+        hits = []
+        for i in order:
+            final, scored, chunk = passing[i]
+            hits.append(
+                SearchHit(
+                    path=chunk.path,
+                    start_line=chunk.start_line,
+                    end_line=chunk.end_line,
+                    score=final,
+                    vector_score=scored.vector_score,
+                    text_score=scored.text_score,
+                    snippet=ranking.snippet(chunk.text, SNIPPET_CHARS),
+                    citation=ranking.citation(chunk.path, chunk.start_line, chunk.end_line),
+                )
+            )
+        return hits, best
+
+
+def search_tool(
+    searcher: MemorySearch,
+    *,
+    before_search: Callable[[], list[BaseEvent]] | None = None,
+) -> Tool:
+    """The `memory_search` tool.
+
+    Args:
+        searcher: the search to run.
+        before_search: called before each valid search, off the event loop (e.g. to sync a
+            dirty index); its events come first in `ToolResult.events`, then SearchPerformed.
+    """
+
+    async def run(arguments: dict[str, Any]) -> ToolResult:
+        query = arguments.get("query")
+        max_results = arguments.get("maxResults", DEFAULT_MAX_RESULTS)
+        min_score = arguments.get("minScore", DEFAULT_MIN_SCORE)
+        validate_request(query, max_results, min_score)
+        events: list[BaseEvent] = []
+        sync_failure: str | None = None
+        if before_search is not None:
+            try:
+                events.extend(await asyncio.to_thread(before_search))
+            except Exception as error:  # a failed sync still lets the old index answer
+                sync_failure = _describe(error)
+        result = await asyncio.to_thread(
+            searcher.search, str(query), max_results=max_results, min_score=min_score
+        )
+        payload = result.to_model_json()
+        stale = sync_failure is not None or _is_dirty(searcher)
+        if stale:
+            warning = "memory files changed since the index was last synced; results may be stale"
+            if sync_failure:
+                warning = f"the index sync failed ({sync_failure}); results may be stale"
+            payload["stale"] = True
+            payload["note"] = f"{payload['note']} Warning: {warning}."
+            events.append(Notice(message=f"memory_search: {warning}", level="warning"))
+        events.append(result.to_event())
+        return json_result(payload, events)
+
+    return Tool(
+        name="memory_search",
+        description=(
+            "Search long-term memory (MEMORY.md and memory/*.md daily notes) by meaning and by "
+            "exact words. Run it before answering about prior work, decisions, dates, people, "
+            "preferences, identifiers or todos. Returns the best matching snippets with a "
+            "citation (path#Lx-Ly) each. If nothingRelevant is true, memory holds nothing on "
+            "the topic: say you checked, and do not invent an answer. Query: 1 to "
+            f"{MAX_QUERY_CHARS:,} characters; key words or a short question work best."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "What to look for: a question, key words or an identifier.",
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS_LIMIT,
+                    "default": DEFAULT_MAX_RESULTS,
+                    "description": "How many hits to return at most.",
+                },
+                "minScore": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "default": DEFAULT_MIN_SCORE,
+                    "description": "The score (0 to 1) a hit needs; lower it to see weaker hits.",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        run=run,
+    )
+
+
+def _is_dirty(searcher: MemorySearch) -> bool:
+    try:
+        return bool(searcher.index.is_dirty())
+    except Exception:  # a staleness probe must not fail the search it qualifies
+        return False
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    text = text[:300]
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

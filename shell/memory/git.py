@@ -1,0 +1,237 @@
+"""One git commit per memory write, with a message that says why.
+
+Staging goes through the git CLI (`git add`), because GitPython's `index.add` changes the
+process-wide working directory while it runs, which is unsafe next to other threads. The commit
+itself is made with GitPython's `index.commit` and an explicit `git.Actor` for author and
+committer, so it never depends on the host's git identity (feasibility.md §6).
+
+A stale `.git/index.lock` (older than `stale_lock_s`) is removed and reported; a fresh one makes
+the commit fail with a clear reason. A failed `git add` is never followed by a commit: GitPython
+would happily commit its in-memory index without the intended change.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shell.events import GitLockCleared
+
+if TYPE_CHECKING:
+    import git
+
+_FIELD = "\x1f"
+_RECORD = "\x1e"
+
+_commit_locks: dict[Path, threading.Lock] = {}
+_commit_locks_guard = threading.Lock()
+
+
+def _commit_lock_for(root: Path) -> threading.Lock:
+    """One lock per repository, shared by every GitStore in this process."""
+    with _commit_locks_guard:
+        return _commit_locks.setdefault(root, threading.Lock())
+
+
+@dataclass(frozen=True)
+class CommitOutcome:
+    """What happened to one commit attempt. Never raised: failures are values."""
+
+    sha: str | None
+    """The new commit, or None when nothing changed or the commit failed."""
+    error: str | None
+    """Why the commit failed; None on success and when there was nothing to commit."""
+    lock_cleared: GitLockCleared | None = None
+    """Set when a stale `.git/index.lock` was removed before committing."""
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as shown in the git log pane."""
+
+    sha: str
+    short: str
+    message: str
+    when: str
+    """Author date, ISO 8601."""
+    files: list[str]
+
+
+class GitStore:
+    """The workspace's git repository, seen as a log of memory writes.
+
+    Args:
+        root: The workspace root (the repository's working tree).
+        author_name: Name used for author and committer of every commit.
+        author_email: Email used for author and committer of every commit.
+        clock: When given, supplies the author and commit dates (deterministic history).
+        stale_lock_s: An `index.lock` older than this is assumed abandoned and removed.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        author_name: str = "Cairn",
+        author_email: str = "cairn@localhost",
+        clock: Callable[[], datetime] | None = None,
+        stale_lock_s: float = 30.0,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.author_name = author_name
+        self.author_email = author_email
+        self._clock = clock
+        self._stale_lock_s = stale_lock_s
+        self._lock = _commit_lock_for(self.root)
+        self._repo: git.Repo | None = None
+
+    def ensure_repo(self) -> bool:
+        """Create the repository (branch `main`) if it does not exist yet.
+
+        Returns:
+            True if a repository was created, False if one was already there.
+        """
+        with self._lock:
+            return self._ensure_repo_locked()
+
+    def commit(self, paths: Sequence[str], message: str) -> CommitOutcome:
+        """Commit the current content of `paths` (workspace-relative) with `message`.
+
+        Returns:
+            The new sha; or sha=None, error=None when the content was already committed;
+            or sha=None with `error` set when the commit could not be made.
+        """
+        if not paths:
+            return CommitOutcome(sha=None, error="nothing to commit: no paths given")
+        with self._lock:
+            try:
+                self._ensure_repo_locked()
+                repo = self._open()
+            except Exception as error:
+                return CommitOutcome(sha=None, error=f"git repository unavailable: {error}")
+            lock_cleared, busy = self._check_index_lock(repo)
+            if busy is not None:
+                return CommitOutcome(sha=None, error=busy, lock_cleared=lock_cleared)
+            try:
+                sha = self._stage_and_commit(repo, paths, message)
+            except Exception as error:
+                return CommitOutcome(
+                    sha=None, error=_describe_git_error(error), lock_cleared=lock_cleared
+                )
+            return CommitOutcome(sha=sha, error=None, lock_cleared=lock_cleared)
+
+    def log(self, limit: int = 20, path: str | None = None) -> list[CommitInfo]:
+        """The newest `limit` commits, optionally only those touching `path`.
+
+        Returns an empty list when there is no repository or no commit yet.
+        """
+        if not (self.root / ".git").exists():
+            return []
+        command = [
+            "git",
+            "-c",
+            "core.quotePath=false",
+            "log",
+            f"--max-count={max(1, limit)}",
+            f"--format={_RECORD}%H{_FIELD}%h{_FIELD}%aI{_FIELD}%B{_FIELD}",
+            "--name-only",
+        ]
+        if path is not None:
+            command += ["--", path]
+        with self._lock:
+            try:
+                output = self._open().git.execute(command, strip_newline_in_stdout=False)
+            except Exception:
+                return []  # no commits yet (unborn HEAD) or an unreadable repository
+        return [_parse_log_record(record) for record in str(output).split(_RECORD) if record]
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _ensure_repo_locked(self) -> bool:
+        import git
+
+        if (self.root / ".git").exists():
+            return False
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._repo = git.Repo.init(self.root, initial_branch="main")
+        return True
+
+    def _open(self) -> git.Repo:
+        import git
+
+        if self._repo is None:
+            self._repo = git.Repo(self.root)
+        return self._repo
+
+    def _check_index_lock(self, repo: git.Repo) -> tuple[GitLockCleared | None, str | None]:
+        """Remove a stale index.lock; return (cleared event, busy reason)."""
+        lock = Path(repo.git_dir) / "index.lock"
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return None, None
+        relative = _relative_to(lock, self.root)
+        if age < self._stale_lock_s:
+            return None, (
+                f"git is busy: {relative} exists ({age:.1f} s old, younger than "
+                f"{self._stale_lock_s:g} s), another git process may be running; "
+                "the file was written but not committed"
+            )
+        try:
+            lock.unlink()
+        except FileNotFoundError:
+            pass  # its owner finished meanwhile
+        return GitLockCleared(path=relative, age_s=round(age, 1)), None
+
+    def _stage_and_commit(self, repo: git.Repo, paths: Sequence[str], message: str) -> str | None:
+        import git
+
+        # --force: memory files are committed even if a user-level ignore rule matches them.
+        repo.git.add("--force", "--", *paths)  # raises on failure; we then never commit
+        index = repo.index  # a fresh IndexFile, read from disk after the CLI add
+        tree = index.write_tree()
+        if repo.head.is_valid() and repo.head.commit.tree.binsha == tree.binsha:
+            return None
+        actor = git.Actor(self.author_name, self.author_email)
+        when = self._commit_date()
+        commit = index.commit(
+            message,
+            author=actor,
+            committer=actor,
+            author_date=when,
+            commit_date=when,
+            skip_hooks=True,
+        )
+        return str(commit.hexsha)
+
+    def _commit_date(self) -> datetime | None:
+        if self._clock is None:
+            return None
+        moment = self._clock()
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _describe_git_error(error: Exception) -> str:
+    stderr = getattr(error, "stderr", None)
+    if isinstance(stderr, str) and stderr.strip():
+        detail = " ".join(stderr.strip().split())
+        return f"git commit failed: {detail.removeprefix('stderr: ').strip(chr(39))}"
+    return f"git commit failed: {type(error).__name__}: {error}"
+
+
+def _relative_to(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _parse_log_record(record: str) -> CommitInfo:
+    sha, short, when, body, names = (record.split(_FIELD) + [""] * 5)[:5]
+    files = [line for line in names.splitlines() if line.strip()]
+    return CommitInfo(sha=sha, short=short, message=body.strip(), when=when, files=files)

@@ -1,0 +1,169 @@
+"""GitStore and the git side of the one door, against real repositories in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import git
+import pytest
+
+from shell.events import GitLockCleared
+from shell.memory.files import MemoryFiles
+from shell.memory.git import GitStore
+
+FIXED = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
+
+
+@pytest.fixture
+def git_workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def git_store(git_workspace: Path) -> GitStore:
+    store = GitStore(
+        git_workspace, author_name="Test Cairn", author_email="t@cairn.test", clock=lambda: FIXED
+    )
+    store.ensure_repo()
+    return store
+
+
+def commits(root: Path) -> list[git.Commit]:
+    repo = git.Repo(root)
+    return list(repo.iter_commits()) if repo.head.is_valid() else []
+
+
+def test_ensure_repo_creates_main_branch_once(git_workspace: Path) -> None:
+    store = GitStore(git_workspace)
+    assert store.ensure_repo() is True
+    assert store.ensure_repo() is False
+    assert git.Repo(git_workspace).head.reference.name == "main"
+
+
+def test_commit_uses_configured_identity_and_clock(git_store: GitStore, git_workspace: Path):
+    (git_workspace / "MEMORY.md").write_text("- likes tea\n")
+    outcome = git_store.commit(["MEMORY.md"], "memory(tool): create MEMORY.md\n\nsession s1\n")
+    assert outcome.error is None and outcome.sha is not None
+    (head,) = commits(git_workspace)
+    assert head.hexsha == outcome.sha
+    assert (head.author.name, head.author.email) == ("Test Cairn", "t@cairn.test")
+    assert (head.committer.name, head.committer.email) == ("Test Cairn", "t@cairn.test")
+    assert head.authored_datetime == FIXED and head.committed_datetime == FIXED
+    assert head.message == "memory(tool): create MEMORY.md\n\nsession s1\n"
+    assert (head.tree / "MEMORY.md").data_stream.read() == b"- likes tea\n"
+
+
+def test_identical_content_makes_no_empty_commit(git_store: GitStore, git_workspace: Path):
+    (git_workspace / "MEMORY.md").write_text("same\n")
+    first = git_store.commit(["MEMORY.md"], "one")
+    again = git_store.commit(["MEMORY.md"], "two")
+    assert first.sha is not None
+    assert again.sha is None and again.error is None
+    assert len(commits(git_workspace)) == 1
+
+
+def test_commit_without_any_global_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in ("AUTHOR_NAME", "AUTHOR_EMAIL", "COMMITTER_NAME", "COMMITTER_EMAIL"):
+        monkeypatch.delenv(f"GIT_{name}", raising=False)
+    monkeypatch.delenv("EMAIL", raising=False)
+    root = tmp_path / "bare-ws"
+    files = MemoryFiles(root, GitStore(root))
+    outcome = files.append("memory/2026-11-30.md", "- no identity needed", reason="user")
+    assert outcome.event.commit is not None, outcome.event.commit_error
+    (head,) = commits(root)
+    assert (head.author.name, head.author.email) == ("Cairn", "cairn@localhost")
+    assert (head.committer.name, head.committer.email) == ("Cairn", "cairn@localhost")
+
+
+def test_stale_index_lock_is_cleared_and_the_commit_has_the_change(
+    git_store: GitStore, git_workspace: Path
+) -> None:
+    (git_workspace / "MEMORY.md").write_text("v1\n")
+    git_store.commit(["MEMORY.md"], "first")
+    lock = git_workspace / ".git" / "index.lock"
+    lock.write_text("")
+    an_hour_ago = time.time() - 3600
+    os.utime(lock, (an_hour_ago, an_hour_ago))
+    (git_workspace / "MEMORY.md").write_text("v2\n")
+
+    outcome = git_store.commit(["MEMORY.md"], "second")
+
+    assert outcome.error is None and outcome.sha is not None
+    assert isinstance(outcome.lock_cleared, GitLockCleared)
+    assert outcome.lock_cleared.path == ".git/index.lock"
+    assert outcome.lock_cleared.age_s >= 3500
+    assert not lock.exists()
+    head = commits(git_workspace)[0]
+    assert (head.tree / "MEMORY.md").data_stream.read() == b"v2\n"
+
+
+def test_fresh_index_lock_fails_clearly_and_head_does_not_move(
+    git_workspace: Path, git_store: GitStore
+) -> None:
+    files = MemoryFiles(git_workspace, git_store)
+    first = files.append("memory/a.md", "- one", reason="tool")
+    assert first.event.commit is not None
+    lock = git_workspace / ".git" / "index.lock"
+    lock.write_text("")
+
+    second = files.append("memory/a.md", "- two", reason="tool")
+
+    assert second.event.commit is None
+    assert second.event.commit_error is not None
+    assert "index.lock" in second.event.commit_error and "busy" in second.event.commit_error
+    assert second.lock_cleared is None
+    assert lock.exists(), "a fresh lock belongs to someone else and must stay"
+    assert (git_workspace / "memory/a.md").read_text() == "- one\n- two\n"
+    assert commits(git_workspace)[0].hexsha == first.event.commit
+
+    lock.unlink()
+    third = files.append("memory/a.md", "- three", reason="tool")
+    assert third.event.commit is not None
+    blob = commits(git_workspace)[0].tree / "memory/a.md"
+    assert blob.data_stream.read() == b"- one\n- two\n- three\n"
+
+
+def test_failed_add_never_commits(git_store: GitStore, git_workspace: Path) -> None:
+    outcome = git_store.commit(["memory/missing.md"], "nothing there")
+    assert outcome.sha is None
+    assert outcome.error is not None and "missing.md" in outcome.error
+    assert commits(git_workspace) == []
+
+
+def test_log_lists_newest_first_with_files_and_filters_by_path(
+    git_store: GitStore, git_workspace: Path
+) -> None:
+    assert git_store.log() == []
+    (git_workspace / "MEMORY.md").write_text("a\n")
+    git_store.commit(["MEMORY.md"], "memory(tool): create MEMORY.md\n\nsession 1")
+    (git_workspace / "memory").mkdir()
+    (git_workspace / "memory" / "día.md").write_text("b\n")
+    second = git_store.commit(["memory/día.md"], "memory(flush): append 1 line")
+
+    log = git_store.log()
+    assert [entry.message for entry in log] == [
+        "memory(flush): append 1 line",
+        "memory(tool): create MEMORY.md\n\nsession 1",
+    ]
+    assert log[0].sha == second.sha and second.sha.startswith(log[0].short)
+    assert log[0].files == ["memory/día.md"]
+    assert log[0].when == FIXED.isoformat()
+    assert [entry.files for entry in git_store.log(path="MEMORY.md")] == [["MEMORY.md"]]
+    assert len(git_store.log(limit=1)) == 1
+
+
+def test_log_without_repository_is_empty(tmp_path: Path) -> None:
+    assert GitStore(tmp_path / "nowhere").log() == []

@@ -1,7 +1,148 @@
-"""The `cairn` command line: the front door for the TUI and the headless core."""
+"""The `cairn` command line: the front door for the TUI and the headless core.
+
+    cairn [--workspace D] [--demo] [--resume]     open the TUI
+    cairn init [DIR]                              seed a workspace (git repo, memory files)
+    cairn run [MESSAGE ...]                       headless: one turn per message (or stdin line)
+    cairn search QUERY [--json] [-k N]            search memory from the shell
+    cairn index [--status | --rebuild]            inspect or rebuild the derived index
+    cairn replay TRACE                            play a recorded trace back into the TUI
+
+Errors print one clear line and exit non-zero; never a traceback.
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
 
-def main() -> None:
-    raise SystemExit("cairn: not built yet")
+from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", type=Path, help="workspace folder (default: $CAIRN_WORKSPACE or a platform data dir)")
+    parser.add_argument("--model", help="any litellm model string, e.g. gpt-4o-mini or ollama/llama3.1")
+    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server (Ollama, llama.cpp, vLLM)")
+    parser.add_argument("--context-window", type=int, help="context window in tokens, when the model's is unknown")
+    parser.add_argument("--demo", action="store_true", help="use the offline demo brain (no API key, no network)")
+
+
+def _session(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--session", help="continue this session id")
+    parser.add_argument("--resume", action="store_true", help="continue the most recent session")
+    parser.add_argument("--trace", type=Path, help="also write every event as a JSON line to this file")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cairn", description="An agent shell whose memory is plain Markdown.")
+    _common(parser)
+    _session(parser)
+    sub = parser.add_subparsers(dest="command")
+
+    init = sub.add_parser("init", help="seed a workspace")
+    init.add_argument("directory", nargs="?", type=Path)
+    _common(init)
+
+    run = sub.add_parser("run", help="headless: one turn per message, one JSON event per line")
+    _common(run)
+    _session(run)
+    run.add_argument("--flush", action="store_true", help="run a memory flush after the messages")
+    run.add_argument("--compact", nargs="?", const="", metavar="FOCUS", help="compact after the messages")
+    run.add_argument("messages", nargs="*", help="messages (or slash commands); stdin lines if none")
+
+    search = sub.add_parser("search", help="search memory")
+    _common(search)
+    search.add_argument("query", nargs="+")
+    search.add_argument("--json", action="store_true")
+    search.add_argument("-k", type=int, default=6, help="number of hits (default 6)")
+
+    index = sub.add_parser("index", help="inspect or rebuild the memory index")
+    _common(index)
+    group = index.add_mutually_exclusive_group()
+    group.add_argument("--status", action="store_true")
+    group.add_argument("--rebuild", action="store_true")
+
+    replay = sub.add_parser("replay", help="play a recorded trace back into the TUI")
+    _common(replay)
+    replay.add_argument("trace_file", type=Path)
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {
+        "workspace": getattr(args, "directory", None) or args.workspace,
+        "model": DEMO_MODEL if args.demo else args.model,
+        "api_base": args.api_base,
+        "context_window": args.context_window,
+    }
+    return load_settings(overrides)
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    inputs = list(args.messages) if args.messages else [line.rstrip("\n") for line in sys.stdin]
+    if args.flush:
+        inputs.append("/flush")
+    if args.compact is not None:
+        inputs.append(f"/compact {args.compact}".strip())
+    return inputs
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    match args.command:
+        case "init":
+            from shell.workspace import init_workspace
+
+            init_workspace(settings)
+            print(f"Workspace ready at {settings.workspace}")
+            return 0
+        case "run":
+            from shell.headless import run_headless
+
+            return asyncio.run(
+                run_headless(settings, _inputs(args), session_id=args.session, resume=args.resume, trace=args.trace)
+            )
+        case "search":
+            from shell.headless import search_command
+
+            if args.k < 1 or args.k > 50:
+                raise ConfigError("-k must be between 1 and 50")
+            return search_command(settings, " ".join(args.query), k=args.k, as_json=args.json, out=sys.stdout)
+        case "index":
+            from shell.headless import index_command, index_status
+
+            if args.status:
+                return index_status(settings, out=sys.stdout)
+            return index_command(settings, rebuild=args.rebuild, out=sys.stdout)
+        case "replay":
+            from widgets.app import replay_app
+            from shell.events import from_json
+
+            if not args.trace_file.is_file():
+                raise ConfigError(f"no trace file at {args.trace_file}")
+            lines = args.trace_file.read_text(encoding="utf-8").splitlines()
+            events = [from_json(line) for line in lines if line.strip()]
+            replay_app(events, settings.workspace).run()
+            return 0
+        case _:
+            from shell.agent import build_agent
+            from widgets.app import run_tui
+
+            agent = build_agent(settings, session_id=args.session, resume=args.resume)
+            run_tui(agent, trace=args.trace)
+            return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        code = dispatch(args)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as error:  # the one place that turns any failure into one clear line
+        message = str(error) or type(error).__name__
+        print(f"cairn: error: {message}", file=sys.stderr)
+        code = 2 if isinstance(error, ConfigError) else 1
+    raise SystemExit(code)

@@ -1,0 +1,147 @@
+"""Recall for one agent: the index, its freshness (session start, before a search, file changes)
+and the memory_search tool, with sync events delivered to whoever is listening.
+
+Indexing runs in a worker thread; its events cross to the event loop through a queue, so the UI
+never waits for embeddings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from shell.config import Settings
+from shell.events import BaseEvent, Error, IndexSyncProgress
+from shell.tools import Tool
+
+if TYPE_CHECKING:
+    from shell.memory.index import MemoryIndex
+    from shell.memory.search import MemorySearch
+
+
+class RecallService:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._index: MemoryIndex | None = None
+        self._searcher: MemorySearch | None = None
+        self._ready = threading.Event()
+        self._sync_lock = threading.Lock()
+        self._queue: asyncio.Queue[BaseEvent] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._watcher = None
+
+    @property
+    def index(self) -> MemoryIndex:
+        if self._index is None:
+            from shell.memory.embed import load_embedder
+            from shell.memory.index import MemoryIndex
+
+            state = self.settings.state_dir
+            embedder = load_embedder(self.settings.embedder, state / "fastembed")
+            self._index = MemoryIndex(self.settings.workspace, embedder)
+        return self._index
+
+    @property
+    def searcher(self) -> MemorySearch:
+        if self._searcher is None:
+            from shell.memory.recall import RecallTracker
+            from shell.memory.search import MemorySearch
+
+            tracker = RecallTracker(self.settings.state_dir / "dreams" / "recall.json", self.settings.clock)
+            self._searcher = MemorySearch(self.index, recall=tracker, clock=self.settings.clock)
+        return self._searcher
+
+    def tool(self) -> Tool:
+        from shell.memory.search import search_tool
+
+        return search_tool(_LazySearcher(self), before_search=self.before_search)
+
+    def start(self) -> None:
+        """Sync the index in the background, then watch the files for edits."""
+        self._loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue()
+        self._tasks.append(asyncio.create_task(self._initial_sync()))
+        if self.settings.watch:
+            self._tasks.append(asyncio.create_task(self._watch()))
+
+    def sync(self, trigger: str) -> list[BaseEvent]:
+        """Blocking sync (call from a worker thread); progress goes to the queue."""
+        with self._sync_lock:
+            try:
+                return self.index.sync(trigger=trigger, progress=self._publish)
+            except Exception as error:  # a broken index must not break the session
+                return [Error(kind="index", message=f"memory index sync failed: {error}")]
+
+    def before_search(self) -> list[BaseEvent]:
+        """Runs in the search tool's thread: wait for the first sync, then catch up on edits."""
+        self._ready.wait(timeout=300)
+        if self.index.is_dirty():
+            return self.sync("search")
+        return []
+
+    def drain(self) -> list[BaseEvent]:
+        events: list[BaseEvent] = []
+        while self._queue is not None and not self._queue.empty():
+            events.append(self._queue.get_nowait())
+        return events
+
+    async def events(self) -> AsyncIterator[BaseEvent]:
+        while self._queue is not None:
+            yield await self._queue.get()
+
+    async def aclose(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+        for task in self._tasks:
+            if task.get_name().startswith("watch"):
+                task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        if self._index is not None:
+            await asyncio.to_thread(self._index.close)
+
+    # --- internals ----------------------------------------------------------------------
+
+    async def _initial_sync(self) -> None:
+        try:
+            for event in await asyncio.to_thread(self.sync, "session_start"):
+                self._put(event)
+        finally:
+            self._ready.set()
+
+    async def _watch(self) -> None:
+        from shell.memory.watch import MemoryWatcher
+
+        asyncio.current_task().set_name("watch")  # type: ignore[union-attr]
+        self._watcher = MemoryWatcher(self.settings.workspace)
+        await asyncio.to_thread(self._ready.wait)
+
+        async def changed(_paths: set[str]) -> None:
+            for event in await asyncio.to_thread(self.sync, "watch"):
+                self._put(event)
+
+        await self._watcher.run(changed)
+
+    def _publish(self, event: IndexSyncProgress) -> None:
+        if self._loop is not None and self._queue is not None:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+
+    def _put(self, event: BaseEvent) -> None:
+        if self._queue is not None:
+            self._queue.put_nowait(event)
+
+
+class _LazySearcher:
+    """Defers building the searcher (and importing lancedb/fastembed) to the first search."""
+
+    def __init__(self, service: RecallService) -> None:
+        self._service = service
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._service.searcher, name)

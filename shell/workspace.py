@@ -1,0 +1,142 @@
+"""The workspace: seeding a new one, and assembling the bootstrap part of the system prompt.
+
+Seeding never overwrites an existing file. The bootstrap loads AGENTS.md → SOUL.md → MEMORY.md
+within a per-file and a total character budget; anything cut is reported as an event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from shell.config import Settings
+from shell.events import BaseEvent, BootstrapMissing, BootstrapTruncated
+from shell.memory.git import GitStore
+
+BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "MEMORY.md")
+MIN_REMAINING_CHARS = 64
+HEAD_SHARE, TAIL_SHARE = 0.70, 0.20
+
+SEEDS: dict[str, str] = {
+    "AGENTS.md": """\
+# AGENTS.md — how this agent works
+
+## Session Startup
+- Your memory is the files in this workspace: MEMORY.md (curated, loaded every session) and
+  memory/YYYY-MM-DD.md (daily notes, found with memory_search).
+- Before answering about past work, decisions, dates, people or preferences, search memory first.
+
+## Red Lines
+- Never invent a memory. If memory_search finds nothing relevant, say so.
+- Daily notes are append-only: add lines with memory_append, never rewrite them.
+- Never store secrets (keys, passwords, tokens) in memory files.
+
+## Memory
+- When the user asks you to remember something, or states a preference or a decision, append it
+  to today's note, one short line per fact.
+- Curate MEMORY.md (memory_write, after reading it) only with durable facts worth loading every
+  session.
+""",
+    "SOUL.md": """\
+# SOUL.md — who you are
+
+You are Cairn: calm, precise and brief. You say what you know, cite where it came from, and admit
+what you do not know.
+""",
+    "MEMORY.md": """\
+# MEMORY.md — curated long-term memory
+
+""",
+    "DREAMS.md": """\
+# DREAMS.md — the dreaming diary
+
+Consolidation passes write here: what they noticed, and what they propose to promote into
+MEMORY.md.
+""",
+    ".gitignore": ".cairn/\n",
+}
+
+
+def seed_workspace(root: Path) -> list[str]:
+    """Create any missing seed files and the memory/ folder. Returns the files created."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "memory").mkdir(exist_ok=True)
+    created = []
+    for name, text in SEEDS.items():
+        path = root / name
+        if not path.exists() and not path.is_symlink():
+            path.write_text(text, encoding="utf-8")
+            created.append(name)
+    keep = root / "memory" / ".gitkeep"
+    if not any((root / "memory").iterdir()):
+        keep.touch()
+        created.append("memory/.gitkeep")
+    return created
+
+
+def truncate_middle(text: str, limit: int, name: str) -> str:
+    """Keep the first 70% and last 20% of `limit`, joined by a marker naming the file."""
+    head, tail = int(limit * HEAD_SHARE), int(limit * TAIL_SHARE)
+    marker = (
+        f"\n\n[...truncated, read {name} for full content...]\n"
+        f"…(truncated {name}: kept {head}+{tail} chars of {len(text)})…\n\n"
+    )
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    text: str
+    events: tuple[BaseEvent, ...]
+    chars: dict[str, int]
+    """Injected characters per file."""
+
+
+def load_bootstrap(root: Path, *, max_chars: int = 20_000, total_max_chars: int = 60_000) -> Bootstrap:
+    remaining = max(total_max_chars, max_chars)
+    sections: list[str] = []
+    events: list[BaseEvent] = []
+    chars: dict[str, int] = {}
+    for name in BOOTSTRAP_FILES:
+        path = root / name
+        if not path.is_file():
+            body = f"[MISSING] Expected at: {name}"[:remaining]
+            events.append(BootstrapMissing(file=name))
+        else:
+            if remaining < MIN_REMAINING_CHARS:
+                original = len(path.read_text(encoding="utf-8", errors="replace"))
+                events.append(BootstrapTruncated(name, original, 0, "total"))
+                continue
+            body = path.read_text(encoding="utf-8", errors="replace").rstrip()
+            limit = min(max_chars, remaining)
+            if len(body) > limit:
+                reason = "per_file" if limit == max_chars else "total"
+                original = len(body)
+                body = truncate_middle(body, limit, name)
+                if len(body) > remaining:
+                    body = body[: remaining - 1] + "…"
+                events.append(BootstrapTruncated(name, original, len(body), reason))
+        remaining -= len(body)
+        chars[name] = len(body)
+        sections.append(f"## {name}\n\n{body}")
+    return Bootstrap("\n\n".join(sections), tuple(events), chars)
+
+
+def init_workspace(settings: Settings) -> GitStore:
+    """Seed missing files, make sure the workspace is a git repo, and commit what was seeded."""
+    created = seed_workspace(settings.workspace)
+    git = GitStore(
+        settings.workspace,
+        author_name=settings.git_author_name,
+        author_email=settings.git_author_email,
+    )
+    new_repo = git.ensure_repo()
+    if created or new_repo:
+        outcome = git.commit(created, "workspace: seed " + ", ".join(created) if created else "workspace: init")
+        if outcome.error:
+            raise WorkspaceError(f"could not commit the seeded workspace: {outcome.error}")
+    return git
+
+
+class WorkspaceError(Exception):
+    """The workspace cannot be used (not writable, not a git repo we can commit to)."""

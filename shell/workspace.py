@@ -75,13 +75,21 @@ def seed_workspace(root: Path) -> list[str]:
 
 
 def truncate_middle(text: str, limit: int, name: str) -> str:
-    """Keep the first 70% and last 20% of `limit`, joined by a marker naming the file."""
+    """Keep the first 70% and last 20% of `limit`, joined by a marker naming the file. When the
+    marker does not fit in the remaining 10% (small budgets), head and tail shrink to make room."""
+
+    def marker(head: int, tail: int) -> str:
+        return (
+            f"\n\n[...truncated, read {name} for full content...]\n"
+            f"…(truncated {name}: kept {head}+{tail} chars of {len(text)})…\n\n"
+        )
+
     head, tail = int(limit * HEAD_SHARE), int(limit * TAIL_SHARE)
-    marker = (
-        f"\n\n[...truncated, read {name} for full content...]\n"
-        f"…(truncated {name}: kept {head}+{tail} chars of {len(text)})…\n\n"
-    )
-    return text[:head] + marker + text[len(text) - tail :]
+    if head + tail + len(marker(head, tail)) > limit:
+        room = max(0, limit - len(marker(head, tail)))
+        head, tail = room * 7 // 9, room * 2 // 9
+    joined = text[:head] + marker(head, tail) + text[len(text) - tail :]
+    return joined if len(joined) <= limit else joined[: max(0, limit - 1)] + "…"
 
 
 @dataclass(frozen=True)

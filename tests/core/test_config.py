@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shell.config import DEMO_MODEL, ConfigError, load_settings
+
+
+def test_defaults_use_the_demo_brain_without_keys(tmp_path: Path) -> None:
+    settings = load_settings(env={}, file=tmp_path / "missing.toml")
+    assert settings.model == DEMO_MODEL
+    assert settings.demo
+    assert settings.workspace.name == "workspace"
+
+
+def test_a_provider_key_selects_a_real_model(tmp_path: Path) -> None:
+    settings = load_settings(env={"OPENAI_API_KEY": "sk-x"}, file=tmp_path / "missing.toml")
+    assert not settings.demo
+
+
+def test_precedence_file_then_env_then_flags(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('model = "from-file"\nmax_tool_rounds = 3\nworkspace = "/tmp/from-file"\n')
+    env = {"CAIRN_MODEL": "from-env", "CAIRN_CONTEXT_WINDOW": "4096"}
+    settings = load_settings({"workspace": tmp_path / "flag"}, env=env, file=config)
+    assert settings.model == "from-env"
+    assert settings.max_tool_rounds == 3
+    assert settings.context_window == 4096
+    assert settings.workspace == tmp_path / "flag"
+
+
+def test_env_workspace(tmp_path: Path) -> None:
+    settings = load_settings(env={"CAIRN_WORKSPACE": str(tmp_path)}, file=tmp_path / "none.toml")
+    assert settings.workspace == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("model = ", "not valid TOML"), ("colour = 1", "unknown settings"), ("max_tool_rounds = 'x'", "not valid")],
+)
+def test_bad_config_files_are_clear_errors(tmp_path: Path, text: str, message: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(env={}, file=config)
+
+
+def test_tiny_context_window_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="too small"):
+        load_settings({"context_window": 100}, env={}, file=tmp_path / "none.toml")

@@ -1,0 +1,409 @@
+"""The single door for memory reads and writes.
+
+Only `MEMORY.md` and `memory/**/*.md` inside the workspace can pass. Every write is atomic
+(temp file, fsync, rename, fsync of the folder), serialised in-process and across processes
+(a thread lock plus `flock` on `.cairn/locks/memory.lock`), and committed to git with a message
+that says why. A curated file is only rewritten if it was read first and has not changed on
+disk since; daily notes are append-only with duplicate lines skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import fcntl
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from shell.events import GitLockCleared, MemoryWritten
+from shell.memory.git import GitStore
+from shell.tools import ToolError
+
+CURATED_FILE = "MEMORY.md"
+MEMORY_DIR = "memory"
+REASONS = frozenset({"tool", "flush", "dream", "user"})
+_ALLOWED = "only MEMORY.md and memory/**/*.md are memory files"
+
+
+class MemoryPathError(ToolError):
+    """A path that is not a memory file; the message names the rule it broke."""
+
+
+class MemoryWriteError(ToolError):
+    """A memory write was refused (stale read, size limit) or could not be done."""
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    path: str
+    text: str
+    from_line: int
+    lines: int
+    """How many lines `text` holds."""
+    total_lines: int
+    next_from: int | None
+    """The line to continue from, when more of the file remains."""
+    truncated: bool
+    """True when the character cap cut the requested range short."""
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    event: MemoryWritten
+    lock_cleared: GitLockCleared | None
+
+
+class MemoryFiles:
+    """Reads and writes the workspace's memory files, and nothing else.
+
+    Args:
+        root: The workspace root.
+        git: The workspace's git store; every successful write is one commit.
+        max_read_chars: Cap on the text one `read` returns.
+        max_write_bytes: Cap on the text one `append` or `write` may carry.
+        max_file_bytes: Cap on a memory file's size after a write.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        git: GitStore,
+        *,
+        max_read_chars: int = 12_000,
+        max_write_bytes: int = 64_000,
+        max_file_bytes: int = 2_000_000,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.git = git
+        self.max_read_chars = max_read_chars
+        self.max_write_bytes = max_write_bytes
+        self.max_file_bytes = max_file_bytes
+        self._thread_lock = threading.Lock()
+        self._fingerprints: dict[str, str] = {}
+
+    # --- paths -----------------------------------------------------------------------------
+
+    def resolve(self, rel: str) -> Path:
+        """Validate `rel` and return the memory file's real absolute path.
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file (the message says which rule failed).
+        """
+        return self._locate(rel)[0]
+
+    def normalize(self, rel: str) -> str:
+        """The canonical workspace-relative name of a memory path (e.g. `memory/x.md`)."""
+        return self._locate(rel)[1]
+
+    def _locate(self, rel: str) -> tuple[Path, str]:
+        if not isinstance(rel, str) or not rel.strip():
+            raise MemoryPathError(f"path is empty; {_ALLOWED}")
+        if "\x00" in rel or "\\" in rel:
+            raise MemoryPathError("path contains a backslash or NUL byte; use / between folders")
+        if rel.startswith(("/", "~")) or (len(rel) > 1 and rel[1] == ":"):
+            raise MemoryPathError(
+                f"absolute paths are not allowed ({rel}); give a workspace-relative path "
+                "such as MEMORY.md or memory/2026-01-31.md"
+            )
+        parts = [part for part in rel.strip().split("/") if part not in ("", ".")]
+        if ".." in parts:
+            raise MemoryPathError(f"'..' is not allowed in memory paths ({rel}); {_ALLOWED}")
+        if not parts:
+            raise MemoryPathError(f"path names no file ({rel}); {_ALLOWED}")
+        canonical = "/".join(parts)
+        _check_allowed(canonical, rel)
+        real = (self.root / canonical).resolve()
+        try:
+            real_rel = real.relative_to(self.root).as_posix()
+        except ValueError:
+            raise MemoryPathError(
+                f"{rel} is a symlink that leads outside the workspace; {_ALLOWED}"
+            ) from None
+        if real_rel != canonical:
+            try:
+                _check_allowed(real_rel, rel)
+            except MemoryPathError:
+                raise MemoryPathError(
+                    f"{rel} is a symlink to {real_rel}, which is not a memory file; {_ALLOWED}"
+                ) from None
+        if real.is_dir():
+            raise MemoryPathError(f"{rel} is a directory, not a file; {_ALLOWED}")
+        if real.exists() and not real.is_file():
+            raise MemoryPathError(f"{rel} is not a regular file; {_ALLOWED}")
+        return real, real_rel
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def read(self, rel: str, from_line: int = 1, lines: int = 120) -> ReadResult:
+        """Read up to `lines` lines from 1-based `from_line`, capped at `max_read_chars`.
+
+        A missing file reads as empty text. What was read is fingerprinted, so a later
+        `write` can tell whether the file changed on disk in between.
+        """
+        if from_line < 1 or lines < 1:
+            raise ToolError("from must be ≥ 1 and lines must be ≥ 1")
+        path, name = self._locate(rel)
+        data = self._read_bytes(path, name)
+        self._fingerprints[name] = _fingerprint(data)
+        all_lines = _split_lines(data.decode("utf-8", errors="replace"))
+        start = from_line - 1
+        wanted = all_lines[start : start + lines]
+        kept, cut = _fit(wanted, self.max_read_chars)
+        end = start + len(kept)
+        return ReadResult(
+            path=name,
+            text="\n".join(kept),
+            from_line=from_line,
+            lines=len(kept),
+            total_lines=len(all_lines),
+            next_from=end + 1 if end < len(all_lines) else None,
+            truncated=cut,
+        )
+
+    def read_all(self, rel: str) -> str:
+        """The whole memory file as text ("" if missing), for panes and bootstrap.
+
+        Unlike `read`, this does not count as having read the file before a `write`.
+        """
+        path, name = self._locate(rel)
+        return self._read_bytes(path, name).decode("utf-8", errors="replace")
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def append(self, rel: str, text: str, *, reason: str, origin: str = "") -> WriteOutcome:
+        """Append the lines of `text` that the file does not hold yet.
+
+        Lines are compared stripped; blank lines never count as new. When nothing new
+        remains, nothing is written or committed (`lines_added=0`).
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file.
+            MemoryWriteError: the text or the resulting file is too large.
+        """
+        _check_reason(reason)
+        path, name = self._locate(rel)
+        self._check_write_size(text)
+        with self._exclusive():
+            before = self._read_bytes(path, name)
+            existing = {
+                line.strip()
+                for line in _split_lines(before.decode("utf-8", errors="replace"))
+                if line.strip()
+            }
+            fresh, skipped = _new_lines(text, existing)
+            if not fresh:
+                event = MemoryWritten(
+                    path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
+                )
+                return WriteOutcome(event=event, lock_cleared=None)
+            separator = b"" if not before or before.endswith(b"\n") else b"\n"
+            payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
+            self._check_file_size(name, len(before) + len(payload))
+            _atomic_write(path, before + payload)
+            if self._fingerprints.get(name) == _fingerprint(before):
+                self._fingerprints[name] = _fingerprint(before + payload)
+            added = sum(1 for line in fresh if line.strip())
+            plural = "" if added == 1 else "s"
+            outcome = self.git.commit(
+                [name], _message(reason, f"append {added} line{plural} to {name}", origin)
+            )
+        event = MemoryWritten(
+            path=name,
+            bytes=len(payload),
+            commit=outcome.sha,
+            reason=reason,
+            lines_added=added,
+            lines_skipped=skipped,
+            commit_error=outcome.error,
+        )
+        return WriteOutcome(event=event, lock_cleared=outcome.lock_cleared)
+
+    def write(self, rel: str, content: str, *, reason: str, origin: str = "") -> WriteOutcome:
+        """Replace a memory file's content; an existing file must have been `read` first.
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file.
+            MemoryWriteError: the file was never read, changed on disk since it was read,
+                or the content is too large.
+        """
+        _check_reason(reason)
+        path, name = self._locate(rel)
+        self._check_write_size(content)
+        if content and not content.endswith("\n"):
+            content += "\n"
+        data = content.encode("utf-8")
+        self._check_file_size(name, len(data))
+        with self._exclusive():
+            exists = path.exists()
+            before = self._read_bytes(path, name)
+            if exists:
+                seen = self._fingerprints.get(name)
+                if seen is None:
+                    raise MemoryWriteError(
+                        f"{name} exists and has not been read; memory_get it first, "
+                        "then write the whole new content"
+                    )
+                if seen != _fingerprint(before):
+                    raise MemoryWriteError(
+                        f"{name} changed on disk since you read it; memory_get it again first"
+                    )
+            if not exists or data != before:
+                _atomic_write(path, data)
+            self._fingerprints[name] = _fingerprint(data)
+            verb = "rewrite" if exists else "create"
+            outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
+        event = MemoryWritten(
+            path=name,
+            bytes=len(data),
+            commit=outcome.sha,
+            reason=reason,
+            lines_added=_added_lines(before, data),
+            commit_error=outcome.error,
+        )
+        return WriteOutcome(event=event, lock_cleared=outcome.lock_cleared)
+
+    # --- internals -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the in-process lock and the cross-process `flock` together."""
+        lock_path = self.root / ".cairn" / "locks" / "memory.lock"
+        with self._thread_lock:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    def _read_bytes(self, path: Path, name: str) -> bytes:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return b""
+        except OSError as error:
+            raise MemoryWriteError(f"could not read {name}: {error.strerror}") from None
+
+    def _check_write_size(self, text: str) -> None:
+        size = len(text.encode("utf-8"))
+        if size > self.max_write_bytes:
+            raise MemoryWriteError(
+                f"text is {size} bytes; one memory write may carry at most "
+                f"{self.max_write_bytes} bytes"
+            )
+
+    def _check_file_size(self, name: str, size: int) -> None:
+        if size > self.max_file_bytes:
+            raise MemoryWriteError(
+                f"{name} would grow to {size} bytes; memory files are capped at "
+                f"{self.max_file_bytes} bytes (start a new file under memory/)"
+            )
+
+
+def _check_allowed(canonical: str, given: str) -> None:
+    parts = PurePosixPath(canonical).parts
+    if canonical == CURATED_FILE:
+        return
+    if parts[0] != MEMORY_DIR or len(parts) < 2:
+        raise MemoryPathError(f"{given} is not a memory file; {_ALLOWED}")
+    if any(part.startswith(".") for part in parts):
+        raise MemoryPathError(f"{given}: hidden files and folders are not memory; {_ALLOWED}")
+    if not canonical.endswith(".md"):
+        raise MemoryPathError(f"{given} is not a Markdown file (.md); {_ALLOWED}")
+
+
+def _check_reason(reason: str) -> None:
+    if reason not in REASONS:
+        raise ValueError(f"unknown write reason {reason!r}; one of {sorted(REASONS)}")
+
+
+def _message(reason: str, summary: str, origin: str) -> str:
+    first = f"memory({reason}): {summary}"
+    return f"{first}\n\n{origin.strip()}\n" if origin.strip() else f"{first}\n"
+
+
+def _fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines without their endings; a final newline does not start another line."""
+    if not text:
+        return []
+    lines = text.replace("\r\n", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def _fit(lines: list[str], max_chars: int) -> tuple[list[str], bool]:
+    """The leading lines that fit in `max_chars` (newlines counted); hard-cut a lone long line."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(line) + (1 if kept else 0)
+        if used + cost > max_chars:
+            if not kept:
+                return [line[:max_chars]], True
+            return kept, True
+        kept.append(line)
+        used += cost
+    return kept, False
+
+
+def _new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:
+    """Lines of `text` not already present, with blank runs collapsed; and the skip count."""
+    seen = set(existing)
+    fresh: list[str] = []
+    skipped = 0
+    for line in _split_lines(text):
+        key = line.strip()
+        if not key:
+            if fresh and fresh[-1].strip():
+                fresh.append("")
+            continue
+        if key in seen:
+            skipped += 1
+            continue
+        seen.add(key)
+        fresh.append(line.rstrip())
+    while fresh and not fresh[-1].strip():
+        fresh.pop()
+    return fresh, skipped
+
+
+def _added_lines(before: bytes, after: bytes) -> int:
+    old = _split_lines(before.decode("utf-8", errors="replace"))
+    new = _split_lines(after.decode("utf-8", errors="replace"))
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    return sum(j2 - j1 for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same folder, fsync, rename over, fsync the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, mode)
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)

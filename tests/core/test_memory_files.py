@@ -1,0 +1,385 @@
+"""MemoryFiles, the one door: confinement, bounded reads, append-dedupe, stale-write refusal,
+atomic writes and concurrency, against a real git repository in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import git
+import pytest
+
+from shell.memory.files import MemoryFiles, MemoryPathError, MemoryWriteError
+from shell.memory.git import GitStore
+from shell.tools import ToolError
+
+FIXED = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def memory_root(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    for name in ("AGENTS.md", "SOUL.md", "DREAMS.md"):
+        (root / name).write_text(f"# {name}\n")
+    return root
+
+
+@pytest.fixture
+def memory_files(memory_root: Path) -> MemoryFiles:
+    store = GitStore(memory_root, clock=lambda: FIXED)
+    store.ensure_repo()
+    return MemoryFiles(memory_root, store)
+
+
+def head_count(root: Path) -> int:
+    repo = git.Repo(root)
+    return len(list(repo.iter_commits())) if repo.head.is_valid() else 0
+
+
+# --- confinement ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("/etc/passwd", "absolute"),
+        ("/tmp/x.md", "absolute"),
+        ("~/MEMORY.md", "absolute"),
+        ("../outside.md", "'..'"),
+        ("memory/../AGENTS.md", "'..'"),
+        ("memory/../../x.md", "'..'"),
+        ("memory\\x.md", "backslash"),
+        ("memory/x\x00.md", "NUL"),
+        ("AGENTS.md", "not a memory file"),
+        ("SOUL.md", "not a memory file"),
+        ("DREAMS.md", "not a memory file"),
+        ("memory.md", "not a memory file"),
+        (".git/config", "not a memory file"),
+        (".cairn/locks/memory.lock", "not a memory file"),
+        ("notes/x.md", "not a memory file"),
+        ("memory", "not a memory file"),
+        ("memory/notes.txt", "not a Markdown file"),
+        ("memory/2026-11-30", "not a Markdown file"),
+        ("memory/.hidden.md", "hidden"),
+        ("./", "names no file"),
+    ],
+)
+def test_refused_paths_name_the_rule(memory_files: MemoryFiles, path: str, rule: str) -> None:
+    with pytest.raises(MemoryPathError, match=rule) as raised:
+        memory_files.resolve(path)
+    assert isinstance(raised.value, ToolError)
+    assert "MEMORY.md" in str(raised.value) or rule in ("'..'", "backslash", "NUL", "absolute")
+
+
+def test_allowed_paths_resolve_inside_the_workspace(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    assert memory_files.resolve("MEMORY.md") == memory_root.resolve() / "MEMORY.md"
+    assert memory_files.resolve("./memory//2026-11-30.md") == (
+        memory_root.resolve() / "memory" / "2026-11-30.md"
+    )
+    assert memory_files.normalize("memory/projects/cairn.md") == "memory/projects/cairn.md"
+
+
+def test_directory_is_refused(memory_files: MemoryFiles, memory_root: Path) -> None:
+    (memory_root / "memory" / "folder.md").mkdir()
+    with pytest.raises(MemoryPathError, match="directory"):
+        memory_files.resolve("memory/folder.md")
+
+
+def test_symlinked_file_leaving_the_workspace_is_refused(
+    memory_files: MemoryFiles, memory_root: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("secret\n")
+    (memory_root / "memory" / "leak.md").symlink_to(secret)
+    with pytest.raises(MemoryPathError, match="outside the workspace"):
+        memory_files.read("memory/leak.md")
+    with pytest.raises(MemoryPathError, match="outside the workspace"):
+        memory_files.append("memory/leak.md", "- x", reason="tool")
+    assert secret.read_text() == "secret\n"
+
+
+def test_symlinked_directory_leaving_the_workspace_is_refused(
+    memory_files: MemoryFiles, memory_root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (memory_root / "memory" / "ext").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(MemoryPathError, match="outside the workspace"):
+        memory_files.write("memory/ext/new.md", "x", reason="tool")
+    assert list(outside.iterdir()) == []
+
+
+def test_memory_folder_itself_symlinked_away_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ws2"
+    root.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "memory").symlink_to(elsewhere, target_is_directory=True)
+    files = MemoryFiles(root, GitStore(root))
+    with pytest.raises(MemoryPathError, match="outside the workspace"):
+        files.append("memory/2026-11-30.md", "- x", reason="tool")
+
+
+def test_symlink_inside_memory_to_agents_md_is_refused(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    (memory_root / "memory" / "rules.md").symlink_to(memory_root / "AGENTS.md")
+    with pytest.raises(MemoryPathError, match=r"AGENTS\.md, which is not a memory file"):
+        memory_files.read("memory/rules.md")
+    with pytest.raises(MemoryPathError, match="not a memory file"):
+        memory_files.write("memory/rules.md", "pwned", reason="tool")
+    assert (memory_root / "AGENTS.md").read_text() == "# AGENTS.md\n"
+
+
+def test_symlink_between_memory_files_writes_through_and_keeps_the_link(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    (memory_root / "memory" / "real.md").write_text("- a\n")
+    link = memory_root / "memory" / "alias.md"
+    link.symlink_to(memory_root / "memory" / "real.md")
+    outcome = memory_files.append("memory/alias.md", "- b", reason="tool")
+    assert outcome.event.path == "memory/real.md"
+    assert link.is_symlink()
+    assert (memory_root / "memory" / "real.md").read_text() == "- a\n- b\n"
+
+
+# --- reads ---------------------------------------------------------------------------------
+
+
+def test_read_missing_file_is_empty_text(memory_files: MemoryFiles) -> None:
+    result = memory_files.read("memory/2001-01-01.md")
+    assert (result.text, result.lines, result.total_lines, result.next_from) == ("", 0, 0, None)
+    assert memory_files.read_all("MEMORY.md") == ""
+
+
+def test_read_bounds_from_and_lines(memory_files: MemoryFiles, memory_root: Path) -> None:
+    (memory_root / "MEMORY.md").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    result = memory_files.read("MEMORY.md", from_line=3, lines=4)
+    assert result.text == "line 3\nline 4\nline 5\nline 6"
+    assert (result.from_line, result.lines, result.total_lines) == (3, 4, 10)
+    assert result.next_from == 7 and result.truncated is False
+
+    tail = memory_files.read("MEMORY.md", from_line=9, lines=50)
+    assert tail.text == "line 9\nline 10" and tail.next_from is None
+
+    past_end = memory_files.read("MEMORY.md", from_line=99)
+    assert past_end.text == "" and past_end.next_from is None
+    with pytest.raises(ToolError):
+        memory_files.read("MEMORY.md", from_line=0)
+
+
+def test_read_is_capped_at_max_read_chars_with_next_from(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    line = "x" * 99  # 100 chars with its newline
+    (memory_root / "MEMORY.md").write_text((line + "\n") * 500)
+    result = memory_files.read("MEMORY.md", lines=2000)
+    assert len(result.text) <= 12_000
+    assert result.lines == 120  # 120 * 99 + 119 newlines = 11,999
+    assert result.truncated is True and result.next_from == 121
+    assert memory_files.read("MEMORY.md", from_line=121, lines=2000).lines == 120
+
+
+def test_single_over_long_line_is_hard_cut(memory_files: MemoryFiles, memory_root: Path):
+    (memory_root / "MEMORY.md").write_text("y" * 20_000 + "\nshort\n")
+    result = memory_files.read("MEMORY.md")
+    assert result.text == "y" * 12_000
+    assert result.truncated is True and result.next_from == 2
+
+
+# --- append --------------------------------------------------------------------------------
+
+
+def test_append_creates_file_and_commits_with_message(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    outcome = memory_files.append(
+        "memory/2026-11-30.md", "- a\n- b\n- c", reason="flush", origin="session 3f2a turn 4"
+    )
+    event = outcome.event
+    assert (memory_root / "memory" / "2026-11-30.md").read_text() == "- a\n- b\n- c\n"
+    assert (event.path, event.lines_added, event.lines_skipped, event.reason) == (
+        "memory/2026-11-30.md",
+        3,
+        0,
+        "flush",
+    )
+    assert event.bytes == len("- a\n- b\n- c\n") and event.commit is not None
+    head = git.Repo(memory_root).head.commit
+    assert head.hexsha == event.commit
+    assert head.message == (
+        "memory(flush): append 3 lines to memory/2026-11-30.md\n\nsession 3f2a turn 4\n"
+    )
+    assert list(head.stats.files) == ["memory/2026-11-30.md"]
+
+
+def test_append_skips_duplicates_and_makes_no_commit_when_nothing_is_new(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    first = memory_files.append("memory/d.md", "- tea\n- tabs", reason="tool")
+    commits_after_first = head_count(memory_root)
+    second = memory_files.append("memory/d.md", "  - tea  \n- tabs\n\n", reason="tool")
+    assert first.event.lines_added == 2
+    assert second.event.lines_added == 0 and second.event.lines_skipped == 2
+    assert second.event.commit is None and second.event.bytes == 0
+    assert head_count(memory_root) == commits_after_first == 1
+    assert (memory_root / "memory" / "d.md").read_text() == "- tea\n- tabs\n"
+
+
+def test_append_dedupes_within_the_new_text(memory_files: MemoryFiles, memory_root: Path):
+    outcome = memory_files.append("memory/d.md", "- x\n- y\n- x\n\n\n- y\n- z", reason="tool")
+    assert (outcome.event.lines_added, outcome.event.lines_skipped) == (3, 2)
+    # a blank run between blocks survives as one blank line
+    assert (memory_root / "memory" / "d.md").read_text() == "- x\n- y\n\n- z\n"
+
+
+def test_append_adds_missing_final_newline_first(memory_files: MemoryFiles, memory_root: Path):
+    (memory_root / "memory" / "d.md").write_text("- old")
+    outcome = memory_files.append("memory/d.md", "- new", reason="user")
+    assert (memory_root / "memory" / "d.md").read_text() == "- old\n- new\n"
+    assert outcome.event.bytes == len("\n- new\n")
+
+
+def test_append_creates_nested_memory_folders(memory_files: MemoryFiles, memory_root: Path):
+    memory_files.append("memory/projects/cairn/notes.md", "- ship it", reason="tool")
+    assert (memory_root / "memory/projects/cairn/notes.md").read_text() == "- ship it\n"
+
+
+def test_oversized_writes_are_refused(memory_root: Path) -> None:
+    files = MemoryFiles(memory_root, GitStore(memory_root), max_write_bytes=100, max_file_bytes=150)
+    with pytest.raises(MemoryWriteError, match="at most 100 bytes"):
+        files.append("memory/d.md", "x" * 101, reason="tool")
+    with pytest.raises(MemoryWriteError, match="at most 100 bytes"):
+        files.write("MEMORY.md", "é" * 51, reason="tool")  # 102 bytes in UTF-8
+    files.append("memory/d.md", "a" * 90, reason="tool")
+    with pytest.raises(MemoryWriteError, match="capped at 150 bytes"):
+        files.append("memory/d.md", "b" * 90, reason="tool")
+    assert (memory_root / "memory" / "d.md").read_text() == "a" * 90 + "\n"
+
+
+# --- write ---------------------------------------------------------------------------------
+
+
+def test_write_creates_without_prior_read(memory_files: MemoryFiles, memory_root: Path):
+    outcome = memory_files.write("MEMORY.md", "# Memory\n- a", reason="tool", origin="s1 t2")
+    assert (memory_root / "MEMORY.md").read_text() == "# Memory\n- a\n"
+    assert outcome.event.bytes == len("# Memory\n- a\n")
+    head = git.Repo(memory_root).head.commit
+    assert head.message == "memory(tool): create MEMORY.md\n\ns1 t2\n"
+
+
+def test_write_refused_when_never_read(memory_files: MemoryFiles, memory_root: Path):
+    (memory_root / "MEMORY.md").write_text("precious\n")
+    with pytest.raises(MemoryWriteError, match="has not been read; memory_get it first"):
+        memory_files.write("MEMORY.md", "overwrite", reason="tool")
+    assert (memory_root / "MEMORY.md").read_text() == "precious\n"
+
+
+def test_write_refused_when_changed_on_disk_then_allowed_after_reread(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    (memory_root / "MEMORY.md").write_text("v1\n")
+    memory_files.read("MEMORY.md")
+    (memory_root / "MEMORY.md").write_text("v1\nedited by the user\n")
+    with pytest.raises(MemoryWriteError, match="changed on disk since you read it"):
+        memory_files.write("MEMORY.md", "v2", reason="tool")
+    assert (memory_root / "MEMORY.md").read_text() == "v1\nedited by the user\n"
+
+    memory_files.read("MEMORY.md", lines=1)
+    outcome = memory_files.write("MEMORY.md", "v2", reason="tool")
+    assert (memory_root / "MEMORY.md").read_text() == "v2\n"
+    assert git.Repo(memory_root).head.commit.summary == "memory(tool): rewrite MEMORY.md"
+    assert outcome.event.commit is not None
+    # our own write is the new baseline: a second rewrite needs no re-read
+    memory_files.write("MEMORY.md", "v3", reason="tool")
+    assert (memory_root / "MEMORY.md").read_text() == "v3\n"
+
+
+def test_write_of_identical_content_makes_no_commit(memory_files: MemoryFiles, memory_root):
+    memory_files.write("MEMORY.md", "same\n", reason="tool")
+    before = head_count(memory_root)
+    outcome = memory_files.write("MEMORY.md", "same\n", reason="tool")
+    assert outcome.event.commit is None and outcome.event.commit_error is None
+    assert head_count(memory_root) == before == 1
+
+
+def test_unknown_reason_is_a_programming_error(memory_files: MemoryFiles) -> None:
+    with pytest.raises(ValueError, match="reason"):
+        memory_files.append("memory/d.md", "- x", reason="whim")
+
+
+def test_exactly_one_commit_per_write_and_no_temp_files_left(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    memory_files.append("memory/d.md", "- 1", reason="tool")
+    memory_files.append("memory/d.md", "- 2", reason="tool")
+    memory_files.write("MEMORY.md", "# M", reason="dream")
+    memory_files.read("MEMORY.md")
+    memory_files.write("MEMORY.md", "# M\n- more", reason="user")
+    assert head_count(memory_root) == 4
+    leftovers = [p for p in memory_root.rglob("*.tmp") if ".git" not in p.parts]
+    assert leftovers == []
+    status = git.Repo(memory_root).git.status("--porcelain", "--", "MEMORY.md", "memory")
+    assert status == ""
+
+
+def test_new_file_is_world_readable_like_a_normal_file(memory_files: MemoryFiles, memory_root):
+    memory_files.append("memory/d.md", "- x", reason="tool")
+    assert (memory_root / "memory" / "d.md").stat().st_mode & 0o777 == 0o644
+
+
+# --- concurrency ---------------------------------------------------------------------------
+
+
+def test_two_threads_with_separate_doors_lose_no_append(memory_root: Path) -> None:
+    store = GitStore(memory_root, clock=lambda: FIXED)
+    doors = [MemoryFiles(memory_root, store), MemoryFiles(memory_root, GitStore(memory_root))]
+    errors: list[BaseException] = []
+
+    def worker(door: MemoryFiles, name: str) -> None:
+        try:
+            for n in range(50):
+                door.append("memory/shared.md", f"- {name} {n}", reason="tool")
+        except BaseException as error:  # surface failures from the thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(d, f"t{i}")) for i, d in enumerate(doors)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    lines = (memory_root / "memory" / "shared.md").read_text().splitlines()
+    assert sorted(lines) == sorted(f"- t{i} {n}" for i in range(2) for n in range(50))
+    assert head_count(memory_root) == 100
+
+
+def test_another_process_appending_at_the_same_time_loses_nothing(memory_root: Path) -> None:
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from shell.memory.files import MemoryFiles\n"
+        "from shell.memory.git import GitStore\n"
+        "root = Path(sys.argv[1]); files = MemoryFiles(root, GitStore(root))\n"
+        "for n in range(30): files.append('memory/shared.md', f'- child {n}', reason='tool')\n"
+    )
+    files = MemoryFiles(memory_root, GitStore(memory_root))
+    files.git.ensure_repo()
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", script, str(memory_root)], env=env)
+    for n in range(30):
+        files.append("memory/shared.md", f"- parent {n}", reason="tool")
+    assert child.wait(timeout=60) == 0
+    lines = set((memory_root / "memory" / "shared.md").read_text().splitlines())
+    expected = {f"- {who} {n}" for who in ("child", "parent") for n in range(30)}
+    assert lines == expected

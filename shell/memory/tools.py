@@ -1,0 +1,209 @@
+"""The memory tools the model calls: memory_get, memory_append, memory_write.
+
+Each is a thin, schema-checked wrapper over `MemoryFiles`; the blocking file and git work runs
+in a worker thread. Write tools return their `MemoryWritten` (and `GitLockCleared`) facts in
+`ToolResult.events` for the agent loop to emit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from shell.events import BaseEvent
+from shell.memory.files import MemoryFiles, MemoryPathError, ReadResult, WriteOutcome
+from shell.tools import Tool, ToolError, ToolResult, json_result
+
+MAX_GET_LINES = 2000
+
+_PATH_HINT = "MEMORY.md or memory/<name>.md (workspace-relative)."
+
+GET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "minLength": 1, "maxLength": 500, "description": _PATH_HINT},
+        "from": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1,
+            "description": "1-based line to start reading at.",
+        },
+        "lines": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_GET_LINES,
+            "default": 120,
+            "description": "How many lines to read.",
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+APPEND_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "text": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Markdown lines to append, one fact per line (e.g. '- prefers tabs').",
+        },
+        "path": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "description": "A memory/<name>.md file; defaults to today's daily note.",
+        },
+    },
+    "required": ["text"],
+    "additionalProperties": False,
+}
+
+WRITE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "minLength": 1, "maxLength": 500, "description": _PATH_HINT},
+        "content": {"type": "string", "description": "The complete new content of the file."},
+    },
+    "required": ["path", "content"],
+    "additionalProperties": False,
+}
+
+GET_DESCRIPTION = (
+    "Read exact lines of a memory file: MEMORY.md or memory/*.md (daily notes are "
+    "memory/YYYY-MM-DD.md). Bounded: returns at most `lines` lines from line `from`; when more "
+    "remains the result has nextFrom. A missing file reads as empty text. Read a file before "
+    "rewriting it with memory_write."
+)
+APPEND_DESCRIPTION = (
+    "Append durable facts, decisions or to-dos to a daily note (default: today's "
+    "memory/YYYY-MM-DD.md). Append-only: nothing existing is changed, and lines already in "
+    "the file are skipped as duplicates. Each write is committed to git."
+)
+WRITE_DESCRIPTION = (
+    "Rewrite a curated memory file (MEMORY.md or memory/*.md) with its complete new content. "
+    "An existing file must be read with memory_get first, and the write is refused if it "
+    "changed since. Use memory_append for new facts; use this to reorganise or correct. "
+    "Each write is committed to git."
+)
+
+
+def memory_tools(
+    files: MemoryFiles, *, today: Callable[[], str], origin: Callable[[], str]
+) -> list[Tool]:
+    """The model's memory tools: memory_get, memory_append and memory_write.
+
+    Args:
+        files: The one door to the memory files.
+        today: Returns today's date as YYYY-MM-DD (the default daily note).
+        origin: Returns where a write came from, e.g. "session 3f2a turn 4", for the commit.
+    """
+
+    async def get(arguments: dict[str, Any]) -> ToolResult:
+        result = await asyncio.to_thread(
+            files.read,
+            arguments["path"],
+            int(arguments.get("from", 1)),
+            int(arguments.get("lines", 120)),
+        )
+        return json_result(_read_payload(result))
+
+    async def append(arguments: dict[str, Any]) -> ToolResult:
+        path = arguments.get("path") or f"memory/{today()}.md"
+        outcome = await asyncio.to_thread(
+            files.append, path, arguments["text"], reason="tool", origin=origin()
+        )
+        return _append_result(outcome)
+
+    async def write(arguments: dict[str, Any]) -> ToolResult:
+        outcome = await asyncio.to_thread(
+            files.write, arguments["path"], arguments["content"], reason="tool", origin=origin()
+        )
+        payload: dict[str, Any] = {
+            "path": outcome.event.path,
+            "bytes": outcome.event.bytes,
+            "commit": outcome.event.commit,
+        }
+        if outcome.event.commit_error:
+            payload["commitError"] = outcome.event.commit_error
+        return json_result(payload, _events(outcome))
+
+    return [
+        Tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, get),
+        Tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, append),
+        Tool("memory_write", WRITE_DESCRIPTION, WRITE_SCHEMA, write),
+    ]
+
+
+def pinned_append_tool(
+    files: MemoryFiles, target: str, *, origin: Callable[[], str], reason: str = "flush"
+) -> Tool:
+    """A memory_append that may only append to `target`, for the flush turn.
+
+    The target is fixed here, so a flush that runs across midnight still writes where it began.
+
+    Raises:
+        MemoryPathError: `target` is not a memory file.
+    """
+    pinned = files.normalize(target)
+    refusal = f"Memory flush writes are restricted to {pinned}; use that path only."
+
+    async def append(arguments: dict[str, Any]) -> ToolResult:
+        path = arguments.get("path")
+        if path is not None and path != pinned:
+            try:
+                same = files.normalize(path) == pinned
+            except MemoryPathError:
+                same = False
+            if not same:
+                raise ToolError(refusal)
+        outcome = await asyncio.to_thread(
+            files.append, pinned, arguments["text"], reason=reason, origin=origin()
+        )
+        return _append_result(outcome)
+
+    description = (
+        f"Append durable facts from this conversation to {pinned}, one per line. Append-only; "
+        "lines already in the file are skipped. This is the only file you may write now."
+    )
+    schema = {
+        **APPEND_SCHEMA,
+        "properties": {
+            **APPEND_SCHEMA["properties"],
+            "path": {"type": "string", "maxLength": 500, "description": f"Must be {pinned}."},
+        },
+    }
+    return Tool("memory_append", description, schema, append)
+
+
+def _read_payload(result: ReadResult) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "path": result.path,
+        "text": result.text,
+        "from": result.from_line,
+        "lines": result.lines,
+        "totalLines": result.total_lines,
+    }
+    if result.next_from is not None:
+        payload["nextFrom"] = result.next_from
+        payload["note"] = f"[More content available. Use from={result.next_from} to continue.]"
+    return payload
+
+
+def _append_result(outcome: WriteOutcome) -> ToolResult:
+    event = outcome.event
+    payload: dict[str, Any] = {
+        "path": event.path,
+        "appended": event.lines_added,
+        "skippedDuplicates": event.lines_skipped,
+        "commit": event.commit,
+    }
+    if event.commit_error:
+        payload["commitError"] = event.commit_error
+    return json_result(payload, _events(outcome))
+
+
+def _events(outcome: WriteOutcome) -> list[BaseEvent]:
+    cleared: list[BaseEvent] = [outcome.lock_cleared] if outcome.lock_cleared else []
+    return [*cleared, outcome.event]

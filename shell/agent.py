@@ -174,7 +174,7 @@ class Agent:
                     if error.kind == "context_overflow" and not overflow_retried:
                         overflow_retried = True
                         yield Notice(f"The provider reported a context overflow: {error.message}")
-                        async for event in self._compact("overflow", None):
+                        async for event in self._flush_then_compact("overflow", None):
                             yield event
                         continue
                     yield Error(kind=error.kind, message=error.message)
@@ -220,10 +220,7 @@ class Agent:
 
     async def compact(self, focus: str | None = None) -> AsyncIterator[BaseEvent]:
         """Manual /compact: flush first if this cycle has not been flushed, then compact."""
-        if not self._flushed_this_cycle():
-            async for event in self._flush("manual"):
-                yield event
-        async for event in self._compact("manual", focus):
+        async for event in self._flush_then_compact("manual", focus):
             yield event
         yield self._usage()
 
@@ -267,9 +264,7 @@ class Agent:
             async for event in self._flush(decision.trigger or "tokens"):
                 yield event
         if self.budget.over_compaction(self._count(self.messages)):
-            if not self._flushed_this_cycle():
-                yield Notice(f"Compacting without a flush this cycle: {decision.summary}")
-            async for event in self._compact("threshold", None):
+            async for event in self._flush_then_compact("threshold", None):
                 yield event
         if self.record.needs_reinjection:
             yield self._reinject()
@@ -287,6 +282,24 @@ class Agent:
             force_flush_transcript_bytes=self.settings.force_flush_transcript_bytes,
             max_failures=MAX_FLUSH_FAILURES,
         )
+
+    async def _flush_then_compact(self, trigger: str, focus: str | None) -> AsyncIterator[BaseEvent]:
+        """Every compaction, whatever its trigger, comes after a flush attempt in its cycle, or
+        after a gate decision that says why there was none."""
+        if not self._flushed_this_cycle():
+            # Force the token condition: we are compacting, so the context is full by definition
+            # (on overflow the provider's count is above ours).
+            projected = max(self._count(self.messages), self.budget.flush_threshold)
+            inputs = self._gate_inputs(projected)
+            decision = evaluate_flush_gate(inputs, self.budget)
+            yield decision.to_event(inputs, self.budget)
+            if decision.flush:
+                async for event in self._flush("tokens" if trigger == "threshold" else trigger):
+                    yield event
+            else:
+                yield Notice(f"Compacting without a flush this cycle: {decision.summary}")
+        async for event in self._compact(trigger, focus):
+            yield event
 
     def _flushed_this_cycle(self) -> bool:
         return already_flushed_this_cycle(

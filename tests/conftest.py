@@ -1,0 +1,83 @@
+"""Shared fixtures: a fixed clock, settings for a temporary workspace, a loopback fake model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+from shell.config import DEMO_MODEL, Settings  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+
+FIXED_NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=1)))
+
+
+class Clock:
+    """A clock tests can move."""
+
+    def __init__(self, now: datetime = FIXED_NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return tmp_path / "ws"
+
+
+@pytest.fixture(scope="session")
+def fake_server() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_openai(fake_server: FakeOpenAI) -> FakeOpenAI:
+    fake_server.reset()
+    return fake_server
+
+
+@pytest.fixture
+def fake_settings(workspace: Path, clock: Clock, fake_openai: FakeOpenAI) -> Settings:
+    """A real litellm model string pointed at the loopback fake server."""
+    return Settings(
+        workspace=workspace,
+        model="openai/fake",
+        api_base=fake_openai.base_url,
+        api_key="sk-test",
+        context_window=32_000,
+        retry_base_delay=0.01,
+        request_timeout=5.0,
+        embedder="hash",
+        watch=False,
+        clock=clock,
+    )
+
+
+@pytest.fixture
+def demo_settings(workspace: Path, clock: Clock) -> Settings:
+    return Settings(workspace=workspace, model=DEMO_MODEL, embedder="hash", watch=False, clock=clock)
+
+
+def with_window(settings: Settings, window: int) -> Settings:
+    return replace(settings, context_window=window)

@@ -1,0 +1,230 @@
+"""The agent loop against real litellm talking to a loopback fake OpenAI server."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+import git
+import pytest
+
+from shell import events as ev
+from shell.agent import Agent, build_agent
+from shell.config import Settings
+from shell.prompts import SUMMARY_HEADINGS
+from tests.fakes.openai_server import Fault, FakeOpenAI, Reply, error_body
+
+
+async def collect(stream: AsyncIterator[ev.BaseEvent]) -> list[ev.BaseEvent]:
+    async with contextlib.aclosing(stream) as events:
+        return [event async for event in events]
+
+
+async def started(settings: Settings) -> Agent:
+    agent = build_agent(settings)
+    await collect(agent.start())
+    return agent
+
+
+def of(events: list[ev.BaseEvent], kind: type[ev.BaseEvent]) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def summary_text(*extra: str) -> str:
+    return "\n".join(f"{h}\n- {' '.join(extra) or 'none'}" for h in SUMMARY_HEADINGS)
+
+
+async def test_a_turn_streams_text_and_reports_usage(fake_settings: Settings, fake_openai: FakeOpenAI) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Reply(text="Hello there, friend."))
+    events = await collect(agent.submit("hi"))
+    assert isinstance(events[0], ev.TurnStarted)
+    assert "".join(e.text for e in of(events, ev.TextDelta)) == "Hello there, friend."
+    assert len(of(events, ev.TextDelta)) > 1
+    assert of(events, ev.AssistantMessage)[0].text == "Hello there, friend."
+    usage = of(events, ev.UsageUpdated)[-1]
+    assert usage.window == 32_000 and usage.reported_prompt_tokens == 42
+    assert usage.prompt_tokens == sum(usage.breakdown.values())
+    assert set(usage.breakdown) == {"system", "tools", "messages"}
+    assert events[-1] == ev.TurnFinished(turn=1, reason="completed")
+    request = fake_openai.requests[-1]
+    assert request["stream"] is True and request["messages"][0]["role"] == "system"
+    assert {t["function"]["name"] for t in request["tools"]} == {
+        "memory_search",
+        "memory_get",
+        "memory_append",
+        "memory_write",
+    }
+    await agent.aclose()
+
+
+async def test_several_tool_calls_in_one_response_write_and_commit(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(
+        Reply(
+            tool_calls=[
+                ("c1", "memory_append", '{"text": "- Deploy window is Friday 14:00"}'),
+                ("c2", "memory_get", '{"path": "MEMORY.md"}'),
+            ]
+        ),
+        Reply(text="Saved."),
+    )
+    events = await collect(agent.submit("remember that our deploy window is Friday 14:00"))
+    assert [e.name for e in of(events, ev.ToolCallStarted)] == ["memory_append", "memory_get"]
+    assert all(e.error is None for e in of(events, ev.ToolCallFinished))
+    [written] = of(events, ev.MemoryWritten)
+    assert written.path == "memory/2026-11-30.md" and written.lines_added == 1 and written.commit
+    note = (fake_settings.workspace / "memory/2026-11-30.md").read_text()
+    assert "Deploy window is Friday 14:00" in note
+    head = git.Repo(fake_settings.workspace).head.commit
+    assert head.hexsha == written.commit and "memory(tool)" in head.message
+    follow_up = fake_openai.requests[-1]["messages"]
+    assert [m["tool_call_id"] for m in follow_up if m["role"] == "tool"] == ["c1", "c2"]
+    await agent.aclose()
+
+
+async def test_malformed_tool_arguments_become_a_tool_error(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Reply(tool_calls=[("c1", "memory_get", "{not json")]), Reply(text="Sorry."))
+    events = await collect(agent.submit("read it"))
+    [finished] = of(events, ev.ToolCallFinished)
+    assert finished.error and "not valid JSON" in finished.error
+    assert events[-1].reason == "completed"  # type: ignore[attr-defined]
+    await agent.aclose()
+
+
+async def test_rate_limit_is_retried_with_an_event(fake_settings: Settings, fake_openai: FakeOpenAI) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Fault(status=429), Reply(text="ok now"))
+    events = await collect(agent.submit("hi"))
+    [retry] = of(events, ev.ModelRetry)
+    assert retry.attempt == 1 and "429" in retry.reason or "rate" in retry.reason.lower()
+    assert events[-1].reason == "completed"  # type: ignore[attr-defined]
+    await agent.aclose()
+
+
+async def test_auth_error_ends_the_turn_clearly(fake_settings: Settings, fake_openai: FakeOpenAI) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Fault(status=401))
+    events = await collect(agent.submit("hi"))
+    [error] = of(events, ev.Error)
+    assert error.kind == "auth"
+    assert events[-1] == ev.TurnFinished(turn=1, reason="error")
+    assert len(fake_openai.requests) == 1
+    await agent.aclose()
+
+
+async def test_tool_rounds_are_capped(fake_settings: Settings, fake_openai: FakeOpenAI) -> None:
+    agent = await started(replace(fake_settings, max_tool_rounds=2))
+    call = Reply(tool_calls=[("c", "memory_get", '{"path": "MEMORY.md"}')])
+    fake_openai.enqueue(call, call, call)
+    events = await collect(agent.submit("loop"))
+    assert len(of(events, ev.ToolCallStarted)) == 2
+    assert events[-1].reason == "tool_limit"  # type: ignore[attr-defined]
+    await agent.aclose()
+
+
+async def test_cancel_between_tool_calls_keeps_the_transcript_valid(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(
+        Reply(
+            tool_calls=[
+                ("c1", "memory_append", '{"text": "- first fact"}'),
+                ("c2", "memory_append", '{"text": "- second fact"}'),
+            ]
+        )
+    )
+    async with contextlib.aclosing(agent.submit("save two facts")) as stream:
+        async for event in stream:
+            if isinstance(event, ev.ToolCallFinished):
+                break  # the user pressed escape after the first tool ran
+    tool_results = {m["tool_call_id"]: m["content"] for m in agent.messages if m["role"] == "tool"}
+    assert set(tool_results) == {"c1", "c2"}
+    assert tool_results["c2"] == "Cancelled by the user."
+    note = (fake_settings.workspace / "memory/2026-11-30.md").read_text()
+    assert "first fact" in note and "second fact" not in note
+    # the next turn sends a transcript the provider accepts, and the session kept everything
+    fake_openai.enqueue(Reply(text="fine"))
+    events = await collect(agent.submit("continue"))
+    assert events[-1].reason == "completed"  # type: ignore[attr-defined]
+    resumed = build_agent(fake_settings, resume=True)
+    assert resumed.session_id == agent.session_id
+    assert resumed.messages == agent.messages
+    await agent.aclose()
+
+
+async def test_context_overflow_flushes_compacts_and_retries_once(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(replace(fake_settings, context_window=16_000))
+    for i in range(6):
+        fake_openai.enqueue(Reply(text=f"answer {i} " + "words " * 150))
+        await collect(agent.submit(f"question {i} " + "filler " * 150))
+    fake_openai.reset()
+    fake_openai.enqueue(
+        Fault(status=400, body=error_body(400, "This model's maximum context length is 16000 tokens")),
+        Reply(text="NO_REPLY"),  # the flush turn has nothing to add
+        Reply(text=summary_text("question 5")),
+        Reply(text="answered after compaction"),
+    )
+    events = await collect(agent.submit("question 6, the last one"))
+    kinds = [type(e) for e in events]
+    assert kinds.index(ev.FlushStarted) < kinds.index(ev.CompactionStarted)
+    [flushed] = of(events, ev.FlushFinished)
+    assert flushed.outcome == "no_reply"
+    [receipt] = of(events, ev.CompactionFinished)
+    assert receipt.trigger == "overflow" and receipt.tokens_after < receipt.tokens_before
+    assert of(events, ev.ContextReinjected)[0].sections == ["Session Startup", "Red Lines"]
+    assert events[-1].reason == "completed"  # type: ignore[attr-defined]
+    assert "Red Lines" in fake_openai.requests[-1]["messages"][0]["content"]
+    assert agent.record.compaction_count == 1
+    await agent.aclose()
+
+
+async def test_mid_turn_tool_result_past_both_thresholds_flushes_before_compacting(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    settings = replace(fake_settings, context_window=6_000)
+    agent = await started(settings)
+    for i in range(3):
+        fake_openai.enqueue(Reply(text=f"reply {i}"))
+        await collect(agent.submit(f"small talk {i}"))
+    big = "\n".join(f"line {n}: the quick brown fox jumps over the lazy dog" for n in range(300))
+    (settings.workspace / "memory" / "2026-11-01.md").write_text(big)
+    fake_openai.enqueue(
+        Reply(tool_calls=[("c1", "memory_get", '{"path": "memory/2026-11-01.md", "lines": 300}')]),
+        Reply(tool_calls=[("f1", "memory_append", '{"text": "- read the old note"}')]),  # flush
+        Reply(text="NO_REPLY"),
+        Reply(text=summary_text("small talk 2")),
+        Reply(text="done reading"),
+    )
+    events = await collect(agent.submit("read the note from november first"))
+    kinds = [type(e) for e in events]
+    tool_done = kinds.index(ev.ToolCallFinished)
+    gate = next(e for e in events[tool_done:] if isinstance(e, ev.FlushGateEvaluated))
+    assert gate.flush and gate.projected_tokens >= agent.budget.compaction_threshold
+    assert tool_done < kinds.index(ev.FlushStarted) < kinds.index(ev.CompactionStarted)
+    [flushed] = of(events, ev.FlushFinished)
+    assert flushed.outcome == "written" and flushed.commit
+    assert not of(events, ev.TextDelta)[0].text.startswith("NO_REPLY")
+    await agent.aclose()
+
+
+async def test_gate_is_evaluated_before_every_model_call(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Reply(tool_calls=[("c", "memory_get", '{"path": "MEMORY.md"}')]), Reply(text="ok"))
+    events = await collect(agent.submit("check"))
+    gates = of(events, ev.FlushGateEvaluated)
+    assert len(gates) == len(fake_openai.requests) == 2
+    assert all(not g.flush and g.summary.startswith("no") for g in gates)
+    await agent.aclose()

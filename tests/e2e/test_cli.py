@@ -1,0 +1,127 @@
+"""`cairn` as a user runs it: real subprocesses, the demo brain, the real embedding model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+
+from shell.config import KEY_ENV_VARS
+
+CAIRN = Path(sys.executable).parent / "cairn"
+
+
+def cairn(*args: str, home: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS and not k.startswith("CAIRN_")}
+    environment.update(HOME=str(home), CAIRN_CONFIG=str(home / "none.toml"), CAIRN_WATCH="false", **env)
+    return subprocess.run(
+        [str(CAIRN), *args], input=stdin, capture_output=True, text=True, env=environment, timeout=300
+    )
+
+
+def events_of(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == kind]
+
+
+@pytest.fixture(scope="module")
+def remembered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]], list[dict[str, Any]]]:
+    home = tmp_path_factory.mktemp("home")
+    ws = home / "demo-ws"
+    first = cairn("run", "--workspace", str(ws), "remember that our deploy window is Friday 14:00", home=home)
+    assert first.returncode == 0, first.stderr
+    second = cairn("run", "--workspace", str(ws), "when is our deploy window?", home=home)
+    assert second.returncode == 0, second.stderr
+    return ws, events_of(first), events_of(second)
+
+
+def test_remember_writes_a_commit(remembered: tuple[Path, list[Any], list[Any]]) -> None:
+    ws, first, _ = remembered
+    assert first[0]["type"] == "session_started" and first[0]["demo"] is True
+    [written] = of(first, "memory_written")
+    assert written["path"].startswith("memory/") and written["commit"]
+    log = list(git.Repo(ws).iter_commits())
+    assert log[0].hexsha == written["commit"]
+    assert "Friday 14:00" in (ws / written["path"]).read_text()
+    assert len(log) == 2  # the seed commit, then the write
+
+
+def test_the_answer_comes_from_memory_with_a_citation(remembered: tuple[Path, list[Any], list[Any]]) -> None:
+    _, _, second = remembered
+    assert [c["name"] for c in of(second, "tool_call_started")] == ["memory_search"]
+    [search] = of(second, "search_performed")
+    assert search["hits"] and "memory/" in search["hits"][0]["citation"]
+    answer = " ".join(m["text"] for m in of(second, "assistant_message"))
+    assert "Friday 14:00" in answer and "Source: memory/" in answer
+    assert second[-1] == {"type": "turn_finished", "turn": 1, "reason": "completed"}
+
+
+def test_cairn_search_finds_by_meaning_and_by_token(
+    remembered: tuple[Path, list[Any], list[Any]], tmp_path: Path
+) -> None:
+    ws, _, _ = remembered
+    by_meaning = cairn("search", "--workspace", str(ws), "when can we ship releases", home=tmp_path)
+    assert by_meaning.returncode == 0, by_meaning.stderr
+    assert "Friday 14:00" in by_meaning.stdout and "#L" in by_meaning.stdout
+    as_json = cairn("search", "--workspace", str(ws), "--json", "14:00", home=tmp_path)
+    payload = json.loads(as_json.stdout)
+    assert payload["hits"][0]["textScore"] > 0
+
+
+def test_stdin_lines_are_turns_and_trace_matches_stdout(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    result = cairn(
+        "run", "--workspace", str(tmp_path / "ws"), "--trace", str(trace), home=tmp_path, stdin="hello\nhow are you\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(of(events_of(result), "turn_started")) == 2
+    assert trace.read_text() == result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "--workspace", "/proc/cairn-cannot-write", "hi"), "cairn: error:"),
+        (("search", "--workspace", "{ws}", "-k", "0", "x"), "-k must be between 1 and 50"),
+        (("run", "--workspace", "{ws}", "--session", "no-such-session", "hi"), "cairn: error:"),
+    ],
+)
+def test_errors_are_one_clear_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    args = tuple(a.replace("{ws}", str(tmp_path / "ws")) for a in args)
+    result = cairn(*args, home=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreachable_provider_is_an_error_event_not_a_crash(tmp_path: Path) -> None:
+    result = cairn(
+        "run",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--model",
+        "openai/none",
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "--context-window",
+        "8000",
+        "hi",
+        home=tmp_path,
+        CAIRN_MAX_ATTEMPTS="2",
+        CAIRN_RETRY_BASE_DELAY="0.01",
+    )
+    assert result.returncode == 1
+    events = events_of(result)
+    assert of(events, "model_retry") and of(events, "error")
+    assert events[-1]["reason"] == "error"
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,434 @@
+"""The text rules behind the offline demo brain: reading messages, spotting facts, questions and
+identifiers, picking the line that answers a question, and writing a compaction summary.
+
+Pure functions over strings, no litellm and no clock, so every rule is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shell import prompts
+
+# --- reading messages (dicts or litellm Message objects) --------------------------------------
+
+
+def field(item: Any, key: str) -> Any:
+    """`item[key]` for a mapping, `item.key` for an object, None when absent."""
+    if isinstance(item, Mapping):
+        return item.get(key)
+    return getattr(item, key, None)
+
+
+def content_text(content: Any) -> str:
+    """Message content as plain text (OpenAI content parts are joined)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts = [field(part, "text") if not isinstance(part, str) else part for part in content]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return str(content)
+
+
+def message_text(message: Any) -> str:
+    return content_text(field(message, "content"))
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """A tool call the assistant made earlier in the messages."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+def tool_calls_of(message: Any) -> list[CallInfo]:
+    calls = []
+    for call in field(message, "tool_calls") or ():
+        function = field(call, "function")
+        calls.append(
+            CallInfo(
+                id=str(field(call, "id") or ""),
+                name=str(field(function, "name") or ""),
+                arguments=str(field(function, "arguments") or ""),
+            )
+        )
+    return calls
+
+
+# --- sentences, questions and facts -----------------------------------------------------------
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+
+QUESTION_WORDS = frozenset(
+    "when what who where which how did do does is are was were whats what's".split()
+)
+
+_REMEMBER = re.compile(
+    r"^(?:(?:please|hey|ok|okay|so|and)[,!]?\s+)*(?:can you\s+|could you\s+)?"
+    r"(?:remember|note|don't forget|do not forget|keep in mind)\b[\s:,-]*(?:that\b\s*)?",
+    re.IGNORECASE,
+)
+_STATED = re.compile(
+    r"^(?:(?:i|we)\s+(?:really\s+|now\s+|have\s+|'ve\s+)?"
+    r"(?:prefer|decided|chose|agreed|always|never|will always|will never)\b"
+    r"|(?:i've|we've)\s+decided\b"
+    r"|(?:our|my)\s+[\w' -]{1,40}?\s+(?:is|are|was|will be)\b"
+    r"|from now on\b"
+    r"|(?:the\s+)?decision\b)",
+    re.IGNORECASE,
+)
+_DURABLE = re.compile(
+    r"\b(?:remember|prefer|prefers|preference|decided|decision|agreed|chose|from now on|always"
+    r"|never|deadline|due|todo|to-do|need to|needs to|must|remind|don't forget|we will|we'll"
+    r"|by (?:mon|tue|wed|thu|fri|sat|sun)\w*|(?:our|my) [\w'-]+(?: [\w'-]+)? (?:is|are))\b",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences and lines, without list bullets or surrounding spaces."""
+    found = []
+    for piece in _SENTENCE_BREAK.split(text):
+        piece = _BULLET.sub("", piece).strip()
+        if piece:
+            found.append(piece)
+    return found
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def is_question(text: str) -> bool:
+    text = text.strip()
+    if not text:
+        return False
+    first = text.split()[0].lower().strip(",.!:;")
+    return text.endswith("?") or first in QUESTION_WORDS
+
+
+def question_of(text: str) -> str:
+    """The last question sentence in `text`, or all of it when none ends with '?'."""
+    asked = [s for s in sentences(text) if s.endswith("?")]
+    return asked[-1] if asked else collapse(text)
+
+
+def _clean_fact(text: str) -> str:
+    return collapse(text).rstrip(".! ").strip()
+
+
+def remembered_fact(text: str) -> str | None:
+    """The fact in a "remember that …" request, or None when `text` is not one."""
+    text = text.strip()
+    if text.endswith("?"):
+        return None
+    match = _REMEMBER.match(text)
+    if match is None:
+        return None
+    return _clean_fact(text[match.end() :]) or None
+
+
+def stated_facts(text: str) -> list[str]:
+    """Sentences that state a preference or decision ("I prefer …", "our X is Y", …)."""
+    return [_clean_fact(s) for s in sentences(text) if not s.endswith("?") and _STATED.match(s)]
+
+
+def durable_facts(text: str) -> list[str]:
+    """Everything in a user message worth keeping past compaction: remembered facts, stated
+    preferences and decisions, deadlines, todos, and sentences carrying identifiers."""
+    if (fact := remembered_fact(text)) is not None:
+        return [fact]
+    facts = []
+    for sentence in sentences(text):
+        if is_question(sentence):
+            continue
+        if remembered := remembered_fact(sentence):
+            facts.append(remembered)
+        elif _STATED.match(sentence) or _DURABLE.search(sentence) or identifiers(sentence):
+            facts.append(_clean_fact(sentence))
+    return [f for f in facts if f]
+
+
+def normalized(text: str) -> str:
+    """Lower-case words joined by single spaces, for "is this already known" checks."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def json_strings(text: str) -> str:
+    """All string values of a JSON document joined by newlines; the text itself if not JSON."""
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return text
+
+    def walk(node: Any) -> Iterator[str]:
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            for item in node.values():
+                yield from walk(item)
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item)
+
+    return "\n".join(walk(value))
+
+
+# --- identifiers ------------------------------------------------------------------------------
+
+_EXTENSIONS = (
+    "md|txt|py|toml|json|jsonl|yaml|yml|ini|cfg|conf|log|sh|js|ts|tsx|go|rs|sql|csv|html|css|lock"
+)
+_WHOLE_TOKEN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("url", re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)),
+    ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    ("host:port", re.compile(r"(?=[\w.-]*[A-Za-z.])[\w.-]+:\d{2,5}")),
+    (
+        "path",
+        re.compile(rf"[\w.~@+-]*(?:/[\w.@+-]+)+/?|[\w.-]*[\w-]\.(?:{_EXTENSIONS})", re.IGNORECASE),
+    ),
+    (
+        "iso date",
+        re.compile(
+            r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+        ),
+    ),
+    ("time", re.compile(r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:[ap]m)?", re.IGNORECASE)),
+    ("ticket", re.compile(r"[A-Z][A-Z0-9]*-\d+")),
+    ("error code", re.compile(r"[A-Z]{1,5}-?\d{2,}[A-Z0-9]*|0x[0-9a-fA-F]+")),
+    ("hash", re.compile(r"(?=[0-9a-f]*\d)[0-9a-f]{7,64}")),  # or a long number
+    (
+        "version",
+        re.compile(r"v\d+(?:\.\d+)+(?:[-+][\w.]+)?|\d+\.\d+\.\d+(?:\.\d+)?(?:[-+][\w.]+)?"),
+    ),
+)
+_INSIDE_TOKEN = re.compile(
+    r"\b(?:[A-Z][A-Z0-9]*-\d+|[A-Z]{1,5}\d{3,}|\d{4}-\d{2}-\d{2}"
+    r"|(?:[01]?\d|2[0-3]):[0-5]\d|(?=[0-9a-f]*\d)[0-9a-f]{7,64})\b"
+)
+_STRIP = "\"'`()[]{}<>,;!?*"
+
+
+def _is_path_like(token: str) -> bool:
+    if "/" not in token:
+        return True  # a bare file name such as notes.md
+    last = token.rstrip("/").rsplit("/", 1)[-1]
+    return token.startswith(("/", "~/", "./", "../")) or "." in last or token.count("/") >= 2
+
+
+def identifiers(text: str) -> list[str]:
+    """Opaque tokens that a summary must keep verbatim, in order of first appearance: URLs,
+    e-mails, host:port, paths, ISO dates, times, ticket ids, error codes, hashes, versions."""
+    found: dict[str, None] = {}
+    for raw in text.split():
+        token = raw.strip(_STRIP).rstrip(".:").strip(_STRIP)
+        if not token:
+            continue
+        for kind, pattern in _WHOLE_TOKEN:
+            if pattern.fullmatch(token) and (kind != "path" or _is_path_like(token)):
+                found.setdefault(token, None)
+                break
+        else:
+            for match in _INSIDE_TOKEN.finditer(token):
+                found.setdefault(match.group(0), None)
+    return list(found)
+
+
+# --- picking the line that answers a question -------------------------------------------------
+
+_STOPWORDS = frozenset(
+    """a an the is are was were be been am do does did what whats when where who whom which how
+    why we i you he she they it its our my your their me us to of in on at by for and or but
+    about with from that this these those there here any some remember tell know please can
+    could would should will shall have has had not no yes if then so than as just also""".split()
+)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def keywords(text: str) -> set[str]:
+    return {_stem(w) for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS}
+
+
+def display_line(line: str) -> str:
+    """A memory line as it reads in an answer: no bullet, no surrounding spaces."""
+    return _BULLET.sub("", line).strip()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One line of recalled memory, with where it came from."""
+
+    text: str
+    source: str
+    """A citation such as memory/2026-03-03.md#L4."""
+
+
+def best_line(question: str, candidates: Iterable[Candidate]) -> tuple[Candidate, int] | None:
+    """The candidate sharing the most keywords with the question (earliest wins a tie), and that
+    count; None when there are no content lines at all."""
+    wanted = keywords(question)
+    best: tuple[Candidate, int] | None = None
+    for candidate in candidates:
+        line = display_line(candidate.text)
+        if not line or line.startswith("#") or set(line) <= set("-=*_ "):
+            continue
+        score = len(wanted & keywords(line))
+        if best is None or score > best[1]:
+            best = (candidate, score)
+    return best
+
+
+# --- the compaction summary -------------------------------------------------------------------
+
+MAX_BULLETS = 12
+IDENTIFIERS_PER_BULLET = 10
+
+_ROLE_LINE = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:#+\s*)?(?:\*\*|\[|<)?(user|human|assistant|ai|tool|system)"
+    r"(?:\s*[(\[][^)\]]*[)\]]|\s+[\w.-]+)?(?:\*\*|\]|>)?\s*[:>]\s?(.*)$",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"^(?:please|can you|could you|would you|will you|help|show|tell|find|write|fix|add|make|"
+    r"check|explain|summari[sz]e|list|draft|update|create|remind|look up|search)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:decided|decision|we will|we'll|we chose|chose|agreed|settled on|going with|"
+    r"deploy window|approved|signed off)\b",
+    re.IGNORECASE,
+)
+_TODO = re.compile(
+    r"\b(?:todo|to-do|need to|needs to|must|should|remind|don't forget|follow up|action item)\b",
+    re.IGNORECASE,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:never|always|don't(?! forget)|do not|must not|prefer|prefers|avoid|not allowed)\b",
+    re.IGNORECASE,
+)
+_RETRY_NOTE = re.compile(
+    r"Your previous summary failed a quality check:.*?fixing these problems\.", re.DOTALL
+)
+_LATEST = "Latest: "
+
+
+def _between(text: str, tag: str) -> str | None:
+    match = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
+    return match.group(1) if match else None
+
+
+def transcript_entries(transcript: str) -> list[tuple[str, str]]:
+    """(role, text) pairs from a rendered transcript ("User: …" lines and their continuations).
+    Text with no role lines at all counts as one user entry."""
+    entries: list[tuple[str, list[str]]] = []
+    for line in transcript.splitlines():
+        match = _ROLE_LINE.match(line)
+        if match:
+            role = match.group(1).lower()
+            role = {"human": "user", "ai": "assistant"}.get(role, role)
+            entries.append((role, [match.group(2)]))
+        elif entries:
+            entries[-1][1].append(line)
+    if not entries:
+        return [("user", transcript)] if transcript.strip() else []
+    return [(role, "\n".join(lines).strip()) for role, lines in entries]
+
+
+def _previous_sections(summary: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {h: [] for h in prompts.SUMMARY_HEADINGS}
+    current: str | None = None
+    for line in summary.splitlines():
+        stripped = line.strip()
+        if stripped in sections:
+            current = stripped
+        elif current and stripped.startswith("- ") and stripped != "- none":
+            sections[current].append(stripped[2:].strip())
+    return sections
+
+
+def _latest_unique(items: Iterable[str], limit: int) -> list[str]:
+    seen: dict[str, str] = {}
+    for item in items:
+        key = normalized(item)
+        if key:
+            seen.pop(key, None)
+            seen[key] = item
+    return list(seen.values())[-limit:]
+
+
+def _shorten(text: str, limit: int = 240) -> str:
+    text = collapse(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def summarise(request: str) -> str:
+    """A structured summary of the <conversation> in a summariser request, merged with its
+    <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`."""
+    transcript = _between(request, "conversation")
+    if transcript is None:
+        transcript = _RETRY_NOTE.sub("", request.replace(prompts.SUMMARY_MARKER, ""))
+    previous_text = _between(request, "previous-summary") or ""
+    previous = _previous_sections(previous_text)
+    entries = transcript_entries(transcript)
+    user_texts = [text for role, text in entries if role == "user" and text.strip()]
+    latest = user_texts[-1] if user_texts else None
+
+    decisions, todos, rules, asks = [], [], [], []
+    for role, text in entries:
+        if role not in ("user", "assistant"):
+            continue
+        for sentence in sentences(text):
+            if role == "user" and (sentence.endswith("?") or _REQUEST.match(sentence)):
+                if text is not latest:
+                    asks.append(_shorten(sentence))
+            elif sentence.endswith("?"):
+                continue
+            elif _CONSTRAINT.search(sentence):
+                rules.append(_shorten(sentence))
+            elif _DECISION.search(sentence):
+                decisions.append(_shorten(sentence))
+            elif _TODO.search(sentence):
+                todos.append(_shorten(sentence))
+
+    h_decisions, h_todos, h_rules, h_asks, h_ids = prompts.SUMMARY_HEADINGS
+    earlier_asks = [a.removeprefix(_LATEST) for a in previous[h_asks]] + asks
+    if latest is not None:
+        # The newest user message is kept whole: it is the ask most likely still open.
+        asks = [*_latest_unique(earlier_asks, MAX_BULLETS - 1), _LATEST + _shorten(latest, 600)]
+    else:
+        asks = _latest_unique(earlier_asks, MAX_BULLETS)
+    previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
+    ids = _latest_unique(
+        [*previous_ids, *identifiers(previous_text), *identifiers(transcript)],
+        MAX_BULLETS * IDENTIFIERS_PER_BULLET,
+    )
+    body = {
+        h_decisions: _latest_unique([*previous[h_decisions], *decisions], MAX_BULLETS),
+        h_todos: _latest_unique([*previous[h_todos], *todos], MAX_BULLETS),
+        h_rules: _latest_unique([*previous[h_rules], *rules], MAX_BULLETS),
+        h_asks: asks,
+        h_ids: [
+            ", ".join(ids[i : i + IDENTIFIERS_PER_BULLET])
+            for i in range(0, len(ids), IDENTIFIERS_PER_BULLET)
+        ],
+    }
+    blocks = []
+    for heading in prompts.SUMMARY_HEADINGS:
+        bullets = body[heading] or ["none"]
+        blocks.append(heading + "\n" + "\n".join(f"- {b}" for b in bullets))
+    return "\n\n".join(blocks)

@@ -1,0 +1,407 @@
+"""Compaction: cut the history on a turn boundary, summarise the old part, check the summary.
+
+The old part becomes one summary message (a user message starting with
+`prompts.COMPACTED_PREFIX`); the recent tail is kept verbatim. A summary that misses a required
+heading, an exact identifier or the latest user ask gets one corrective retry; if that fails too
+the compaction fails and the history is kept as it was. A bad summary is never stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shell import prompts
+from shell.context import TokenCounter
+from shell.events import (
+    BaseEvent,
+    CompactionFailed,
+    CompactionFinished,
+    CompactionSkipped,
+    CompactionStarted,
+    TextDelta,
+)
+
+if TYPE_CHECKING:
+    from shell.llm import LLM
+
+TOOL_RESULT_CHARS = 1500
+"""Tool results longer than this are shown to the summariser as head + tail."""
+MAX_IDENTIFIERS = 12
+RECENT_MESSAGES = 10
+ASK_OVERLAP = 0.3
+MAX_ATTEMPTS = 2
+
+
+# --- the summary message ---------------------------------------------------------------------
+
+
+def summary_message(summary: str) -> dict[str, Any]:
+    """The user-role message that stands for everything a compaction summarised."""
+    return {"role": "user", "content": f"{prompts.COMPACTED_PREFIX}\n\n{summary}"}
+
+
+def is_summary_message(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and isinstance(content, str)
+        and content.startswith(prompts.COMPACTED_PREFIX)
+    )
+
+
+def summary_text(message: dict[str, Any]) -> str:
+    """The summary inside a summary message."""
+    return str(message["content"])[len(prompts.COMPACTED_PREFIX) :].strip()
+
+
+# --- the cut -------------------------------------------------------------------------------
+
+
+def _pairs_intact(messages: Sequence[dict[str, Any]], cut: int) -> bool:
+    """Whether cutting before `cut` keeps every tool call with its results.
+
+    Tool results directly follow the assistant message that asked for them, so a cut separates
+    a pair exactly when it lands on a tool message. This is positional on purpose: some
+    providers reuse call ids ("call_0") across replies, so matching by id would mislead.
+    """
+    return 0 <= cut < len(messages) and messages[cut].get("role") != "tool"
+
+
+def find_cut(
+    messages: Sequence[dict[str, Any]], counter: TokenCounter, keep_tail_tokens: int
+) -> int:
+    """Index of the first message kept verbatim; 0 means there is nothing to compact.
+
+    Walks back from the newest message until the tail holds `keep_tail_tokens`, then moves
+    forward to the next turn start (a user message), so the tail never exceeds the budget by
+    more than one message. When the last turn alone is bigger than the tail, the cut goes inside
+    it, before an assistant message, keeping every tool call with its results. A leading summary
+    message is never kept: it is merged into the next summary.
+
+    Args:
+        messages: The conversation without the system prompt.
+        counter: The token counter of the one budget.
+        keep_tail_tokens: How many recent tokens to keep verbatim.
+    """
+    start = 1 if messages and is_summary_message(messages[0]) else 0
+    if len(messages) <= start:
+        return 0
+    sizes = [counter.message(m) for m in messages]
+    if sum(sizes[start:]) <= keep_tail_tokens:
+        return 0  # everything after a previous summary fits: re-summarising gains nothing
+    tail_start = len(messages) - 1
+    accumulated = 0
+    for index in range(len(messages) - 1, -1, -1):
+        accumulated += sizes[index]
+        tail_start = index
+        if accumulated >= keep_tail_tokens:
+            break
+
+    def usable(index: int) -> bool:
+        return start < index and _pairs_intact(messages, index)
+
+    turn_starts = [
+        i for i in range(len(messages)) if messages[i].get("role") == "user" and usable(i)
+    ]
+    inside_turn = [
+        i for i in range(len(messages)) if messages[i].get("role") == "assistant" and usable(i)
+    ]
+    for candidates in (turn_starts, inside_turn):
+        after = [i for i in candidates if i >= tail_start]
+        if after:
+            return after[0]
+    # Even the newest message alone is over the tail: keep what is left from the latest boundary.
+    before = [i for i in turn_starts + inside_turn if i < tail_start]
+    return max(before) if before else 0
+
+
+# --- the transcript the summariser reads -----------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if p)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def trim_middle(text: str, limit: int = TOOL_RESULT_CHARS) -> str:
+    """Keep the head and tail of a long text, with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    return f"{text[:head]}\n...[{len(text) - limit:,} chars trimmed]...\n{text[-tail:]}"
+
+
+def render_message(message: dict[str, Any], tool_names: dict[str, str] | None = None) -> str:
+    """One message as plain transcript lines ("User: …", "Tool memory_search → …")."""
+    role = message.get("role")
+    body = _text(message.get("content")).strip()
+    if role == "tool":
+        name = message.get("name") or (tool_names or {}).get(message.get("tool_call_id", ""), "")
+        return f"Tool {name or 'result'} → {trim_middle(body)}"
+    if role == "assistant":
+        lines = [f"Assistant: {body}"] if body else []
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            arguments = trim_middle(str(function.get("arguments") or ""), 300)
+            lines.append(f"Assistant called {function.get('name', '?')}({arguments})")
+        return "\n".join(lines)
+    label = {"user": "User", "system": "System"}.get(str(role), str(role).title())
+    return f"{label}: {body}"
+
+
+def render_transcript(messages: Sequence[dict[str, Any]]) -> str:
+    """The messages as a plain transcript, long tool results trimmed to head + tail."""
+    tool_names = {
+        call.get("id", ""): (call.get("function") or {}).get("name", "")
+        for m in messages
+        for call in m.get("tool_calls") or ()
+    }
+    rendered = (render_message(m, tool_names) for m in messages)
+    return "\n\n".join(r for r in rendered if r)
+
+
+# --- the quality check -----------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(
+    r"""
+      https?://[^\s<>()\[\]"'`]+                               # URLs
+    | [0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}  # UUIDs
+    | \d{4}-\d{2}-\d{2}(?:[T\ ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?  # dates, times
+    | (?<![\w/.~-])(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)*/?            # absolute paths
+    | (?<![\w/.~-])[\w.-]+(?:/[\w.-]+)*/[\w-]+\.\w{1,5}\b             # relative file paths
+    | \b[\w-]+\.(?:md|py|ts|js|json|toml|ya?ml|txt|log|sh|rs|go|cfg|ini|csv|sql|html)\b  # files
+    | \b(?:\d{1,3}\.){3}\d{1,3}(?::\d{2,5})?\b                        # IPs, IP:port
+    | \b[a-zA-Z][\w-]*(?:\.[\w-]+)*:\d{2,5}\b                         # host:port
+    | \b\d{1,2}:\d{2}(?::\d{2})?\b                                    # clock times
+    | \b[A-Z][A-Z0-9]+-\d+\b                                          # tickets: OPS-4471
+    | \b0x[0-9a-fA-F]+\b                                              # hex codes
+    | \b[A-Z]{1,6}\d{2,}\b                                            # error codes: E1234
+    | \bE[A-Z]{4,}\b                                                  # errno names
+    | \b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b             # hashes
+    """,
+    re.VERBOSE,
+)
+_TRAILING_PUNCTUATION = ".,;:!?"
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
+_STOPWORDS = frozenset(
+    """a an and are as at be but by can could did do does for from had has have how i if in
+    into is it its just let me my no not of on or our please should so some than that the
+    their them then there these they this to too up us was we were what when where which who
+    why will with would you your yes ok okay also about can't don't it's i'm""".split()
+)
+
+
+def extract_identifiers(text: str, limit: int = MAX_IDENTIFIERS) -> list[str]:
+    """Opaque identifiers in `text` (ticket ids, error codes, hashes, paths, URLs, host:port,
+    times, dates), deduplicated, the most recent `limit` of them in order of appearance."""
+    found: list[str] = []
+    for match in _IDENTIFIER.finditer(text):
+        value = match.group(0).rstrip(_TRAILING_PUNCTUATION)
+        if len(value) < 3:
+            continue
+        if value in found:
+            found.remove(value)
+        found.append(value)
+    return found[-limit:]
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower().strip("'") for w in _WORD.findall(text)} - _STOPWORDS
+
+
+def ask_reflected(summary: str, ask: str) -> bool:
+    """Whether the summary reflects the ask: ≥30% of its words, or all its distinctive words."""
+    ask_words = _words(ask)
+    if not ask_words:
+        return True
+    summary_words = _words(summary)
+    if len(ask_words & summary_words) / len(ask_words) >= ASK_OVERLAP:
+        return True
+    distinctive = {w for w in ask_words if len(w) >= 7 or any(ch.isdigit() for ch in w)}
+    return bool(distinctive) and distinctive <= summary_words
+
+
+def _has_heading(summary: str, heading: str) -> bool:
+    wanted = heading.strip().lower()
+    return any(line.strip().lower().rstrip(":") == wanted for line in summary.splitlines())
+
+
+def is_unavailable(summary: str) -> bool:
+    """An empty summary, or the "summary unavailable" fallback that erases memory."""
+    text = summary.strip().lower()
+    return not text or "summary unavailable" in text or text.strip(".") in {"unavailable", "n/a"}
+
+
+def quality_problems(
+    summary: str, recent: Sequence[dict[str, Any]], latest_ask: str | None
+) -> list[str]:
+    """What is wrong with a summary; an empty list means it passes.
+
+    Args:
+        summary: The summariser's output.
+        recent: The last messages of the summarised part; their identifiers must survive.
+        latest_ask: The latest user request in the summarised part, if any.
+    """
+    if is_unavailable(summary):
+        return ["the summary is empty or says it is unavailable"]
+    problems: list[str] = []
+    missing_headings = [h for h in prompts.SUMMARY_HEADINGS if not _has_heading(summary, h)]
+    if missing_headings:
+        problems.append("missing headings: " + ", ".join(missing_headings))
+    identifiers = extract_identifiers(render_transcript(recent))
+    missing_ids = [i for i in identifiers if i not in summary]
+    if missing_ids:
+        problems.append("identifiers not kept verbatim: " + ", ".join(missing_ids))
+    if latest_ask and not ask_reflected(summary, latest_ask):
+        shown = latest_ask if len(latest_ask) <= 120 else latest_ask[:119] + "…"
+        problems.append(f"the latest user ask is not reflected: {shown!r}")
+    return problems
+
+
+# --- compact ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """The new history and the numbers of the compaction that produced it."""
+
+    messages: list[dict[str, Any]]
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    turns_summarised: int
+    attempts: int
+
+
+def _latest_ask(messages: Sequence[dict[str, Any]]) -> str | None:
+    for message in reversed(messages):
+        if message.get("role") == "user" and not is_summary_message(message):
+            text = _text(message.get("content")).strip()
+            if text:
+                return text
+    return None
+
+
+async def _summarise(llm: LLM, request: list[dict[str, Any]]) -> AsyncIterator[BaseEvent | str]:
+    """One summariser call: yields retry events, then the reply text as a plain str."""
+    from shell.llm import ModelReply
+
+    reply_text = ""
+    async for item in llm.stream(request, []):
+        if isinstance(item, ModelReply):
+            reply_text = item.text or ""
+        elif isinstance(item, BaseEvent) and not isinstance(item, TextDelta):
+            yield item
+    yield reply_text.strip()
+
+
+async def compact(
+    *,
+    llm: LLM,
+    messages: list[dict[str, Any]],
+    counter: TokenCounter,
+    keep_tail_tokens: int,
+    trigger: str,
+    focus: str | None,
+    count_prompt: Callable[[list[dict[str, Any]]], int],
+    compaction_count: int,
+    clock: Callable[[], float] = time.monotonic,
+) -> AsyncIterator[BaseEvent | CompactionResult]:
+    """Summarise the old part of the history and keep the recent tail verbatim.
+
+    Args:
+        llm: The model client; called without tools.
+        messages: The conversation without the system prompt.
+        counter: Counts messages for the cut.
+        keep_tail_tokens: Recent tokens kept verbatim (the budget's keep_tail).
+        trigger: "threshold", "overflow" or "manual".
+        focus: Extra instructions from `/compact <focus>`.
+        count_prompt: Counts the whole prompt (system + tools + these messages), for the receipt.
+        compaction_count: Compactions so far; the receipt carries the new count.
+        clock: Monotonic seconds, for the duration.
+
+    Yields:
+        CompactionStarted; then CompactionSkipped, or CompactionFailed (history kept, no
+        result), or CompactionFinished (the receipt) followed by the `CompactionResult`.
+    """
+    from shell.llm import ModelError
+
+    started = clock()
+    tokens_before = count_prompt(messages)
+    yield CompactionStarted(trigger=trigger, tokens_before=tokens_before, focus=focus)
+    cut = find_cut(messages, counter, keep_tail_tokens)
+    if cut == 0:
+        yield CompactionSkipped(
+            reason=f"nothing to compact: the history fits in the kept tail "
+            f"({keep_tail_tokens:,} tokens)"
+        )
+        return
+    old, tail = messages[:cut], messages[cut:]
+    previous = summary_text(old[0]) if is_summary_message(old[0]) else None
+    body = old[1:] if previous is not None else old
+    recent = body[-RECENT_MESSAGES:]
+    latest_ask = _latest_ask(body)
+    prompt = prompts.summary_prompt(render_transcript(body), previous, focus)
+
+    summary = ""
+    problems: list[str] = []
+    attempts = 0
+    while attempts < MAX_ATTEMPTS:
+        attempts += 1
+        user = prompt if not problems else f"{prompt}\n\n{prompts.summary_retry_note(problems)}"
+        request = [
+            {"role": "system", "content": prompts.summary_system()},
+            {"role": "user", "content": user},
+        ]
+        try:
+            async for item in _summarise(llm, request):
+                if isinstance(item, str):
+                    summary = item
+                else:
+                    yield item
+        except ModelError as error:
+            reason = f"the summariser failed: {getattr(error, 'message', error)}"
+            yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+            return
+        problems = quality_problems(summary, recent, latest_ask)
+        if not problems:
+            break
+    if problems:
+        reason = "the summary failed the quality check: " + "; ".join(problems)
+        yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+        return
+
+    new_messages = [summary_message(summary), *tail]
+    tokens_after = count_prompt(new_messages)
+    turns = sum(1 for m in body if m.get("role") == "user")
+    yield CompactionFinished(
+        trigger=trigger,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        turns_summarised=turns,
+        messages_kept=len(tail),
+        duration_ms=(clock() - started) * 1000,
+        summary=summary,
+        compaction_count=compaction_count + 1,
+        attempts=attempts,
+    )
+    yield CompactionResult(
+        messages=new_messages,
+        summary=summary,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        turns_summarised=turns,
+        attempts=attempts,
+    )

@@ -1,0 +1,353 @@
+"""Compaction: the cut, the summary quality check, and compact() through real litellm."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from shell import prompts
+from shell.compaction import (
+    CompactionResult,
+    compact,
+    extract_identifiers,
+    find_cut,
+    is_summary_message,
+    quality_problems,
+    render_transcript,
+    summary_message,
+    summary_text,
+)
+from shell.context import TokenCounter
+from shell.events import (
+    BaseEvent,
+    CompactionFailed,
+    CompactionFinished,
+    CompactionSkipped,
+    CompactionStarted,
+    TextDelta,
+)
+from shell.llm import LLM
+from tests.fakes.openai_server import Fault, Reply, fake_openai_server
+
+COUNTER = TokenCounter()
+FILLER = "The deployment discussion went on about queues, retries and dashboards. " * 6
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def call(call_id: str, name: str = "memory_search", args: str = '{"query": "x"}') -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function",
+                        "function": {"name": name, "arguments": args}}],
+    }
+
+
+def result(call_id: str, text: str, name: str = "memory_search") -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": text}
+
+
+def conversation(turns: int, first: int = 0) -> list[dict[str, Any]]:
+    """`turns` turns, each: user, assistant tool call, tool result, assistant answer."""
+    messages: list[dict[str, Any]] = []
+    for n in range(first, first + turns):
+        messages += [
+            user(f"Question {n}: {FILLER}"),
+            call(f"c{n}"),
+            result(f"c{n}", f"result {n}: {FILLER}"),
+            assistant(f"Answer {n}: {FILLER}"),
+        ]
+    return messages
+
+
+def pairs_intact(messages: list[dict[str, Any]], cut: int) -> bool:
+    kept_calls = {c["id"] for m in messages[cut:] for c in m.get("tool_calls") or ()}
+    return all(
+        m["tool_call_id"] in kept_calls for m in messages[cut:] if m["role"] == "tool"
+    )
+
+
+# --- find_cut --------------------------------------------------------------------------------
+
+
+def test_cut_lands_on_a_turn_start_and_keeps_about_the_tail() -> None:
+    messages = conversation(8)
+    turn = COUNTER.messages(messages[:4])
+    keep = turn * 2 + 10
+    cut = find_cut(messages, COUNTER, keep)
+    assert messages[cut]["role"] == "user"
+    assert cut == 4 * 6  # two whole turns and a bit: the partial third turn is summarised
+    assert COUNTER.messages(messages[cut:]) <= keep
+    assert COUNTER.messages(messages[cut - 4 :]) > keep
+
+
+def test_cut_is_never_inside_a_tool_pair_at_any_tail_size() -> None:
+    messages = conversation(6)
+    total = COUNTER.messages(messages)
+    seen_cuts = set()
+    for keep in range(1, total + 50, 7):
+        cut = find_cut(messages, COUNTER, keep)
+        seen_cuts.add(cut)
+        if cut:
+            assert messages[cut]["role"] != "tool"
+            assert pairs_intact(messages, cut), (keep, cut)
+    assert len(seen_cuts) > 4  # the sweep really moved the cut around
+
+
+def test_short_history_has_nothing_to_compact() -> None:
+    messages = conversation(2)
+    assert find_cut(messages, COUNTER, COUNTER.messages(messages)) == 0
+    assert find_cut(messages, COUNTER, 100_000) == 0
+    assert find_cut([], COUNTER, 10) == 0
+
+
+def test_one_huge_turn_is_cut_inside_at_an_assistant_message() -> None:
+    huge = "log line with details " * 400
+    messages = [
+        *conversation(1),
+        user("Please investigate the outage"),
+        call("a"), result("a", huge),
+        call("b"), result("b", huge),
+        call("c"), result("c", huge),
+        assistant("Found it."),
+    ]
+    keep = COUNTER.message(result("a", huge)) + 50
+    cut = find_cut(messages, COUNTER, keep)
+    assert cut > 5  # inside the last turn, after its user message
+    assert messages[cut]["role"] == "assistant"
+    assert pairs_intact(messages, cut)
+    assert COUNTER.messages(messages[cut:]) <= keep + COUNTER.message(messages[cut])
+
+
+def test_a_leading_summary_is_always_merged_never_kept() -> None:
+    messages = [summary_message("## Decisions\n- old"), *conversation(3)]
+    for keep in range(1, COUNTER.messages(messages), 11):
+        cut = find_cut(messages, COUNTER, keep)
+        assert cut == 0 or cut >= 2
+    # With only the summary before the tail there is nothing new to summarise.
+    short = [summary_message("## Decisions\n- old"), user(FILLER * 3), assistant("ok")]
+    assert find_cut(short, COUNTER, COUNTER.messages(short[1:])) == 0
+
+
+# --- quality check ---------------------------------------------------------------------------
+
+RECENT = [
+    user("Deploy is failing with E4012 on db.internal:5432, ticket OPS-4471."),
+    call("q", args='{"query": "OPS-4471"}'),
+    result("q", "memory/2026-03-01.md#L3: rollback commit 9f3ab21c at 14:30"),
+    assistant("Logs are in /var/log/deploy.log; see https://status.example.com/incidents/7"),
+]
+IDENTIFIERS = extract_identifiers(render_transcript(RECENT))
+ASK = "Can you schedule the database migration rollback for Friday?"
+
+
+def good_summary(identifiers: list[str] = IDENTIFIERS, ask: str = ASK) -> str:
+    return (
+        "## Decisions\n- Revert the deploy.\n"
+        "## Open TODOs\n- Read the logs.\n"
+        "## Constraints/Rules\n- none\n"
+        f"## Pending user asks\n- {ask}\n"
+        "## Exact identifiers\n" + "\n".join(f"- {i}" for i in identifiers) + "\n"
+    )
+
+
+def test_identifiers_come_from_the_recent_messages() -> None:
+    assert {"E4012", "db.internal:5432", "OPS-4471", "memory/2026-03-01.md", "9f3ab21c",
+            "14:30", "/var/log/deploy.log",
+            "https://status.example.com/incidents/7"} <= set(IDENTIFIERS)
+    many = extract_identifiers(" ".join(f"TK-{n}" for n in range(100, 140)))
+    assert many == [f"TK-{n}" for n in range(128, 140)]  # the 12 most recent
+
+
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        pytest.param(good_summary(), [], id="good"),
+        pytest.param(good_summary().replace("## Open TODOs", "## Todo"), ["## Open TODOs"],
+                     id="missing-heading"),
+        pytest.param(good_summary(IDENTIFIERS[1:]), [IDENTIFIERS[0]], id="missing-identifier"),
+        pytest.param(good_summary(ask="- none"), ["latest user ask"], id="ask-not-reflected"),
+        pytest.param(
+            good_summary(ask="Schedule the migration rollback (Friday)."), [], id="ask-paraphrased"
+        ),
+        pytest.param("", ["empty"], id="empty"),
+        pytest.param("Summary unavailable due to context limits.", ["unavailable"],
+                     id="unavailable"),
+    ],
+)
+def test_quality_problems(summary: str, expected: list[str]) -> None:
+    problems = quality_problems(summary, RECENT, ASK)
+    assert len(problems) == len(expected)
+    for problem, fragment in zip(problems, expected, strict=True):
+        assert fragment in problem
+
+
+# --- compact() through real litellm and the loopback fake server -----------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Any]:
+    with fake_openai_server() as fake:
+        yield fake
+
+
+@pytest.fixture()
+def llm(server: Any) -> LLM:
+    server.reset()
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    return LLM("openai/fake", api_base=server.base_url, max_attempts=1, sleep=no_sleep)
+
+
+SYSTEM_TOKENS = 500
+
+
+def count_prompt(messages: list[dict[str, Any]]) -> int:
+    return SYSTEM_TOKENS + COUNTER.messages(messages)
+
+
+def history() -> list[dict[str, Any]]:
+    """Six filler turns, then the turn with the identifiers and the ask, then two more turns."""
+    return [*conversation(6), *RECENT, user(ASK), assistant("I will."), *conversation(2, 6)]
+
+
+KEEP = COUNTER.messages(conversation(2, 6)) + 5
+"""Keeps exactly the last two turns of `history()`."""
+
+
+async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any) -> list[Any]:
+    ticks = itertools.count(100.0, 0.25)
+    items = [
+        item
+        async for item in compact(
+            llm=llm, messages=messages, counter=COUNTER, keep_tail_tokens=keep,
+            trigger=kwargs.pop("trigger", "threshold"), focus=kwargs.pop("focus", None),
+            count_prompt=count_prompt, compaction_count=kwargs.pop("compaction_count", 0),
+            clock=lambda: next(ticks),
+        )
+    ]
+    return items
+
+
+def user_prompt(request: dict[str, Any]) -> str:
+    return str(request["messages"][-1]["content"])
+
+
+async def test_compaction_keeps_the_tail_and_writes_a_receipt(server: Any, llm: LLM) -> None:
+    messages = history()
+    server.enqueue(Reply(text=good_summary()))
+    items = await run(llm, messages, KEEP, compaction_count=3)
+
+    assert [type(i) for i in items] == [CompactionStarted, CompactionFinished, CompactionResult]
+    started, receipt, outcome = items
+    assert started.tokens_before == count_prompt(messages)
+    cut = len(messages) - 8
+    assert outcome.messages[1:] == messages[cut:]
+    assert is_summary_message(outcome.messages[0])
+    assert summary_text(outcome.messages[0]) == good_summary().strip()
+    assert receipt.tokens_before == outcome.tokens_before == count_prompt(messages)
+    assert receipt.tokens_after == count_prompt(outcome.messages) < receipt.tokens_before
+    assert receipt.turns_summarised == 8  # six filler turns, the deploy turn, the ask
+    assert receipt.messages_kept == 8
+    assert receipt.compaction_count == 4
+    assert receipt.attempts == 1
+    assert receipt.duration_ms == 250.0
+    for heading in prompts.SUMMARY_HEADINGS:
+        assert heading in receipt.summary
+
+    (request,) = server.requests
+    assert not request.get("tools")  # the summariser is offered no tools
+    assert prompts.SUMMARY_MARKER in request["messages"][0]["content"]
+    prompt = user_prompt(request)
+    assert "User: Question 0:" in prompt and "Tool memory_search → result 0" in prompt
+    assert "Question 6:" not in prompt  # the kept tail is not summarised
+
+
+async def test_a_summary_missing_a_heading_gets_exactly_one_retry(
+    server: Any, llm: LLM
+) -> None:
+    bad = good_summary().replace("## Constraints/Rules\n", "")
+    server.enqueue(Reply(text=bad), Reply(text=good_summary()))
+    items = await run(llm, history(), KEEP)
+    receipt = next(i for i in items if isinstance(i, CompactionFinished))
+    assert receipt.attempts == 2
+    assert isinstance(items[-1], CompactionResult)
+    assert len(server.requests) == 2
+    first, second = (user_prompt(r) for r in server.requests)
+    assert "quality check" not in first
+    assert second.startswith(first)
+    assert "quality check" in second and "## Constraints/Rules" in second
+
+
+async def test_two_bad_summaries_fail_and_keep_the_history(server: Any, llm: LLM) -> None:
+    bad = good_summary().replace("## Exact identifiers", "## Ids")
+    server.enqueue(Reply(text=bad), Reply(text="Summary unavailable due to context limits."))
+    items = await run(llm, history(), KEEP)
+    assert [type(i) for i in items] == [CompactionStarted, CompactionFailed]
+    failed = items[-1]
+    assert failed.attempts == 2
+    assert "unavailable" in failed.reason
+    assert not any(isinstance(i, CompactionResult) for i in items)
+    assert len(server.requests) == 2
+
+
+async def test_a_model_error_fails_the_compaction(server: Any, llm: LLM) -> None:
+    server.enqueue(Fault(status=401))
+    items = await run(llm, history(), KEEP)
+    assert [type(i) for i in items] == [CompactionStarted, CompactionFailed]
+    assert items[-1].attempts == 1
+    assert "summariser failed" in items[-1].reason
+
+
+async def test_nothing_to_compact_is_a_skip_without_a_model_call(
+    server: Any, llm: LLM
+) -> None:
+    items = await run(llm, conversation(1), 100_000, trigger="manual")
+    assert [type(i) for i in items] == [CompactionStarted, CompactionSkipped]
+    assert server.requests == []
+
+
+async def test_a_previous_summary_is_merged_and_focus_is_passed(server: Any, llm: LLM) -> None:
+    previous = "## Decisions\n- Use Postgres 16 (decided 2026-02-11)."
+    messages = [summary_message(previous), *history()]
+    server.enqueue(Reply(text=good_summary()))
+    items = await run(llm, messages, KEEP, focus="keep the rollback plan")
+    assert isinstance(items[-1], CompactionResult)
+    prompt = user_prompt(server.requests[0])
+    assert f"<previous-summary>\n{previous}\n</previous-summary>" in prompt
+    assert prompts.COMPACTED_PREFIX not in prompt
+    assert "Additional focus: keep the rollback plan" in prompt
+    assert sum(is_summary_message(m) for m in items[-1].messages) == 1
+
+
+async def test_long_tool_results_reach_the_summariser_trimmed(server: Any, llm: LLM) -> None:
+    long_result = "HEAD " + "x" * 20_000 + " TAIL"
+    messages = [user("read the log"), call("z"), result("z", long_result),
+                assistant("done"), *conversation(3)]
+    server.enqueue(Reply(text=good_summary(identifiers=[], ask="read the log")))
+    items = await run(llm, messages, COUNTER.messages(conversation(3)))
+    assert isinstance(items[-1], CompactionResult), items[-1]
+    prompt = user_prompt(server.requests[0])
+    assert "HEAD" in prompt and "TAIL" in prompt and "chars trimmed" in prompt
+    assert len(prompt) < 10_000
+
+
+async def test_streamed_text_is_not_reported_as_chat(server: Any, llm: LLM) -> None:
+    server.enqueue(Reply(text=good_summary(), split=3))
+    items = await run(llm, history(), KEEP)
+    assert not any(isinstance(i, TextDelta) for i in items)
+    assert all(isinstance(i, BaseEvent | CompactionResult) for i in items)
+    json.dumps([type(i).__name__ for i in items])

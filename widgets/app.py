@@ -1,0 +1,212 @@
+"""CairnApp: the TUI shell around one agent. Layout in app.tcss, routing in bridge.py."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from pathlib import Path
+from typing import IO, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.events import Resize
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from shell.events import BaseEvent, Error, to_json
+from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES, DEFAULT_THEME
+from themes.user import load_user_themes
+from widgets.bridge import EventBridge
+from widgets.messages import AgentEvent
+from widgets.prompt import Prompt
+from widgets.side_panes import SidePanes
+from widgets.source import AgentSource
+from widgets.status_bar import StatusBar
+from widgets.transcript import Transcript
+
+NARROW_WIDTH = 100
+"""Below this many columns the side panes hide (F2 shows them in place of the transcript)."""
+
+
+class CairnApp(App[None]):
+    """The Cairn TUI: transcript, memory panes, meters, and a prompt, driven by one agent."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "Cairn"
+    AUTO_FOCUS = "#prompt"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c,ctrl+q", "quit", "Quit", priority=True),
+        Binding("escape", "cancel_turn", "Cancel"),
+        Binding("ctrl+l", "clear_view", "Clear"),
+        Binding("f2", "toggle_side", "Panes"),
+        Binding("ctrl+t", "cycle_theme", "Theme"),
+    ]
+
+    def __init__(
+        self,
+        agent: AgentSource,
+        *,
+        trace: Path | None = None,
+        theme_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.agent = agent
+        self.trace_path = trace
+        self.theme_dir = theme_dir
+        self.busy = False
+        self.queued: deque[str] = deque()
+        self._trace_file: IO[str] | None = None
+        self._bridge: EventBridge | None = None
+        self._theme_cycle: list[str] = list(BUILTIN_THEMES)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {**super().get_theme_variable_defaults(), **APP_VARIABLE_DEFAULTS}
+
+    def compose(self) -> ComposeResult:
+        settings, budget = self.agent.settings, self.agent.budget
+        yield StatusBar(
+            model=settings.model,
+            demo=settings.demo,
+            session_id=self.agent.session_id,
+            window=budget.window,
+            flush_threshold=budget.flush_threshold,
+            compaction_threshold=budget.compaction_threshold,
+            id="status",
+        )
+        with Horizontal(id="main"):
+            yield Transcript(id="transcript")
+            yield SidePanes(settings.workspace, settings.today, self.agent.git, id="side")
+        yield Prompt(id="prompt")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for theme in BUILTIN_THEMES.values():
+            self.register_theme(theme)
+        if self.theme_dir is not None:
+            themes, errors = load_user_themes(self.theme_dir)
+            for theme in themes.values():
+                self.register_theme(theme)
+                self._theme_cycle.append(theme.name)
+            if errors:
+                self.notify("\n".join(errors), title="Some themes did not load", severity="warning")
+        self.theme = DEFAULT_THEME
+        if self.trace_path is not None:
+            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
+            self._trace_file = self.trace_path.open("a", encoding="utf-8")
+        self._bridge = EventBridge(self.transcript, self.status_bar, self.side_panes)
+        self._sync_width(self.size.width)
+        self.run_events(self.agent.start)
+
+    async def on_unmount(self) -> None:
+        if self._trace_file is not None:
+            self._trace_file.close()
+            self._trace_file = None
+        await self.agent.aclose()
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def side_panes(self) -> SidePanes:
+        return self.query_one(SidePanes)
+
+    @property
+    def prompt(self) -> Prompt:
+        return self.query_one(Prompt)
+
+    # --- running the agent ------------------------------------------------------------------
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_events(self, make_stream: Callable[[], AsyncIterator[BaseEvent]]) -> None:
+        """Consume one core stream (start or a submit), posting each event for the bridge."""
+        self._set_busy(True)
+        try:
+            async with aclosing(make_stream()) as stream:  # type: ignore[type-var]
+                async for event in stream:
+                    self._record(event)
+                    self.post_message(AgentEvent(event))
+        except Exception as error:  # a core bug is shown, never a crashed TUI
+            crash = Error(kind="crash", message=f"{type(error).__name__}: {error}")
+            self.post_message(AgentEvent(crash))
+
+    def _record(self, event: BaseEvent) -> None:
+        if self._trace_file is not None:
+            self._trace_file.write(to_json(event) + "\n")
+            self._trace_file.flush()
+
+    async def on_agent_event(self, message: AgentEvent) -> None:
+        if self._bridge is not None:
+            await self._bridge.route(message.event)
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "agent" or not event.worker.is_finished:
+            return
+        self.transcript.forget_echoes()
+        if event.state == WorkerState.CANCELLED:
+            await self.transcript.end_turn()
+            await self.transcript.add_notice("turn cancelled", "warning")
+        self._set_busy(False)
+        if self.queued and event.state != WorkerState.CANCELLED:
+            await self._submit(self.queued.popleft())
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.prompt.show_busy(busy)
+
+    @on(Input.Submitted, "#prompt")
+    async def prompt_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        self.prompt.clear()
+        if not text:
+            return
+        self.prompt.remember(text)
+        if self.busy:
+            self.queued.append(text)
+            await self.transcript.add_notice(f"queued ({len(self.queued)} waiting): {text}")
+            return
+        await self._submit(text)
+
+    async def _submit(self, text: str) -> None:
+        await self.transcript.echo_user(text)
+        self.run_events(lambda: self.agent.submit(text))
+
+    # --- actions ----------------------------------------------------------------------------
+
+    async def action_cancel_turn(self) -> None:
+        if self.busy:
+            dropped = len(self.queued)
+            self.queued.clear()
+            self.workers.cancel_group(self, "agent")
+            if dropped:
+                await self.transcript.add_notice(f"dropped {dropped} queued prompt(s)")
+
+    async def action_clear_view(self) -> None:
+        await self.transcript.clear_view()
+
+    def action_toggle_side(self) -> None:
+        self.screen.toggle_class("-side-toggled")
+
+    def action_cycle_theme(self) -> None:
+        names = self._theme_cycle
+        index = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(index + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=1.5)
+
+    def on_resize(self, event: Resize) -> None:
+        self._sync_width(event.size.width)
+
+    def _sync_width(self, width: int) -> None:
+        self.screen.set_class(width < NARROW_WIDTH, "-narrow")
+
+
+def run_tui(agent: AgentSource, *, trace: Path | None = None) -> None:
+    """Open the TUI on `agent` and return when the user quits."""
+    CairnApp(agent, trace=trace).run()

@@ -1,0 +1,226 @@
+"""The transcript's non-chat blocks: notices, memory writes, flushes, compaction receipts, and
+re-injections. Each has `describe()`, a plain-text account used by tests and replay checks."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Collapsible, Markdown, Static
+
+from shell.events import (
+    CompactionFailed,
+    CompactionFinished,
+    CompactionStarted,
+    ContextReinjected,
+    FlushFinished,
+    FlushStarted,
+    MemoryWritten,
+)
+from widgets.format import duration, short_sha, tokens
+
+
+class UserMessage(Static):
+    """What the user typed (a prompt or a slash command)."""
+
+    DEFAULT_CSS = """
+    UserMessage {
+        height: auto;
+        margin: 1 0 1 0;
+        padding: 0 1;
+        border-left: outer $user-message-border;
+        background: $boost;
+        text-style: bold;
+    }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Text(text))
+        self.text = text
+
+    def describe(self) -> str:
+        return f"user: {self.text}"
+
+
+class AssistantReply(Markdown):
+    """The assistant's streamed answer for one model call."""
+
+    DEFAULT_CSS = """
+    AssistantReply { height: auto; margin: 0 0 1 0; padding: 0 1; background: transparent; }
+    """
+
+    def describe(self) -> str:
+        return f"assistant: {self.source.strip()}"
+
+
+class NoticeLine(Static):
+    """One muted line; `level` info, warning or error picks the colour."""
+
+    DEFAULT_CSS = """
+    NoticeLine {
+        height: auto;
+        padding: 0 1;
+        color: $muted-text;
+        &.-warning { color: $warning; }
+        &.-error { color: $error; text-style: bold; }
+    }
+    """
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        super().__init__(Text(text), classes=f"-{level}" if level in ("warning", "error") else "")
+        self.text = text
+        self.level = level
+
+    def describe(self) -> str:
+        return f"{self.level}: {self.text}"
+
+
+def memory_write_text(event: MemoryWritten) -> str:
+    lines = f"+{event.lines_added} lines"
+    if event.lines_skipped:
+        lines += f" ({event.lines_skipped} duplicate skipped)"
+    text = f"✎ {event.path}  {lines}  {event.bytes} B  ({event.reason})"
+    if event.commit:
+        return f"{text}  → {short_sha(event.commit)}"
+    return f"{text}  ✗ not committed: {event.commit_error or 'unknown error'}"
+
+
+class MemoryWriteLine(Static):
+    """A memory file was written: path, +lines, bytes, and the commit (or why it failed)."""
+
+    DEFAULT_CSS = """
+    MemoryWriteLine {
+        height: auto;
+        padding: 0 1;
+        margin: 0 0 1 0;
+        color: $memory-write;
+        &.-commit-failed { color: $error; }
+    }
+    """
+
+    def __init__(self, event: MemoryWritten) -> None:
+        self.text = memory_write_text(event)
+        super().__init__(Text(self.text), classes="" if event.commit else "-commit-failed")
+
+    def describe(self) -> str:
+        return self.text
+
+
+class FlushBlock(Static):
+    """A memory flush: the agent asked to save what matters before compaction."""
+
+    DEFAULT_CSS = """
+    FlushBlock {
+        height: auto;
+        margin: 0 0 1 0;
+        padding: 0 1;
+        border: round $flush-block-border;
+        border-title-color: $flush-block-border;
+        &.-failed { border: round $error; }
+    }
+    """
+
+    def __init__(self, event: FlushStarted) -> None:
+        self.started = event
+        self.text = f"flushing to {event.target} (cycle {event.cycle}, trigger {event.trigger}) …"
+        super().__init__(Text(self.text))
+        self.border_title = "memory flush"
+
+    def finish(self, event: FlushFinished) -> None:
+        match event.outcome:
+            case "written":
+                self.text = (
+                    f"written {event.lines} lines to {event.target} → {short_sha(event.commit)}"
+                )
+            case "no_reply":
+                self.text = f"NO_REPLY — nothing worth saving (cycle {event.cycle})"
+            case "exhausted":
+                self.text = f"exhausted after {event.failures} failures; no more flushes this cycle"
+            case _:
+                self.text = f"failed: {event.error or 'unknown error'}"
+        self.set_class(event.outcome in ("failed", "exhausted"), "-failed")
+        self.update(Text(self.text))
+
+    def describe(self) -> str:
+        return f"flush: {self.text}"
+
+
+class CompactionReceipt(Vertical):
+    """A compaction, from started to its receipt: tokens before → after, turns summarised."""
+
+    DEFAULT_CSS = """
+    CompactionReceipt {
+        height: auto;
+        margin: 0 0 1 0;
+        padding: 0 1;
+        border: round $compaction-block-border;
+        border-title-color: $compaction-block-border;
+        &.-failed { border: round $error; }
+        & > Static { height: auto; }
+        & > Collapsible { padding: 0; margin: 0; border-top: none; background: transparent; }
+    }
+    """
+
+    def __init__(self, event: CompactionStarted) -> None:
+        super().__init__()
+        self.started = event
+        focus = f", focus: {event.focus}" if event.focus else ""
+        self.text = f"compacting ({event.trigger}{focus}) at {tokens(event.tokens_before)} tokens …"
+        self.summary: str | None = None
+        self.border_title = "compaction"
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.text), classes="compaction--line")
+
+    def finish(self, event: CompactionFinished) -> None:
+        self.border_title = f"compaction #{event.compaction_count}"
+        self.text = (
+            f"{event.trigger}: {tokens(event.tokens_before)} → {tokens(event.tokens_after)} tokens"
+            f" · {event.turns_summarised} turns summarised · {event.messages_kept} messages kept"
+            f" · {duration(event.duration_ms)}"
+        )
+        if event.attempts > 1:
+            self.text += f" · {event.attempts} attempts"
+        self.summary = event.summary
+        self.query_one(".compaction--line", Static).update(Text(self.text))
+        self.mount(Collapsible(Markdown(event.summary), title="summary", collapsed=True))
+
+    def fail(self, event: CompactionFailed) -> None:
+        self.add_class("-failed")
+        self.text = (
+            f"failed ({event.trigger}) after {event.attempts} attempts: {event.reason}"
+            " — history kept as it was"
+        )
+        self.query_one(".compaction--line", Static).update(Text(self.text))
+
+    def describe(self) -> str:
+        summary = f"\nsummary: {self.summary}" if self.summary else ""
+        return f"{self.border_title}: {self.text}{summary}"
+
+
+class ReinjectionBlock(Vertical):
+    """After a compaction, which AGENTS.md sections went back into the system prompt."""
+
+    DEFAULT_CSS = """
+    ReinjectionBlock {
+        height: auto;
+        margin: 0 0 1 0;
+        padding: 0 1;
+        border-left: outer $reinjection-border;
+        & > Static { height: auto; color: $reinjection-border; }
+        & > Collapsible { padding: 0; margin: 0; border-top: none; background: transparent; }
+    }
+    """
+
+    def __init__(self, event: ContextReinjected) -> None:
+        super().__init__()
+        self.event = event
+        sections = ", ".join(event.sections) or "none"
+        self.text = f"↻ re-injected after compaction: {sections} ({event.chars} chars)"
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.text))
+        yield Collapsible(Static(Text(self.event.text)), title="text", collapsed=True)
+
+    def describe(self) -> str:
+        return self.text

@@ -1,0 +1,163 @@
+"""The one place where core events become widget changes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shell.events import (
+    AssistantMessage,
+    BaseEvent,
+    BootstrapMissing,
+    BootstrapTruncated,
+    CompactionFailed,
+    CompactionFinished,
+    CompactionSkipped,
+    CompactionStarted,
+    ContextReinjected,
+    Error,
+    FlushFinished,
+    FlushGateEvaluated,
+    FlushStarted,
+    GitLockCleared,
+    IndexRebuilt,
+    IndexSynced,
+    IndexSyncProgress,
+    MemoryWritten,
+    ModelRetry,
+    Notice,
+    SearchPerformed,
+    SessionStarted,
+    StartupPreludeInjected,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+from widgets.blocks import CompactionReceipt, FlushBlock, MemoryWriteLine, ReinjectionBlock
+from widgets.format import tokens
+
+if TYPE_CHECKING:
+    from widgets.side_panes import SidePanes
+    from widgets.status_bar import StatusBar
+    from widgets.transcript import Transcript
+
+
+class EventBridge:
+    """Routes each core event to the widgets that show it. Holds the little state that spans
+    events (the open flush block, the open compaction receipt)."""
+
+    def __init__(self, transcript: Transcript, status: StatusBar, side: SidePanes) -> None:
+        self.transcript = transcript
+        self.status = status
+        self.side = side
+        self._flush: FlushBlock | None = None
+        self._compaction: CompactionReceipt | None = None
+
+    async def route(self, event: BaseEvent) -> None:
+        transcript = self.transcript
+        match event:
+            case SessionStarted(session_id=session_id, resumed=resumed, model=model, demo=demo):
+                self.status.show_session(model=model, session_id=session_id, demo=demo)
+                verb = "resumed" if resumed else "started"
+                await transcript.add_notice(f"session {session_id} {verb} · {event.workspace}")
+            case TurnStarted(prompt=prompt):
+                await transcript.add_turn_prompt(prompt)
+            case TextDelta(text=text):
+                await transcript.append_text(text)
+            case AssistantMessage(text=text):
+                await transcript.finish_text(text)
+            case ToolCallStarted():
+                await transcript.start_tool(event)
+            case ToolCallFinished():
+                await transcript.finish_tool(event)
+            case SearchPerformed():
+                await transcript.show_search(event)
+            case UsageUpdated():
+                meter = self.status.meter
+                meter.window = event.window
+                meter.flush_threshold = event.flush_threshold
+                meter.compaction_threshold = event.compaction_threshold
+                meter.used = event.prompt_tokens
+            case ModelRetry():
+                if event.discard_partial:
+                    await transcript.discard_partial()
+                await transcript.add_notice(
+                    f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay_s:g} s:"
+                    f" {event.reason}"
+                )
+            case Error(kind=kind, message=message):
+                await transcript.add_notice(f"error ({kind}): {message}", "error")
+            case Notice(message=message, level=level):
+                await transcript.add_notice(message, level)
+            case TurnFinished(reason=reason):
+                await transcript.end_turn()
+                if reason != "completed":
+                    await transcript.add_notice(f"turn ended: {reason}", "warning")
+            case BootstrapTruncated():
+                await transcript.add_notice(
+                    f"{event.file} truncated for the prompt: kept {event.kept_chars} of"
+                    f" {event.original_chars} chars ({event.reason} budget)",
+                    "warning",
+                )
+            case BootstrapMissing(file=file):
+                await transcript.add_notice(f"{file} is missing; the prompt goes without it")
+            case MemoryWritten():
+                await transcript.add_block(MemoryWriteLine(event))
+                await self.side.memory_written(event.path)
+            case GitLockCleared(path=path, age_s=age_s):
+                await transcript.add_notice(
+                    f"cleared a stale git lock {path} ({age_s:.0f} s old)", "warning"
+                )
+            case IndexSyncProgress(files_done=done, files_total=total):
+                self.status.index_status.show_progress(done, total)
+            case IndexSynced(chunks_total=chunks):
+                self.status.index_status.show_synced(chunks)
+            case IndexRebuilt(reason=reason):
+                await transcript.add_notice(
+                    f"memory index rebuilt from the files: {reason}", "warning"
+                )
+            case FlushGateEvaluated():
+                await self.side.gate_log.add_decision(event)
+            case FlushStarted():
+                self._flush = FlushBlock(event)
+                await transcript.add_block(self._flush)
+            case FlushFinished():
+                if self._flush is None:
+                    self._flush = FlushBlock(FlushStarted(event.target, event.cycle, "unknown"))
+                    await transcript.add_block(self._flush)
+                self._flush.finish(event)
+                self._flush = None
+            case CompactionSkipped(reason=reason):
+                await transcript.add_notice(f"compaction skipped: {reason}")
+            case CompactionStarted():
+                self.status.meter.compacting = True
+                self._compaction = CompactionReceipt(event)
+                await transcript.add_block(self._compaction)
+            case CompactionFinished():
+                self.status.meter.compacting = False
+                self.status.compactions.count = event.compaction_count
+                receipt = await self._open_receipt(event.trigger, event.tokens_before)
+                receipt.finish(event)
+            case CompactionFailed():
+                self.status.meter.compacting = False
+                receipt = await self._open_receipt(event.trigger, 0)
+                receipt.fail(event)
+            case ContextReinjected():
+                await transcript.add_block(ReinjectionBlock(event))
+            case StartupPreludeInjected(files=files, chars=chars):
+                names = ", ".join(files) or "none"
+                await transcript.add_notice(
+                    f"startup prelude: recent notes {names} ({tokens(chars)} chars) as background"
+                )
+            case _:
+                pass
+
+    async def _open_receipt(self, trigger: str, tokens_before: int) -> CompactionReceipt:
+        receipt = self._compaction
+        if receipt is None:  # a trace that begins mid-compaction
+            receipt = CompactionReceipt(CompactionStarted(trigger, tokens_before))
+            await self.transcript.add_block(receipt)
+        self._compaction = None
+        return receipt

@@ -1,0 +1,100 @@
+"""The flush gate's decisions, newest at the bottom: yes/no, the summary, and (on click) every
+condition with its value and threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import var
+from textual.widgets import Static
+
+from shell.events import FlushGateEvaluated
+from widgets.format import tokens
+
+MAX_ENTRIES = 200
+
+
+def condition_line(condition: dict[str, Any]) -> str:
+    mark = "✓" if condition.get("ok") else "✗"
+    line = f"{mark} {condition.get('name', '?')}"
+    if "value" in condition:
+        line += f" = {condition['value']}"
+    if condition.get("threshold") is not None:
+        line += f" (threshold {condition['threshold']})"
+    if condition.get("detail"):
+        line += f" — {condition['detail']}"
+    return line
+
+
+class GateEntry(Vertical):
+    """One gate decision. Click to show its conditions."""
+
+    DEFAULT_CSS = """
+    GateEntry {
+        height: auto;
+        & > .gate--summary { height: auto; color: $muted-text; }
+        &.-flush > .gate--summary { color: $flush-block-border; text-style: bold; }
+        & > .gate--conditions { height: auto; display: none; padding: 0 0 0 2; color: $muted-text; }
+        &.-expanded > .gate--conditions { display: block; }
+    }
+    """
+
+    expanded: var[bool] = var(False, toggle_class="-expanded")
+
+    def __init__(self, number: int, event: FlushGateEvaluated) -> None:
+        super().__init__(classes="-flush" if event.flush else "")
+        self.number = number
+        self.event = event
+
+    @property
+    def summary(self) -> str:
+        verdict = "flush" if self.event.flush else "no"
+        projected = f"{tokens(self.event.projected_tokens)}/{tokens(self.event.flush_threshold)}"
+        return f"#{self.number} {verdict} · {projected} · {self.event.summary}"
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.summary), classes="gate--summary")
+        lines = [condition_line(c) for c in self.event.conditions] or ["(no conditions reported)"]
+        yield Static(Text("\n".join(lines)), classes="gate--conditions")
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.expanded = not self.expanded
+
+    def describe(self) -> str:
+        conditions = "; ".join(condition_line(c) for c in self.event.conditions)
+        return f"{self.summary} [{conditions}]"
+
+
+class GateLog(VerticalScroll):
+    """Every flush_gate_evaluated, including the ones that said no."""
+
+    DEFAULT_CSS = """
+    GateLog { height: 1fr; }
+    GateLog > .gate--empty { color: $muted-text; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, can_focus=False)
+        self._count = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("no gate decisions yet", classes="gate--empty")
+
+    async def add_decision(self, event: FlushGateEvaluated) -> None:
+        self._count += 1
+        for empty in self.query(".gate--empty"):
+            await empty.remove()
+        entries = self.query(GateEntry)
+        if len(entries) >= MAX_ENTRIES:
+            await entries.first().remove()
+        await self.mount(GateEntry(self._count, event))
+        self.scroll_end(animate=False)
+
+    @property
+    def entries(self) -> list[GateEntry]:
+        return list(self.query(GateEntry))

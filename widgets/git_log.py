@@ -1,0 +1,75 @@
+"""The workspace's recent commits: one per memory write, newest first."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from widgets.format import one_line
+
+
+class CommitLike(Protocol):
+    short: str
+    message: str
+    when: Any
+
+
+class GitLogSource(Protocol):
+    def log(self, limit: int = 20) -> Sequence[CommitLike]: ...
+
+
+def _when(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.strftime("%m-%d %H:%M")
+    return str(value)[:16] if value else ""
+
+
+def commit_lines(commits: Sequence[CommitLike]) -> Text:
+    text = Text()
+    for commit in commits:
+        text.append(commit.short[:7], style="bold")
+        text.append(f" {one_line(commit.message.splitlines()[0] if commit.message else '', 72)}")
+        if when := _when(commit.when):
+            text.append(f"  {when}", style="dim")
+        text.append("\n")
+    text.rstrip()
+    return text
+
+
+class GitLog(VerticalScroll):
+    """The last commits of the workspace repository (sha + message)."""
+
+    DEFAULT_CSS = """
+    GitLog { height: 1fr; padding: 0 1; }
+    GitLog > Static { height: auto; }
+    """
+
+    LIMIT = 20
+
+    def __init__(self, source: GitLogSource | None, *, id: str | None = None) -> None:
+        super().__init__(id=id, can_focus=False)
+        self.source = source
+        self.commits: list[CommitLike] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("no commits yet", classes="git-log--body")
+
+    async def reload(self) -> None:
+        """Read the log off the UI thread (git is a subprocess/disk read) and show it."""
+        if self.source is None:
+            return
+        try:
+            commits = list(await asyncio.to_thread(self.source.log, self.LIMIT))
+        except Exception as error:  # a broken repository must not break the UI
+            self.query_one(".git-log--body", Static).update(Text(f"git log failed: {error}"))
+            return
+        self.commits = commits
+        body = commit_lines(commits) if commits else Text("no commits yet")
+        self.query_one(".git-log--body", Static).update(body)

@@ -1,0 +1,16 @@
+"""App-wide Textual messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from shell.events import BaseEvent
+
+
+@dataclass
+class AgentEvent(Message):
+    """One core event, posted by the agent worker for the bridge to route."""
+
+    event: BaseEvent

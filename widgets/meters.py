@@ -1,0 +1,167 @@
+"""The token meter, the compaction counter and the index status: the numbers in the status bar."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from widgets.format import tokens
+
+NEAR_FLUSH_FRACTION = 0.8
+"""The meter turns "near flush" at this fraction of the flush threshold."""
+
+METER_STATES = ("-ok", "-near-flush", "-over-flush", "-compacting")
+
+
+class TokenMeter(Widget):
+    """`1.2k / 8.2k` and a bar with the flush and compaction thresholds marked on it.
+
+    The state class (one of `METER_STATES`) colours the bar: below 80% of the flush threshold
+    `-ok`, then `-near-flush`, `-over-flush` once past it, and `-compacting` while a compaction
+    runs.
+    """
+
+    DEFAULT_CSS = """
+    TokenMeter {
+        height: 1;
+        width: 1fr;
+        min-width: 16;
+        & > .token-meter--label { color: $foreground; text-style: bold; }
+        & > .token-meter--track { color: $meter-track; }
+        & > .token-meter--mark { color: $meter-mark; text-style: bold; }
+        & > .token-meter--fill { color: $meter-ok; }
+        &.-near-flush > .token-meter--fill { color: $meter-near-flush; }
+        &.-over-flush > .token-meter--fill { color: $meter-over-flush; }
+        &.-compacting > .token-meter--fill { color: $meter-compacting; }
+        &.-over-flush > .token-meter--label { color: $meter-over-flush; }
+        &.-compacting > .token-meter--label { color: $meter-compacting; }
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "token-meter--label",
+        "token-meter--track",
+        "token-meter--mark",
+        "token-meter--fill",
+    }
+
+    used: reactive[int] = reactive(0)
+    """Prompt tokens the next model call will send."""
+    window: reactive[int] = reactive(8192)
+    flush_threshold: reactive[int] = reactive(0)
+    compaction_threshold: reactive[int] = reactive(0)
+    compacting: reactive[bool] = reactive(False)
+    """True between compaction_started and compaction_finished/failed."""
+
+    def __init__(
+        self,
+        *,
+        window: int = 8192,
+        flush_threshold: int = 0,
+        compaction_threshold: int = 0,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.set_reactive(TokenMeter.window, max(1, window))
+        self.set_reactive(TokenMeter.flush_threshold, flush_threshold)
+        self.set_reactive(TokenMeter.compaction_threshold, compaction_threshold)
+        self._sync_state()
+
+    @property
+    def state(self) -> str:
+        """The current state class, without the dash: ok, near-flush, over-flush, compacting."""
+        if self.compacting:
+            return "compacting"
+        if self.flush_threshold and self.used >= self.flush_threshold:
+            return "over-flush"
+        if self.flush_threshold and self.used >= NEAR_FLUSH_FRACTION * self.flush_threshold:
+            return "near-flush"
+        return "ok"
+
+    @property
+    def label(self) -> str:
+        return f"{tokens(self.used)} / {tokens(self.window)}"
+
+    def validate_used(self, used: int) -> int:
+        return max(0, used)
+
+    def validate_window(self, window: int) -> int:
+        return max(1, window)
+
+    def _sync_state(self) -> None:
+        current = f"-{self.state}"
+        for state in METER_STATES:
+            self.set_class(state == current, state)
+
+    def watch_used(self) -> None:
+        self._sync_state()
+
+    def watch_flush_threshold(self) -> None:
+        self._sync_state()
+
+    def watch_compacting(self) -> None:
+        self._sync_state()
+
+    def render(self) -> Text:
+        label = f"{self.label} "
+        text = Text(label, style=self.get_component_rich_style("token-meter--label"))
+        width = max(0, self.size.width - len(label))
+        if width < 4:
+            return text
+        fill_style = self.get_component_rich_style("token-meter--fill")
+        track_style = self.get_component_rich_style("token-meter--track")
+        mark_style = self.get_component_rich_style("token-meter--mark")
+
+        def column(value: int) -> int:
+            return min(width - 1, max(0, round(value / self.window * width)))
+
+        filled = min(width, round(self.used / self.window * width))
+        marks = {column(t) for t in (self.flush_threshold, self.compaction_threshold) if t > 0}
+        for cell in range(width):
+            if cell in marks:
+                text.append("│", mark_style)
+            elif cell < filled:
+                text.append("━", fill_style)
+            else:
+                text.append("─", track_style)
+        return text
+
+
+class CompactionCounter(Widget):
+    """🗜 N: how many compactions this session has had."""
+
+    DEFAULT_CSS = """
+    CompactionCounter { width: auto; height: 1; padding: 0 1; color: $meter-compacting; }
+    """
+
+    count: reactive[int] = reactive(0)
+
+    def render(self) -> str:
+        return f"🗜 {self.count}"
+
+
+class IndexStatus(Widget):
+    """The memory index: syncing progress, or how many chunks it holds."""
+
+    DEFAULT_CSS = """
+    IndexStatus { width: auto; height: 1; padding: 0 1; color: $muted-text; }
+    IndexStatus.-syncing { color: $warning; }
+    """
+
+    text: reactive[str] = reactive("index —")
+
+    def show_progress(self, files_done: int, files_total: int) -> None:
+        self.add_class("-syncing")
+        self.text = f"indexing {files_done}/{files_total}"
+
+    def show_synced(self, chunks_total: int) -> None:
+        self.remove_class("-syncing")
+        self.text = f"index {chunks_total} chunks"
+
+    def render(self) -> str:
+        return self.text

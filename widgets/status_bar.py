@@ -1,0 +1,81 @@
+"""The one-line status bar: model (+ demo badge), session id, token meter, compactions, index."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label
+
+from widgets.meters import CompactionCounter, IndexStatus, TokenMeter
+
+DEMO_BADGE = "DEMO — offline demo brain"
+
+
+class StatusBar(Horizontal):
+    """Everything about the session at a glance, one line high."""
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        width: 1fr;
+        background: $panel;
+        & > Label { width: auto; padding: 0 1; }
+        & > #status-model { color: $primary; text-style: bold; }
+        & > #status-demo { background: $demo-badge; color: $background; text-style: bold; }
+        & > #status-session { color: $muted-text; }
+        & > TokenMeter { margin: 0 1; }
+    }
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        demo: bool,
+        session_id: str,
+        window: int,
+        flush_threshold: int,
+        compaction_threshold: int,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self._model = model
+        self._demo = demo
+        self._session_id = session_id
+        self._meter = TokenMeter(
+            window=window,
+            flush_threshold=flush_threshold,
+            compaction_threshold=compaction_threshold,
+            id="token-meter",
+        )
+
+    def compose(self) -> ComposeResult:
+        yield Label(self._model, id="status-model")
+        demo = Label(DEMO_BADGE, id="status-demo")
+        demo.display = self._demo
+        yield demo
+        yield Label(self._session_label(self._session_id), id="status-session")
+        yield self._meter
+        yield CompactionCounter(id="compactions")
+        yield IndexStatus(id="index-status")
+
+    @staticmethod
+    def _session_label(session_id: str) -> str:
+        return f"session {session_id}" if session_id else ""
+
+    def show_session(self, *, model: str, session_id: str, demo: bool) -> None:
+        self.query_one("#status-model", Label).update(model)
+        self.query_one("#status-session", Label).update(self._session_label(session_id))
+        self.query_one("#status-demo", Label).display = demo
+
+    @property
+    def meter(self) -> TokenMeter:
+        return self._meter
+
+    @property
+    def compactions(self) -> CompactionCounter:
+        return self.query_one(CompactionCounter)
+
+    @property
+    def index_status(self) -> IndexStatus:
+        return self.query_one(IndexStatus)

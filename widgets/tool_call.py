@@ -1,0 +1,166 @@
+"""An inline tool call card: name and one-line arguments, then the result; collapsible.
+
+memory_search cards also show the search itself (query, mode, degraded reason, and a table of
+hits with their scores), always visible: recall decisions are never hidden behind a click.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.reactive import var
+from textual.widgets import Static
+
+from shell.events import SearchPerformed, ToolCallFinished
+from widgets.format import duration, one_line
+
+RESULT_PREVIEW_CHARS = 2000
+
+
+def _score(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, int | float) else "—"
+
+
+def hits_table(search: SearchPerformed) -> RenderableType:
+    """The hits of one search as a small table: citation, score, vector and text scores."""
+    if search.nothing_relevant or not search.hits:
+        return Text("memory holds nothing relevant", style="italic")
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+    table.add_column("citation", overflow="ellipsis", no_wrap=True, ratio=1)
+    table.add_column("score", justify="right")
+    table.add_column("vec", justify="right")
+    table.add_column("text", justify="right")
+    for hit in search.hits:
+        citation = hit.get("citation") or f"{hit.get('path', '?')}#L{hit.get('start_line', '?')}"
+        table.add_row(
+            str(citation),
+            _score(hit.get("score")),
+            _score(hit.get("vector_score")),
+            _score(hit.get("text_score")),
+        )
+    return table
+
+
+class ToolCallCard(Vertical):
+    """One tool call, from started to finished. Click the header to show arguments and result."""
+
+    DEFAULT_CSS = """
+    ToolCallCard {
+        height: auto;
+        margin: 0 0 1 0;
+        padding: 0 1;
+        border-left: outer $tool-card-border;
+        background: $surface;
+        & > .tool-call--header { height: auto; }
+        & > .tool-call--search { height: auto; display: none; }
+        & > .tool-call--details { height: auto; display: none; color: $muted-text; }
+        &.-search { border-left: outer $search-card-border; }
+        &.-search > .tool-call--search { display: block; }
+        &.-error { border-left: outer $tool-card-error-border; }
+        &.-expanded > .tool-call--details { display: block; }
+    }
+    """
+
+    expanded: var[bool] = var(False, toggle_class="-expanded")
+    """Whether the full arguments and result are shown."""
+
+    def __init__(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+        super().__init__(classes="-search" if name == "memory_search" else "")
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.finished: ToolCallFinished | None = None
+        self.search: SearchPerformed | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._header(), classes="tool-call--header")
+        yield Static("", classes="tool-call--search")
+        yield Static(self._details(), classes="tool-call--details")
+
+    def _header(self) -> Text:
+        arrow = "▾" if self.expanded else "▸"
+        text = Text.assemble((f"{arrow} ", "dim"), (self.tool_name, "bold"), " ")
+        text.append(one_line(self.arguments, 60), style="dim")
+        if self.finished is None:
+            text.append("  … running")
+        elif self.finished.error:
+            text.append(f"  ✗ {one_line(self.finished.error, 60)}", style="bold")
+        else:
+            text.append(f"  ✓ {duration(self.finished.duration_ms)}")
+        return text
+
+    def _details(self) -> Text:
+        text = Text()
+        for key, value in self.arguments.items():
+            text.append(f"{key}: ", style="bold")
+            text.append(f"{value}\n")
+        if self.finished is not None:
+            result = self.finished.error or self.finished.result
+            if len(result) > RESULT_PREVIEW_CHARS:
+                result = result[:RESULT_PREVIEW_CHARS] + f"… ({len(result)} chars)"
+            text.append("result: ", style="bold")
+            text.append(result)
+        return text
+
+    def _search_view(self) -> RenderableType:
+        assert self.search is not None
+        search = self.search
+        heading = Text.assemble(("query ", "bold"), search.query, ("  mode ", "bold"), search.mode)
+        if search.degraded_reason:
+            heading.append(f"\ndegraded: {search.degraded_reason}", style="italic")
+        table = Table.grid(expand=True)
+        table.add_row(heading)
+        table.add_row(hits_table(search))
+        return table
+
+    def _refresh_parts(self) -> None:
+        if not self.is_mounted:
+            return
+        self.query_one(".tool-call--header", Static).update(self._header())
+        self.query_one(".tool-call--details", Static).update(self._details())
+        if self.search is not None:
+            self.query_one(".tool-call--search", Static).update(self._search_view())
+
+    def on_mount(self) -> None:
+        self._refresh_parts()
+
+    def watch_expanded(self) -> None:
+        self._refresh_parts()
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.expanded = not self.expanded
+
+    def finish(self, event: ToolCallFinished) -> None:
+        self.finished = event
+        self.set_class(bool(event.error), "-error")
+        self._refresh_parts()
+
+    def attach_search(self, event: SearchPerformed) -> None:
+        self.search = event
+        self.add_class("-search")
+        self._refresh_parts()
+
+    def describe(self) -> str:
+        """A plain-text account of the card (for tests and replay comparisons)."""
+        parts = [f"tool {self.tool_name}({one_line(self.arguments, 200)})"]
+        if self.search is not None:
+            parts.append(f"search {self.search.query!r} mode={self.search.mode}")
+            if self.search.degraded_reason:
+                parts.append(f"degraded: {self.search.degraded_reason}")
+            if self.search.nothing_relevant or not self.search.hits:
+                parts.append("memory holds nothing relevant")
+            for hit in self.search.hits:
+                parts.append(
+                    f"hit {hit.get('citation')} {_score(hit.get('score'))} "
+                    f"{_score(hit.get('vector_score'))} {_score(hit.get('text_score'))}"
+                )
+        if self.finished is not None:
+            parts.append(f"error: {self.finished.error}" if self.finished.error else "ok")
+        return "\n".join(parts)

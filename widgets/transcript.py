@@ -1,0 +1,127 @@
+"""The conversation: user messages, streamed answers, tool cards and memory blocks, in order."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownStream
+
+from shell.events import SearchPerformed, ToolCallFinished, ToolCallStarted
+from widgets.blocks import AssistantReply, NoticeLine, UserMessage
+from widgets.tool_call import ToolCallCard
+
+
+class Transcript(VerticalScroll):
+    """A scrolling column of blocks that stays pinned to the bottom while output arrives.
+
+    Streaming: the first text delta of a model call mounts an `AssistantReply` and opens its
+    `MarkdownStream`; later deltas are written to it; a tool call, the final message, a retry or
+    the end of the turn closes it.
+    """
+
+    DEFAULT_CSS = """
+    Transcript { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, can_focus=False)
+        self._reply: AssistantReply | None = None
+        self._stream: MarkdownStream | None = None
+        self._cards: dict[str, ToolCallCard] = {}
+        self._last_search_card: ToolCallCard | None = None
+        self._echoed: list[str] = []
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def add_block(self, block: Widget) -> None:
+        await self.mount(block)
+
+    async def echo_user(self, text: str) -> None:
+        """Show what the user submitted now, before the core confirms it with turn_started."""
+        self._echoed.append(text)
+        await self.add_block(UserMessage(text))
+
+    async def add_turn_prompt(self, prompt: str) -> None:
+        """A turn started: show its prompt unless the user's own echo already shows it."""
+        if prompt in self._echoed:
+            self._echoed.remove(prompt)
+            return
+        await self.add_block(UserMessage(prompt))
+
+    def forget_echoes(self) -> None:
+        """The stream ended: echoes never confirmed by turn_started (slash commands) expire."""
+        self._echoed.clear()
+
+    async def add_notice(self, text: str, level: str = "info") -> None:
+        await self.add_block(NoticeLine(text, level))
+
+    async def append_text(self, delta: str) -> None:
+        if self._stream is None:
+            self._reply = AssistantReply()
+            await self.add_block(self._reply)
+            self._stream = Markdown.get_stream(self._reply)
+        await self._stream.write(delta)
+
+    async def finish_text(self, full_text: str | None = None) -> None:
+        """Close the open answer; a complete message that was never streamed is shown whole."""
+        streamed = self._stream is not None
+        await self._close_stream()
+        if not streamed and full_text:
+            await self.add_block(AssistantReply(full_text))
+
+    async def discard_partial(self) -> None:
+        """A retry voids the text streamed so far for this model call."""
+        reply = self._reply
+        await self._close_stream()
+        if reply is not None:
+            await reply.remove()
+
+    async def _close_stream(self) -> None:
+        if self._stream is not None:
+            await self._stream.stop()
+        self._stream = None
+        self._reply = None
+
+    async def start_tool(self, event: ToolCallStarted) -> None:
+        await self._close_stream()
+        card = ToolCallCard(event.call_id, event.name, event.arguments)
+        self._cards[event.call_id] = card
+        if event.name == "memory_search":
+            self._last_search_card = card
+        await self.add_block(card)
+
+    async def finish_tool(self, event: ToolCallFinished) -> None:
+        card = self._cards.get(event.call_id)
+        if card is None:  # a trace that starts mid-call, or a finish with no start
+            card = ToolCallCard(event.call_id, event.name, {})
+            self._cards[event.call_id] = card
+            await self.add_block(card)
+        card.finish(event)
+
+    async def show_search(self, event: SearchPerformed) -> None:
+        """Attach a search to its memory_search card, or show it on a card of its own."""
+        card = self._last_search_card
+        if card is None or card.search is not None:
+            card = ToolCallCard(
+                f"search-{len(self._cards)}", "memory_search", {"query": event.query}
+            )
+            self._cards[card.call_id] = card
+            await self.add_block(card)
+        card.attach_search(event)
+
+    async def end_turn(self) -> None:
+        await self._close_stream()
+        self._last_search_card = None
+
+    async def clear_view(self) -> None:
+        """Remove every block from the view (the session itself is untouched)."""
+        await self._close_stream()
+        self._cards.clear()
+        self._last_search_card = None
+        await self.remove_children()
+
+    def describe(self) -> str:
+        """A plain-text account of every block, top to bottom."""
+        return "\n".join(child.describe() for child in self.children if hasattr(child, "describe"))

@@ -1,0 +1,389 @@
+"""The only litellm caller: streaming, tool-call assembly, usage, retries and error mapping.
+
+`LLM.stream` yields `TextDelta` pieces as they arrive, a `ModelRetry` before each retry, and a
+`ModelReply` last. Failures that retrying cannot fix raise `ModelError` with a stable `kind`
+and one line for the user. litellm is imported lazily by `prepare_litellm` (it takes ~3 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import re
+import threading
+import time
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
+from shell.events import ModelRetry, TextDelta
+
+DEMO_PROVIDER = DEMO_MODEL.split("/", 1)[0]
+LOCAL_DUMMY_KEY = "sk-cairn-local"
+"""litellm's openai provider insists on a key, even for a local server that ignores it."""
+
+_QUIET_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # else a blocking fetch and late stderr warnings
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "ORT_DISABLE_TELEMETRY": "1",
+    "LANCEDB_LOG": "error",
+}
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_OVERFLOW = re.compile(
+    r"context length|context_length_exceeded|maximum context|context window|too many tokens"
+    r"|prompt is too long|input is too long|request_too_large",
+    re.IGNORECASE,
+)
+_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w*(?:Error|Exception)\s*[-:]\s*)+")
+_MAX_RETRY_AFTER = 60.0
+
+_prepare_lock = threading.Lock()
+_litellm: Any = None
+
+
+class ModelError(Exception):
+    """A model call failed for good.
+
+    `kind` is one of auth, bad_request, context_overflow, not_found, unavailable, timeout,
+    rate_limited; `message` is one line for the user, without a traceback.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str
+    """Raw JSON text as the model sent it; possibly malformed (the tool layer reports that)."""
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    tool_calls: list[ToolCallRequest]
+    finish_reason: str
+    prompt_tokens: int = 0
+    """Provider-reported usage; 0 when the provider said nothing."""
+    completion_tokens: int = 0
+
+
+def prepare_litellm() -> Any:
+    """Import and quieten litellm once (thread-safe); return the module.
+
+    Sets the offline/quiet environment first (without overriding values the user set), turns
+    off litellm's stdout banners and stderr log lines, and registers the demo brain provider.
+    Call it off the UI thread: the first call takes about 3 s.
+    """
+    global _litellm
+    with _prepare_lock:
+        if _litellm is not None:
+            return _litellm
+        for name, value in _QUIET_ENV.items():
+            os.environ.setdefault(name, value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import litellm
+        litellm.suppress_debug_info = True
+        litellm.set_verbose = False
+        # Python warnings go to stderr too; these fire lazily inside litellm's calls.
+        warnings.filterwarnings("ignore", module=r"litellm(\.|$)")
+        warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
+        for name in _LITELLM_LOGGERS:  # litellm logs to stderr, which would land on the TUI
+            logger = logging.getLogger(name)
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.addHandler(logging.NullHandler())
+            logger.propagate = False
+        _register_demo_brain(litellm)
+        _litellm = litellm
+        return litellm
+
+
+def _register_demo_brain(litellm: Any) -> None:
+    try:
+        from shell.demo import DemoBrain  # type: ignore[attr-defined, unused-ignore]
+    except ImportError as error:
+        if error.name != "shell.demo":
+            raise
+        return
+    others = [p for p in litellm.custom_provider_map if p.get("provider") != DEMO_PROVIDER]
+    litellm.custom_provider_map = [
+        *others, {"provider": DEMO_PROVIDER, "custom_handler": DemoBrain()}]
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A retryable failure: `kind` is rate_limited, timeout or unavailable."""
+
+    kind: str
+    reason: str
+    detail: str
+    retry_after: float | None = None
+
+
+class LLM:
+    """One configured model. `stream` is the only way Cairn talks to it."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        max_attempts: int = 4,
+        base_delay: float = 1.0,
+        max_delay: float = 20.0,
+        timeout: float = 120.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        jitter: Callable[[], float] = lambda: random.uniform(0.5, 1.0),
+    ) -> None:
+        self.model = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.max_attempts = max(1, max_attempts)
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.timeout = timeout
+        self._sleep = sleep
+        self._jitter = jitter
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> AsyncIterator[TextDelta | ModelRetry | ModelReply]:
+        """Call the model, streaming; retry what is worth retrying.
+
+        Yields:
+            `TextDelta` per text piece, `ModelRetry` before each retry (`discard_partial` when
+            text of the failed attempt was already yielded), and finally one `ModelReply`.
+
+        Raises:
+            ModelError: for auth, bad request, unknown model, context overflow (the caller
+                compacts and retries), or when every attempt failed.
+        """
+        litellm = prepare_litellm()
+        request = self._request(messages, tools)
+        for attempt in range(1, self.max_attempts + 1):
+            reply = _ReplyBuilder()
+            response: Any = None
+            failure: _Failure | None = None
+            try:
+                try:
+                    response = await litellm.acompletion(**request)
+                    chunks = aiter(response)
+                except Exception as error:
+                    failure = self._classify(error, litellm, streaming=False)
+                while failure is None:
+                    try:
+                        chunk = await anext(chunks)
+                    except StopAsyncIteration:
+                        break
+                    except Exception as error:
+                        failure = self._classify(error, litellm, streaming=True)
+                        break
+                    if piece := reply.add(chunk):
+                        yield TextDelta(text=piece)
+            finally:
+                await _close(response)
+            if failure is None:
+                yield reply.build()
+                return
+            if attempt == self.max_attempts:
+                raise ModelError(failure.kind, self._exhausted_message(failure))
+            delay = self._delay(attempt, failure.retry_after)
+            yield ModelRetry(attempt=attempt, max_attempts=self.max_attempts, delay_s=delay,
+                             reason=failure.reason, discard_partial=reply.yielded_text)
+            await self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def context_window(self) -> tuple[int | None, str]:
+        """(window in tokens, source): from litellm's model info, or (None, "unknown")."""
+        if self.model.startswith(f"{DEMO_PROVIDER}/"):
+            return DEMO_CONTEXT_WINDOW, "demo"
+        try:
+            info = prepare_litellm().get_model_info(self.model)
+            window = info.get("max_input_tokens") or info.get("max_tokens")
+            return (int(window), "model_info") if window else (None, "unknown")
+        except Exception:
+            return None, "unknown"
+
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        api_key = self.api_key
+        local_openai = self.model.startswith("openai/") and self.api_base
+        if api_key is None and local_openai and not os.environ.get("OPENAI_API_KEY"):
+            api_key = LOCAL_DUMMY_KEY
+        return {
+            "model": self.model, "messages": messages, "tools": tools or None, "stream": True,
+            "stream_options": {"include_usage": True}, "api_base": self.api_base,
+            "api_key": api_key, "timeout": self.timeout,
+            "max_retries": 0,  # the openai client would retry silently; we retry visibly
+        }
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, max(self.max_delay, _MAX_RETRY_AFTER))
+        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1)) * self._jitter()
+
+    def _classify(self, error: Exception, litellm: Any, *, streaming: bool) -> _Failure:
+        """Return the retryable failure, or raise the final `ModelError` from `error`."""
+        import openai
+
+        status = getattr(error, "status_code", None)
+        detail = _detail(error)
+        model = self.model
+        if isinstance(error, litellm.ContextWindowExceededError) or status == 413 or (
+            isinstance(error, openai.BadRequestError) and _OVERFLOW.search(detail)
+        ):
+            raise ModelError("context_overflow",
+                             f"The conversation is too long for {model}: {detail}") from error
+        if isinstance(error, openai.AuthenticationError) or status == 401 or (
+            "missing credentials" in detail.lower()
+        ):
+            raise ModelError("auth", f"{model} rejected the credentials ({detail}): check your "
+                             "API key (OPENAI_API_KEY, ANTHROPIC_API_KEY, … or api_key in "
+                             "the config).") from error
+        if isinstance(error, openai.PermissionDeniedError) or status == 403:
+            raise ModelError("auth", f"This API key may not use {model}: {detail}") from error
+        if isinstance(error, openai.NotFoundError) or status == 404:
+            raise ModelError("not_found", f"Model {model!r} was not found: {detail}. "
+                             "Check the model name and api_base.") from error
+        if isinstance(error, openai.RateLimitError) or status == 429:
+            return _Failure("rate_limited", f"rate limited: {detail}", detail,
+                            _retry_after(error))
+        if isinstance(error, (openai.APITimeoutError, TimeoutError)):
+            return _Failure("timeout", f"no answer within {self.timeout:g} s", detail)
+        if streaming:  # whatever breaks a stream mid-way, a fresh attempt may not hit it
+            return _Failure("unavailable", f"stream dropped: {detail}", detail)
+        if isinstance(error, openai.APIConnectionError):
+            return _Failure("unavailable", f"connection failed: {detail}", detail)
+        if isinstance(status, int) and (status >= 500 or status == 408):
+            return _Failure("unavailable", f"provider error {status}: {detail}", detail,
+                            _retry_after(error))
+        if isinstance(error, openai.APIError) and status is None:
+            return _Failure("unavailable", f"provider error: {detail}", detail)
+        raise ModelError("bad_request", f"{model} rejected the request: {detail}") from error
+
+    def _exhausted_message(self, failure: _Failure) -> str:
+        tries = f"{self.max_attempts} attempt{'s' if self.max_attempts > 1 else ''}"
+        if failure.kind == "rate_limited":
+            return f"{self.model} is still rate-limited after {tries} ({failure.detail})."
+        if failure.kind == "timeout":
+            return f"{self.model} did not answer within {self.timeout:g} s ({tries})."
+        return f"{self.model} is unavailable after {tries}: {failure.detail}"
+
+
+@dataclass
+class _ReplyBuilder:
+    """Assembles streamed chunks: text pieces, tool calls by index, finish reason, usage."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    finish_reason: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def yielded_text(self) -> bool:
+        return any(self.text)
+
+    def add(self, chunk: Any) -> str:
+        """Take one chunk in; return its text (empty when it carried none)."""
+        if usage := getattr(chunk, "usage", None):
+            self.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+            self.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        piece = ""
+        for choice in getattr(chunk, "choices", None) or []:
+            if getattr(choice, "index", 0) not in (0, None):
+                continue
+            self.finish_reason = getattr(choice, "finish_reason", None) or self.finish_reason
+            delta = getattr(choice, "delta", None)
+            piece += _field(delta, "content") or ""
+            for call in _field(delta, "tool_calls") or []:
+                self._add_call(call)
+        self.text.append(piece)
+        return piece
+
+    def _add_call(self, call: Any) -> None:
+        index, call_id = _field(call, "index"), _field(call, "id")
+        if index is None:  # some providers omit the index: match by id, else continue the last
+            by_id = {c["id"]: i for i, c in self.calls.items() if c["id"]}
+            last = max(self.calls, default=0)
+            index = by_id.get(call_id, len(self.calls) if call_id and self.calls else last)
+        entry = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+        function = _field(call, "function")
+        if call_id:
+            entry["id"] = call_id
+        if name := _field(function, "name"):
+            entry["name"] = name
+        if arguments := _field(function, "arguments"):
+            entry["arguments"].append(arguments)
+
+    def build(self) -> ModelReply:
+        tool_calls = [
+            ToolCallRequest(id=c["id"] or f"call_{n}", name=c["name"],
+                            arguments="".join(c["arguments"]))
+            for n, (_, c) in enumerate(sorted(self.calls.items()), start=1)
+            if c["name"] or c["arguments"]
+        ]
+        finish = self.finish_reason or ("tool_calls" if tool_calls else "stop")
+        return ModelReply(text="".join(self.text), tool_calls=tool_calls, finish_reason=finish,
+                          prompt_tokens=self.prompt_tokens,
+                          completion_tokens=self.completion_tokens)
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+async def _close(response: Any) -> None:
+    close = getattr(response, "aclose", None)
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception:
+        pass  # the attempt is over either way; a failed close must not mask its outcome
+
+
+def _detail(error: BaseException) -> str:
+    """The provider's own words, without litellm's class-name prefixes, on one line."""
+    text = str(getattr(error, "message", None) or error)
+    text = text.split(" Original exception:")[0].split(" LiteLLM Retried:")[0].strip()
+    text = _PREFIX.sub("", text).strip()
+    line = text.splitlines()[0].strip() if text else ""
+    line = line or type(error).__name__
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
+def _retry_after(error: BaseException) -> float | None:
+    headers = getattr(error, "litellm_response_headers", None)
+    if headers is None:
+        headers = getattr(getattr(error, "response", None), "headers", None)
+    if not headers:
+        return None
+    try:
+        if (millis := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(millis) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, AttributeError):
+        return None

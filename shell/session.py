@@ -1,0 +1,246 @@
+"""Sessions that survive restarts and crashes: a counters record and an append-only transcript.
+
+Under `<state_dir>/sessions/` each session has two files:
+
+- `<id>.json`, the `SessionRecord` (turns, compaction and flush counters, token totals), always
+  replaced atomically (temp file, fsync, rename), so a crash leaves the old or the new record;
+- `<id>.jsonl`, the transcript: one JSON entry per line, fsynced after each append. The full
+  history stays on disk; `messages()` rebuilds the live message list from it, applying each
+  compaction entry. A line torn by a crash mid-write is skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from shell.compaction import CompactionResult, summary_message
+
+
+class SessionNotFound(LookupError):
+    """No session with that id under the state directory."""
+
+
+@dataclass
+class SessionRecord:
+    """The counters of one session; the flush gate and the meters read these."""
+
+    session_id: str
+    created_at: str
+    updated_at: str
+    model: str
+    turns: int = 0
+    compaction_count: int = 0
+    memory_flush_compaction_count: int | None = None
+    """The compaction count when the last flush started; None when never flushed."""
+    memory_flush_at: str | None = None
+    flush_failures: int = 0
+    """Consecutive flush failures in this compaction cycle."""
+    flush_last_error: str | None = None
+    prompt_tokens_total: int = 0
+    completion_tokens_total: int = 0
+    last_prompt_tokens: int = 0
+    needs_reinjection: bool = False
+    """A compaction happened: the next call gets the AGENTS.md sections again."""
+    needs_prelude: bool = False
+    """A new session: the first call gets recent daily notes as background."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SessionRecord:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def compaction_entry(result: CompactionResult) -> dict[str, Any]:
+    """The transcript entry for a compaction, for `SessionStore.append`.
+
+    `kept` is how many messages at the end of the live list survived verbatim, so `messages()`
+    rebuilds exactly what the agent had: the summary followed by those messages. (An entry with
+    `first_kept`, the index of the first kept message in the live list, works too.)
+    """
+    return {
+        "kind": "compaction",
+        "summary": result.summary,
+        "kept": len(result.messages) - 1,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "turns_summarised": result.turns_summarised,
+    }
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform can open a directory
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class SessionStore:
+    """Creates, saves and resumes sessions under `<state_dir>/sessions/`."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        clock: Callable[[], datetime],
+        *,
+        token: Callable[[], str] = lambda: secrets.token_hex(3),
+    ) -> None:
+        """
+        Args:
+            state_dir: The workspace's `.cairn` directory.
+            clock: Now, timezone-aware; stamps records and session ids.
+            token: The random suffix of new session ids (injectable for tests).
+        """
+        self.folder = Path(state_dir) / "sessions"
+        self._clock = clock
+        self._token = token
+
+    def _record_path(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or "\\" in session_id or session_id[0] == ".":
+            raise SessionNotFound(f"not a session id: {session_id!r}")
+        return self.folder / f"{session_id}.json"
+
+    def _transcript_path(self, session_id: str) -> Path:
+        return self._record_path(session_id).with_suffix(".jsonl")
+
+    def _now(self) -> str:
+        return self._clock().isoformat(timespec="seconds")
+
+    def create(self, model: str, *, prelude: bool = True) -> SessionRecord:
+        """Start a new session: a sortable id (time + random), a saved record, an empty
+        transcript."""
+        now = self._clock()
+        session_id = f"{now:%Y%m%d-%H%M%S}-{self._token()}"
+        stamp = now.isoformat(timespec="seconds")
+        record = SessionRecord(session_id, stamp, stamp, model, needs_prelude=prelude)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._transcript_path(session_id).touch()
+        self.save(record, touch=False)
+        return record
+
+    def load(self, session_id: str) -> SessionRecord:
+        """Read a session's record.
+
+        Raises:
+            SessionNotFound: when there is no such session.
+        """
+        path = self._record_path(session_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {session_id!r} in {self.folder}") from None
+        return SessionRecord.from_dict(data)
+
+    def latest(self) -> SessionRecord | None:
+        """The most recently updated session, or None when there is none."""
+        records = []
+        for path in self.folder.glob("*.json"):
+            try:
+                records.append(self.load(path.stem))
+            except (SessionNotFound, ValueError, TypeError):
+                continue  # a foreign or unreadable file is not a session
+        if not records:
+            return None
+        return max(records, key=lambda r: (r.updated_at, r.session_id))
+
+    def save(self, record: SessionRecord, *, touch: bool = True) -> None:
+        """Write the record atomically: temp file, fsync, rename over the old one."""
+        if touch:
+            record.updated_at = self._now()
+        path = self._record_path(record.session_id)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(dataclasses.asdict(record), indent=2, ensure_ascii=False) + "\n"
+        fd, temp = tempfile.mkstemp(prefix=f".{record.session_id}.", suffix=".tmp",
+                                    dir=self.folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+        _fsync_dir(self.folder)
+
+    def append(self, session_id: str, entry: dict[str, Any]) -> None:
+        """Append one transcript entry as a JSON line, flushed and fsynced.
+
+        Entries: `{"kind": "message", "message": {...}}`, a `compaction_entry(...)`, or
+        `{"kind": "event", ...}` (ignored when rebuilding messages).
+        """
+        path = self._transcript_path(session_id)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        with open(path, "ab") as handle:
+            # A crash mid-write leaves a line without its newline; start a fresh line so the
+            # torn fragment cannot swallow this entry.
+            if handle.tell() > 0 and not _ends_with_newline(path):
+                handle.write(b"\n")
+            handle.write(line.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def append_message(self, session_id: str, message: dict[str, Any]) -> None:
+        """Shorthand for appending a `{"kind": "message"}` entry."""
+        self.append(session_id, {"kind": "message", "message": message})
+
+    def entries(self, session_id: str) -> list[dict[str, Any]]:
+        """Every readable transcript entry, in order; torn or corrupt lines are skipped."""
+        path = self._transcript_path(session_id)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        entries = []
+        for line in raw.splitlines():
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(entry, dict):
+                entries.append(entry)
+        return entries
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        """The live message list, as the agent had it: every message entry in order, with each
+        compaction replacing everything before its kept tail by the summary message."""
+        live: list[dict[str, Any]] = []
+        for entry in self.entries(session_id):
+            kind = entry.get("kind")
+            if kind == "message" and isinstance(entry.get("message"), dict):
+                live.append(entry["message"])
+            elif kind == "compaction" and isinstance(entry.get("summary"), str):
+                if "kept" in entry:
+                    first_kept = max(0, len(live) - int(entry["kept"]))
+                else:  # the index of the first kept message in the live list
+                    first_kept = min(len(live), max(0, int(entry.get("first_kept", len(live)))))
+                live = [summary_message(entry["summary"]), *live[first_kept:]]
+        return live
+
+    def transcript_bytes(self, session_id: str) -> int:
+        """Size of the transcript on disk (the flush gate's size trigger)."""
+        try:
+            return self._transcript_path(session_id).stat().st_size
+        except FileNotFoundError:
+            return 0
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"

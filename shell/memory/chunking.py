@@ -48,10 +48,8 @@ def make_chunk(path: str, start_line: int, end_line: int, text: str) -> Chunk:
                  text, digest)
 
 
-def _split_long_line(line: str, tokens: int, max_tokens: int) -> list[str]:
-    # Cut by characters at the line's own chars-per-token ratio, preferring a space near the end
-    # of each piece; slicing tokens and decoding could break multi-byte characters.
-    width = max(1, int(len(line) * max_tokens / tokens))
+def _cut(line: str, width: int) -> list[str]:
+    """Cut into pieces of at most `width` chars, preferring a space near each piece's end."""
     pieces: list[str] = []
     start = 0
     while start < len(line):
@@ -63,6 +61,22 @@ def _split_long_line(line: str, tokens: int, max_tokens: int) -> list[str]:
         pieces.append(line[start:end])
         start = end
     return pieces
+
+
+def _split_long_line(line: str, limit: int, count: TokenCounter) -> list[tuple[str, int]]:
+    # Cut by characters at the text's own chars-per-token ratio (slicing tokens and decoding
+    # could break multi-byte characters), then re-cut any piece the estimate got wrong.
+    # Returns (piece, tokens) pairs, every piece within `limit` tokens.
+    result: list[tuple[str, int]] = []
+    pending = [(line, count(line))]
+    while pending:
+        piece, tokens = pending.pop()
+        if tokens <= limit or len(piece) <= 1:
+            result.append((piece, tokens))
+            continue
+        width = max(1, min(len(piece) - 1, int(len(piece) * limit / tokens * 0.9)))
+        pending.extend(reversed([(p, count(p)) for p in _cut(piece, width)]))
+    return result
 
 
 def chunk_markdown(
@@ -118,7 +132,7 @@ def chunk_markdown(
     for number, line in enumerate(lines, start=1):
         tokens = count(line) if line else 0
         if tokens + 1 > max_tokens:
-            segments = [(s, count(s) + 1) for s in _split_long_line(line, tokens, max_tokens - 1)]
+            segments = [(p, n + 1) for p, n in _split_long_line(line, max_tokens - 1, count)]
         else:
             segments = [(line, tokens + 1)]
         for segment, size in segments:

@@ -102,8 +102,11 @@ class SearchResult:
     nothing_relevant: bool
     timings_ms: dict[str, float] = field(default_factory=dict)
     best_score: float | None = None
-    """The best final score among all candidates, also the ones under `min_score`."""
+    """The best relevance (score before decay) among all candidates, also those under
+    `min_score`; None when no candidate was found at all."""
     min_score: float = DEFAULT_MIN_SCORE
+    keyword_matched: bool = True
+    """False when the keyword leg matched nothing, so the vector similarity alone scored."""
 
     def to_event(self) -> SearchPerformed:
         return SearchPerformed(
@@ -130,7 +133,7 @@ class SearchResult:
         parts: list[str] = []
         if self.nothing_relevant:
             best = (
-                f" (best score {self.best_score:.2f} is under minScore {self.min_score:.2f})"
+                f" (best relevance {self.best_score:.2f} is under minScore {self.min_score:.2f})"
                 if self.best_score is not None
                 else " (no candidate matched at all)"
             )
@@ -143,9 +146,23 @@ class SearchResult:
                 "Best first. Use only what the snippets say; cite as `Source: <citation>`, and "
                 "read more lines with memory_get if a snippet is cut."
             )
+            parts.append(
+                f"score = relevance ({self._relevance_formula()}) × recency decay of dated daily "
+                "notes (30-day half-life); minScore applies to relevance before decay."
+            )
         if self.degraded_reason:
             parts.append(f"Search ran {self.mode}: {self.degraded_reason}.")
         return " ".join(parts)
+
+
+    def _relevance_formula(self) -> str:
+        if self.mode == MODE_KEYWORD_ONLY:
+            return "textScore"
+        if self.mode == MODE_VECTOR_ONLY:
+            return "vectorScore"
+        if not self.keyword_matched:
+            return "vectorScore alone: no stored text shares a word with the query"
+        return "0.7·vectorScore + 0.3·textScore"
 
 
 def validate_request(query: Any, max_results: Any, min_score: Any) -> str:
@@ -211,7 +228,8 @@ class MemorySearch:
         Args:
             query: what to look for (1 to 2,000 characters).
             max_results: how many hits to return at most (1 to 50).
-            min_score: the final score a hit needs (0 to 1); nothing reaching it → abstain.
+            min_score: the relevance a hit needs before recency decay (0 to 1); when nothing
+                reaches it the result abstains (`nothing_relevant`).
 
         Raises:
             SearchError: bad arguments, or neither the vector nor the keyword leg could run.
@@ -231,6 +249,11 @@ class MemorySearch:
             mode, reason, weights = MODE_KEYWORD_ONLY, vector_error, (0.0, 1.0)
         elif keyword_error:
             mode, reason, weights = MODE_VECTOR_ONLY, keyword_error, (1.0, 0.0)
+        elif not keyword:
+            # No stored text shares a word with the query (a paraphrase): the cosine carries the
+            # whole score, as in vector-only mode. Capped at 0.7·cosine, a pure paraphrase would
+            # need a cosine of 0.5 to reach the default min_score, which MiniLM rarely gives.
+            mode, reason, weights = MODE_HYBRID, None, (1.0, 0.0)
         else:
             mode, reason, weights = MODE_HYBRID, None, (ranking.VECTOR_WEIGHT, ranking.TEXT_WEIGHT)
 
@@ -248,6 +271,7 @@ class MemorySearch:
             timings_ms=timings,
             best_score=best,
             min_score=float(min_score),
+            keyword_matched=bool(keyword),
         )
         if self._recall is not None and hits:
             recall_started = time.perf_counter()
@@ -281,12 +305,17 @@ class MemorySearch:
         self, query: str, timings: dict[str, float]
     ) -> tuple[list[tuple[str, float]], str | None]:
         started = time.perf_counter()
+        error_before = _keyword_error(self._index)
         try:
             found = self._index.keyword_candidates(query, CANDIDATE_POOL)
         except Exception as error:  # e.g. no full-text index yet
             return [], f"keyword search failed ({_describe(error)})"
         finally:
             timings["keyword"] = _ms_since(started)
+        error_after = _keyword_error(self._index)
+        if not found and error_after is not None and error_after is not error_before:
+            # MemoryIndex reports an FTS failure as [] plus a recorded error, not an exception
+            return [], f"keyword leg unavailable ({error_after})"
         return found, None
 
     def _rank(
@@ -305,23 +334,19 @@ class MemorySearch:
         )
         if not merged:
             return [], None
-        # Decay only lowers a score, so candidates already under min_score need no chunk fetch.
-        survivors = [s for s in merged if s.score >= min_score]
-        chunks = self._index.chunks([s.chunk_id for s in survivors]) if survivors else {}
+        # min_score filters relevance before decay: decay orders old against new, it must not
+        # hide an old note. Filtered after decay (OpenClaw), an exact match in a 6-week-old note
+        # (0.8 × 0.38) would fall under the default 0.35, and memory would forget in weeks.
+        relevant = [s for s in merged if s.score >= min_score]
+        chunks = self._index.chunks([s.chunk_id for s in relevant]) if relevant else {}
         now = self._clock()
-        best = merged[0].score  # an upper bound until a decayed survivor says better
         passing = []
-        finals = []
-        for scored in survivors:
+        for scored in relevant:
             chunk = chunks.get(scored.chunk_id)
             if chunk is None:  # removed by a sync between the legs and the fetch
                 continue
             final = scored.score * ranking.decay_factor(chunk.path, now)
-            finals.append(final)
-            if final >= min_score:
-                passing.append((final, scored, chunk))
-        if finals:
-            best = max(finals)
+            passing.append((final, scored, chunk))
         passing.sort(key=lambda item: (-item[0], item[1].chunk_id))
         passing = passing[:MMR_POOL]
         order = ranking.mmr_order(
@@ -344,7 +369,7 @@ class MemorySearch:
                     citation=ranking.citation(chunk.path, chunk.start_line, chunk.end_line),
                 )
             )
-        return hits, best
+        return hits, merged[0].score
 
 
 def search_tool(
@@ -425,6 +450,14 @@ def search_tool(
         },
         run=run,
     )
+
+
+def _keyword_error(index: MemoryIndex) -> str | None:
+    """The error MemoryIndex recorded for its last failed keyword search (a fresh string object
+    per failure, so identity tells a new failure from an old one). It has no public accessor
+    yet; see status()["last_error"], which also stats every file and is too slow per search."""
+    error = getattr(index, "_last_error", None)
+    return error if isinstance(error, str) and error.startswith("keyword search") else None
 
 
 def _is_dirty(searcher: MemorySearch) -> bool:

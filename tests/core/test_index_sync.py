@@ -1,0 +1,343 @@
+"""Index freshness: incremental sync, the embedding cache, self-healing, identity, the watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shell.events import IndexRebuilt, IndexSynced, IndexSyncProgress
+from shell.memory.embed import HashEmbedder
+from shell.memory.index import EmbeddingFailed, MemoryIndex
+from shell.memory.watch import MemoryWatcher
+
+
+class CountingEmbedder:
+    """The real HashEmbedder, recording every text it is asked to embed."""
+
+    def __init__(self) -> None:
+        self._inner = HashEmbedder()
+        self.name = self._inner.name
+        self.dim = self._inner.dim
+        self.texts: list[str] = []
+        self.fail = False
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.fail:
+            raise RuntimeError("model crashed")
+        self.texts.extend(texts)
+        return self._inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._inner.embed_query(text)
+
+
+def daily(day: int, lines: int = 30) -> str:
+    return "".join(f"- {day}: fact number {i} about project {i % 5} and its owner\n"
+                   for i in range(lines))
+
+
+@pytest.fixture
+def embedder() -> CountingEmbedder:
+    return CountingEmbedder()
+
+
+@pytest.fixture
+def notes(workspace: Path) -> Path:
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# Memory\n- likes tea\n")
+    for day in (1, 2, 3):
+        (workspace / "memory" / f"2026-11-0{day}.md").write_text(daily(day))
+    return workspace
+
+
+def make_index(workspace: Path, embedder: CountingEmbedder, **kwargs: int) -> MemoryIndex:
+    return MemoryIndex(workspace, embedder, chunk_tokens=kwargs.get("chunk_tokens", 60),
+                       overlap_tokens=kwargs.get("overlap_tokens", 10))
+
+
+def paths_in(index: MemoryIndex) -> set[str]:
+    hits = index.vector_candidates(index.embedder.embed_query("fact"), 10_000)
+    return {chunk.path for chunk in index.chunks([h for h, _ in hits]).values()}
+
+
+def synced(events: list) -> IndexSynced:
+    assert isinstance(events[-1], IndexSynced)
+    return events[-1]
+
+
+def test_editing_one_file_rechunks_it_and_embeds_only_changed_chunks(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    total = index.status()["chunks"]
+    embedder.texts.clear()
+    path = notes / "memory" / "2026-11-02.md"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[25] = "- 2: the owner of project zero changed to Ada\n"
+    path.write_text("".join(lines))
+
+    result = synced(index.sync(trigger="watch"))
+
+    assert (result.files_changed, result.files_removed) == (1, 0)
+    assert 1 <= result.embedded == len(embedder.texts) < 4
+    assert all("Ada" in text for text in embedder.texts)
+    assert result.chunks_total == index.status()["chunks"] == total
+    assert result.trigger == "watch"
+    assert index.keyword_candidates("Ada", 3)[0][0].startswith("memory/2026-11-02.md:")
+
+
+def test_unchanged_files_cost_nothing(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    embedder.texts.clear()
+
+    result = synced(index.sync())
+
+    assert (result.files_changed, result.files_removed, result.embedded) == (0, 0, 0)
+    assert embedder.texts == []
+
+
+def test_deleting_a_file_removes_its_rows(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    (notes / "memory" / "2026-11-03.md").unlink()
+
+    result = synced(index.sync())
+
+    assert result.files_removed == 1
+    assert "memory/2026-11-03.md" not in paths_in(index)
+    hits = index.keyword_candidates("fact 3", 50)
+    assert hits and not any(hit.startswith("memory/2026-11-03.md") for hit, _ in hits)
+    assert index.status()["files"] == 3
+
+
+def test_renaming_moves_rows_without_embedding(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    embedder.texts.clear()
+    (notes / "memory" / "archive").mkdir()
+    (notes / "memory" / "2026-11-01.md").rename(notes / "memory" / "archive" / "2026-11-01.md")
+
+    result = synced(index.sync())
+
+    assert (result.files_changed, result.files_removed, result.embedded) == (1, 1, 0)
+    assert embedder.texts == []
+    assert "memory/archive/2026-11-01.md" in paths_in(index)
+    assert "memory/2026-11-01.md" not in paths_in(index)
+
+
+def test_text_seen_before_is_not_embedded_again(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    path = notes / "MEMORY.md"
+    original = path.read_text()
+    path.write_text("# Memory\n- likes coffee now\n")
+    index.sync()
+    embedder.texts.clear()
+
+    path.write_text(original)  # back to a text the cache table still holds
+    result = synced(index.sync())
+
+    assert result.files_changed == 1 and result.embedded == 0
+
+
+def test_same_size_edit_is_detected_by_hash(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    path = notes / "MEMORY.md"
+    before = path.stat()
+    path.write_text("# Memory\n- likes rum\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # stat() cannot tell
+    assert path.stat().st_size == before.st_size
+
+    assert index.is_dirty()
+    result = synced(index.sync())
+
+    assert result.files_changed == 1
+    assert index.keyword_candidates("rum", 3)[0][0].startswith("MEMORY.md:")
+
+
+def test_is_dirty_flips_on_edit_new_and_removed_files(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    assert not index.is_dirty()
+
+    (notes / "memory" / "2026-11-02.md").write_text("rewritten\n")
+    assert index.is_dirty()
+    index.sync()
+    assert not index.is_dirty()
+
+    (notes / "memory" / "new.md").write_text("new note\n")
+    assert index.is_dirty()
+    index.sync()
+    (notes / "memory" / "new.md").unlink()
+    assert index.is_dirty()
+
+
+def test_only_memory_markdown_is_indexed(notes: Path, embedder: CountingEmbedder) -> None:
+    (notes / "memory" / ".dreams").mkdir()
+    (notes / "memory" / ".dreams" / "state.md").write_text("dream state\n")
+    (notes / "memory" / "todo.txt").write_text("not markdown\n")
+    (notes / "SOUL.md").write_text("persona\n")
+    (notes / "memory" / "link.md").symlink_to(notes / "SOUL.md")
+    outside = notes.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret\n")
+    (notes / "memory" / "linked-dir").symlink_to(outside, target_is_directory=True)
+    index = make_index(notes, embedder)
+
+    index.sync()
+
+    assert paths_in(index) == {"MEMORY.md", "memory/2026-11-01.md", "memory/2026-11-02.md",
+                               "memory/2026-11-03.md"}
+
+
+def test_progress_is_reported(notes: Path, embedder: CountingEmbedder) -> None:
+    seen: list[IndexSyncProgress] = []
+    index = make_index(notes, embedder)
+
+    index.sync(progress=seen.append)
+
+    assert seen and all(isinstance(p, IndexSyncProgress) for p in seen)
+    assert seen[-1].files_total == 4 and seen[-1].embedded == len(embedder.texts)
+    assert [p.files_done for p in seen[:4]] == [1, 2, 3, 4]
+
+
+def chunks_table(workspace: Path) -> Path:
+    return workspace / ".cairn" / "index" / "chunks_1.lance"
+
+
+@pytest.mark.parametrize(
+    "damage", ["garbage_data", "no_manifest", "no_identity", "garbage_identity", "deleted"])
+def test_a_damaged_index_rebuilds_itself(
+    notes: Path, embedder: CountingEmbedder, damage: str
+) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    expected = index.status()["chunks"]
+    index.close()
+    folder = notes / ".cairn" / "index"
+    if damage == "garbage_data":
+        for data in (chunks_table(notes) / "data").glob("*.lance"):
+            data.write_bytes(b"\x00garbage" * 64)
+    elif damage == "no_manifest":
+        for manifest in (chunks_table(notes) / "_versions").iterdir():
+            manifest.unlink()
+    elif damage == "no_identity":
+        (folder / "identity.json").unlink()
+    elif damage == "garbage_identity":
+        (folder / "identity.json").write_text("{not json")
+    else:
+        shutil.rmtree(folder)
+    embedder.texts.clear()
+    reopened = make_index(notes, embedder)
+
+    events = reopened.sync()
+
+    assert isinstance(events[0], IndexRebuilt)
+    assert events[0].reason.startswith("missing" if damage == "deleted" else "corrupt")
+    assert synced(events).chunks_total == expected == reopened.status()["chunks"]
+    assert reopened.keyword_candidates("tea", 3)[0][0].startswith("MEMORY.md:")
+    if damage != "deleted":  # the embedding cache survives damage to the chunks table
+        assert embedder.texts == []
+    assert [type(e) for e in reopened.sync()] == [IndexSynced]
+
+
+def test_chunking_change_rebuilds_into_a_new_generation(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    make_index(notes, embedder).sync()
+    before = len(embedder.texts)
+    index = make_index(notes, embedder, chunk_tokens=120, overlap_tokens=20)
+
+    events = index.sync()
+
+    assert isinstance(events[0], IndexRebuilt)
+    assert "chunk_tokens 60->120" in events[0].reason
+    assert index.status()["generation"] == 2
+    assert 0 < len(embedder.texts) - before  # new chunk texts needed new vectors
+    tables = {p.name for p in (notes / ".cairn" / "index").iterdir()}
+    assert "chunks_2.lance" in tables and "chunks_1.lance" not in tables
+    assert index.keyword_candidates("tea", 3)[0][0].startswith("MEMORY.md:")
+
+
+def test_manual_rebuild_reuses_cached_vectors(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    embedder.texts.clear()
+
+    events = index.rebuild("user asked")
+
+    assert events[0] == IndexRebuilt(reason="user asked")
+    assert synced(events).embedded == 0 and embedder.texts == []
+    assert index.status()["generation"] == 2
+
+
+def test_a_failing_embedder_leaves_the_index_unchanged(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    (notes / "memory" / "2026-11-04.md").write_text("brand new text\n")
+    embedder.fail = True
+
+    with pytest.raises(EmbeddingFailed, match="model crashed"):
+        index.sync()
+
+    assert "memory/2026-11-04.md" not in paths_in(index)
+    embedder.fail = False
+    assert synced(index.sync()).files_changed == 1
+    assert "memory/2026-11-04.md" in paths_in(index)
+
+
+async def test_watcher_reports_an_edit_once(notes: Path) -> None:
+    calls: list[set[str]] = []
+    first_call = asyncio.Event()
+
+    def on_change(paths: set[str]) -> None:
+        calls.append(paths)
+        first_call.set()
+
+    watcher = MemoryWatcher(notes, debounce_s=0.3)
+    task = asyncio.create_task(watcher.run(on_change))
+    await asyncio.sleep(0.5)  # let the watcher start
+
+    (notes / ".cairn").mkdir(exist_ok=True)
+    (notes / ".cairn" / "noise").write_text("ignored")
+    (notes / "memory" / "2026-11-02.md").write_text("edited in an editor\n")
+    (notes / "memory" / "2026-11-02.md").write_text("edited twice\n")
+    await asyncio.wait_for(first_call.wait(), 15)
+    await asyncio.sleep(1.0)  # a second, spurious call would arrive in this window
+    watcher.stop()
+    await asyncio.wait_for(task, 10)
+
+    assert calls == [{"memory/2026-11-02.md"}]
+
+
+async def test_watcher_awaits_an_async_callback(notes: Path) -> None:
+    done = asyncio.Event()
+    seen: list[set[str]] = []
+
+    async def on_change(paths: set[str]) -> None:
+        await asyncio.sleep(0)
+        seen.append(paths)
+        done.set()
+
+    watcher = MemoryWatcher(notes, debounce_s=0.2)
+    task = asyncio.create_task(watcher.run(on_change))
+    await asyncio.sleep(0.5)
+    (notes / "MEMORY.md").write_text("# Memory\n- likes mate\n")
+    await asyncio.wait_for(done.wait(), 15)
+    watcher.stop()
+    await asyncio.wait_for(task, 10)
+
+    assert seen == [{"MEMORY.md"}]

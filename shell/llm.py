@@ -370,20 +370,16 @@ def _detail(error: BaseException) -> str:
 
 
 def _retry_after(error: BaseException) -> float | None:
-    headers = getattr(error, "litellm_response_headers", None)
-    if headers is None:
-        headers = getattr(getattr(error, "response", None), "headers", None)
-    if not headers:
-        return None
+    """Seconds the provider asked us to wait (Retry-After / retry-after-ms), if it said."""
+    headers = getattr(error, "litellm_response_headers", None) or {}
     try:
         if (millis := headers.get("retry-after-ms")) is not None:
             return max(0.0, float(millis) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
+        if (value := headers.get("retry-after")) is None:
             return None
         try:
             return max(0.0, float(value))
-        except ValueError:
+        except ValueError:  # an HTTP date
             return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError):
         return None

@@ -15,7 +15,14 @@ import pytest
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from shell.events import ModelRetry, TextDelta
-from shell.llm import LLM, LOCAL_DUMMY_KEY, ModelError, ModelReply, prepare_litellm
+from shell.llm import (
+    LLM,
+    LOCAL_DUMMY_KEY,
+    ModelError,
+    ModelReply,
+    _retry_after,
+    prepare_litellm,
+)
 from tests.fakes.openai_server import (
     DROPPED_TEXT,
     FakeOpenAI,
@@ -168,6 +175,22 @@ def test_backoff_is_capped_and_jittered() -> None:
     assert llm._delay(3, retry_after=3600.0) == 60.0
 
 
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"retry-after": "3"}, 3.0),
+    ({"retry-after-ms": "250"}, 0.25),
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+    ({"retry-after": "soon"}, None),
+    ({}, None),
+])
+def test_retry_after_is_read_from_the_response_headers(
+    headers: dict[str, str], seconds: float | None,
+) -> None:
+    error = Exception("429")
+    error.litellm_response_headers = headers  # type: ignore[attr-defined]
+
+    assert _retry_after(error) == seconds
+
+
 async def test_a_stream_dropped_midway_is_retried_and_its_text_discarded(
     server: FakeOpenAI,
 ) -> None:
@@ -282,6 +305,21 @@ async def test_cancelling_the_consumer_propagates_cancelled_error(server: FakeOp
     assert len(server.requests) == 1
 
 
+async def test_a_consumer_may_stop_early_and_the_next_call_still_works(
+    server: FakeOpenAI,
+) -> None:
+    server.enqueue(Reply(text="a long answer nobody waits for", split=2), Reply(text="next"))
+    llm = make_llm(server)
+    stream = llm.stream(MESSAGES)
+
+    first = await anext(stream)
+    await stream.aclose()
+
+    assert first == TextDelta(text="a ")
+    reply = (await collect(llm))[-1]
+    assert isinstance(reply, ModelReply) and reply.text == "next"
+
+
 async def test_cancelling_during_backoff_stops_retrying(server: FakeOpenAI) -> None:
     server.enqueue(Fault(status=500))
     entered = asyncio.Event()
@@ -309,6 +347,16 @@ async def test_litellm_prints_nothing_on_failures(
 
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
+
+
+async def test_the_demo_brain_streams_through_the_same_door() -> None:
+    items = [item async for item in LLM(DEMO_MODEL).stream(
+        [{"role": "system", "content": "You are Cairn."}, {"role": "user", "content": "hi"}])]
+
+    reply = items[-1]
+    assert isinstance(reply, ModelReply) and reply.text
+    assert "".join(i.text for i in items if isinstance(i, TextDelta)) == reply.text
+    assert reply.completion_tokens > 0
 
 
 def test_context_window_comes_from_model_info_or_is_unknown() -> None:

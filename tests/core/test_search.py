@@ -339,3 +339,27 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
     assert tops[1][0].path == "memory/topic-41.md"  # 0.7·0.44 + 0.3·bm25 beats 0.7·0.60
     assert tops[1][0].vector_score == pytest.approx(0.44, abs=1e-3)
     assert tops[6][:1] == tops[1] and tops[50][:6] == tops[6]
+
+
+def test_a_lost_full_text_index_is_reported_as_vector_only(tmp_path: Path) -> None:
+    """MemoryIndex answers a failed FTS query with []; search must not pass that off as hybrid."""
+    import shutil
+
+    from shell.memory.embed import HashEmbedder
+
+    write_notes(tmp_path, {"memory/a.md": "- the zephyr release train leaves on fridays\n"})
+    MemoryIndex(tmp_path, HashEmbedder()).sync(trigger="manual")
+    for folder in (tmp_path / ".cairn" / "index").rglob("_indices"):
+        shutil.rmtree(folder)  # the FTS files are gone; the vectors are intact
+
+    reopened = MemoryIndex(tmp_path, HashEmbedder())
+    searcher = MemorySearch(reopened, clock=lambda: NOW)
+    result = searcher.search("zephyr")
+    assert result.mode == "vector-only"
+    assert result.degraded_reason is not None and "keyword" in result.degraded_reason
+    assert paths(result) == ["memory/a.md"]
+
+    reopened.sync(trigger="manual")  # the next sync rebuilds the full-text index
+    repaired = searcher.search("zephyr", min_score=0.0)
+    assert repaired.mode == "hybrid" and repaired.degraded_reason is None
+    assert repaired.hits[0].text_score > 0

@@ -351,3 +351,34 @@ async def test_streamed_text_is_not_reported_as_chat(server: Any, llm: LLM) -> N
     assert not any(isinstance(i, TextDelta) for i in items)
     assert all(isinstance(i, BaseEvent | CompactionResult) for i in items)
     json.dumps([type(i).__name__ for i in items])
+
+
+# --- compact() through real litellm and the offline demo brain -------------------------------
+
+
+async def test_the_demo_brain_summary_passes_the_quality_check_twice() -> None:
+    demo = LLM("cairn-demo/brain", max_attempts=1)
+    items = await run(demo, history(), KEEP)
+    receipt = next(i for i in items if isinstance(i, CompactionFinished))
+    first = items[-1]
+    assert isinstance(first, CompactionResult)
+    assert receipt.attempts == 1
+    assert receipt.tokens_after < receipt.tokens_before
+    for heading in prompts.SUMMARY_HEADINGS:
+        assert heading in first.summary
+    for identifier in ("OPS-4471", "E4012", "db.internal:5432", "9f3ab21c"):
+        assert identifier in first.summary
+
+    # A second compaction merges the first summary: its identifiers survive the merge.
+    later = [
+        *first.messages,
+        user("Remember that the staging host is stage-2.internal:8443."),
+        assistant("Noted."),
+        *conversation(3, 20),
+    ]
+    items = await run(demo, later, COUNTER.messages(conversation(2, 21)) + 5, compaction_count=1)
+    second = items[-1]
+    assert isinstance(second, CompactionResult), items[-1]
+    assert sum(is_summary_message(m) for m in second.messages) == 1
+    assert "OPS-4471" in second.summary and "stage-2.internal:8443" in second.summary
+    assert next(i for i in items if isinstance(i, CompactionFinished)).compaction_count == 2

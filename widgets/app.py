@@ -22,6 +22,7 @@ from themes.user import load_user_themes
 from widgets.bridge import EventBridge
 from widgets.messages import AgentEvent
 from widgets.prompt import Prompt
+from widgets.replay import ReplayAgent
 from widgets.side_panes import SidePanes
 from widgets.source import AgentSource
 from widgets.status_bar import StatusBar
@@ -99,6 +100,8 @@ class CairnApp(App[None]):
         self._bridge = EventBridge(self.transcript, self.status_bar, self.side_panes)
         self._sync_width(self.size.width)
         self.run_events(self.agent.start)
+        if (background := getattr(self.agent, "background_events", None)) is not None:
+            self.run_background(background)
 
     async def on_unmount(self) -> None:
         if self._trace_file is not None:
@@ -137,6 +140,17 @@ class CairnApp(App[None]):
             crash = Error(kind="crash", message=f"{type(error).__name__}: {error}")
             self.post_message(AgentEvent(crash))
 
+    @work(group="background", exit_on_error=False)
+    async def run_background(self, make_stream: Callable[[], AsyncIterator[BaseEvent]]) -> None:
+        """Consume events that happen between turns (index sync, file watching)."""
+        try:
+            async with aclosing(make_stream()) as stream:  # type: ignore[type-var]
+                async for event in stream:
+                    self._record(event)
+                    self.post_message(AgentEvent(event))
+        except Exception as error:
+            self.post_message(AgentEvent(Error(kind="background", message=str(error))))
+
     def _record(self, event: BaseEvent) -> None:
         if self._trace_file is not None:
             self._trace_file.write(to_json(event) + "\n")
@@ -166,6 +180,8 @@ class CairnApp(App[None]):
         text = event.value.strip()
         self.prompt.clear()
         if not text:
+            if getattr(self.agent, "stepped", False) and not self.busy:
+                self.run_events(lambda: self.agent.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)
         if self.busy:
@@ -210,3 +226,13 @@ class CairnApp(App[None]):
 def run_tui(agent: AgentSource, *, trace: Path | None = None) -> None:
     """Open the TUI on `agent` and return when the user quits."""
     CairnApp(agent, trace=trace).run()
+
+
+def replay_app(events: list[BaseEvent], workspace: Path, *, stepped: bool = False) -> CairnApp:
+    """A CairnApp that plays recorded `events` (delay-free, or one turn per Enter if `stepped`).
+
+    The side panes read the workspace as it is now, and the git pane shows its real log.
+    """
+    from shell.memory.git import GitStore
+
+    return CairnApp(ReplayAgent(events, workspace, stepped=stepped, git=GitStore(workspace)))

@@ -113,7 +113,7 @@ def conversation_agent(workspace: Path) -> FakeAgent:
         agent.git.commit(sha, message, DAILY)
 
     agent.start_script = [
-        SessionStarted(SESSION_ID, False, "cairn-demo/brain", str(workspace), demo=True),
+        SessionStarted(SESSION_ID, False, "cairn-demo/brain", "~/cairn", demo=True),
         IndexSyncProgress(files_done=1, files_total=2, chunks=3, embedded=3),
         IndexSynced(2, 0, 6, 6, 41.0, "session_start"),
         usage(1234),

@@ -1,0 +1,363 @@
+"""Pilot tests: the TUI driven by a scripted agent, asserting on widgets and posted messages."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.geometry import Region
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Collapsible, Static
+
+from shell.events import (
+    AssistantMessage,
+    CompactionFinished,
+    CompactionStarted,
+    Error,
+    MemoryWritten,
+    ModelRetry,
+    SearchPerformed,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+)
+from tests.ui.conftest import send, settle, until
+from tests.ui.fakes import SESSION_ID, FakeAgent
+from tests.ui.scenarios import (
+    ANSWER,
+    ASK,
+    BUDGET,
+    COMPACT,
+    DAILY,
+    REMEMBER,
+    SLOW,
+    conversation_agent,
+    usage,
+)
+from widgets.app import CairnApp
+from widgets.blocks import (
+    AssistantReply,
+    CompactionReceipt,
+    MemoryWriteLine,
+    NoticeLine,
+    UserMessage,
+)
+from widgets.gate_log import GateEntry
+from widgets.memory_panes import MemoryFilePane
+from widgets.messages import AgentEvent
+from widgets.tool_call import ToolCallCard
+
+SIZE = (120, 40)
+
+
+def painted(widget: Widget) -> str:
+    """The text a widget paints on screen, line by line."""
+    width, height = widget.region.size
+    return "\n".join(strip.text for strip in widget.render_lines(Region(0, 0, width, height)))
+
+
+def routed(seen: list[Message]) -> list[object]:
+    return [m.event for m in seen if isinstance(m, AgentEvent)]
+
+
+async def test_prompt_shows_user_message_and_streamed_answer(workspace: Path) -> None:
+    agent = conversation_agent(workspace)
+    seen: list[Message] = []
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, ASK, typed=True)
+
+        assert agent.submitted == [ASK]
+        assert app.prompt.value == ""
+        users = [u.text for u in app.query(UserMessage)]
+        assert users == [ASK], "the echo and turn_started must show the prompt once"
+        (reply,) = app.query(AssistantReply)
+        assert reply.source == ANSWER
+        deltas = [e.text for e in routed(seen) if isinstance(e, TextDelta)]
+        assert "".join(deltas) == "We use **Postgres 16** (MEMORY.md#L3-L4)."
+        assert not app.busy
+
+
+async def test_search_card_shows_query_mode_and_scores(workspace: Path) -> None:
+    app = CairnApp(conversation_agent(workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, ASK)
+
+        card = app.query_one(ToolCallCard)
+        assert card.tool_name == "memory_search" and card.has_class("-search")
+        assert card.finished is not None and card.finished.duration_ms == 12.0
+        search = painted(card.query_one(".tool-call--search", Static))
+        assert "query database" in search and "mode hybrid" in search
+        first = next(line for line in search.splitlines() if "MEMORY.md#L3-L4" in line)
+        assert first.split()[-3:] == ["0.82", "0.71", "0.93"]
+        second = next(line for line in search.splitlines() if "2026-04-30" in line)
+        assert second.split()[-3:] == ["0.41", "0.44", "—"]
+        assert "✓ 12 ms" in painted(card.query_one(".tool-call--header", Static))
+
+        details = card.query_one(".tool-call--details", Static)
+        assert not details.display or not card.expanded
+        await pilot.click(card.query_one(".tool-call--header"))
+        assert card.expanded and card.has_class("-expanded")
+
+
+async def test_search_with_nothing_relevant_and_degraded_mode(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["recall"] = [
+        TurnStarted(SESSION_ID, 1, "recall"),
+        ToolCallStarted("s1", "memory_search", {"query": "kubernetes"}),
+        SearchPerformed(
+            "kubernetes", "keyword-only", [], degraded_reason="embedder failed", nothing_relevant=True
+        ),
+        ToolCallFinished("s1", "memory_search", "[]"),
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "recall")
+        text = painted(app.query_one(ToolCallCard).query_one(".tool-call--search", Static))
+        assert "mode keyword-only" in text
+        assert "degraded: embedder failed" in text
+        assert "memory holds nothing relevant" in text
+
+
+async def test_memory_write_updates_daily_note_pane_and_git_log(workspace: Path) -> None:
+    app = CairnApp(conversation_agent(workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        today = app.query_one("#pane-today", MemoryFilePane)
+        assert "does not exist yet" in today.text
+        await send(app, pilot, REMEMBER)
+
+        assert today.path == workspace / DAILY
+        assert "- Deploys happen on Fridays." in today.text
+        assert app.query_one("#memory-tabs").active == "tab-today"
+        (line,) = app.query(MemoryWriteLine)
+        assert "memory/2026-05-01.md" in line.text and "+1 lines" in line.text
+        assert "→ a1b2c3d" in line.text
+        git_log = app.side_panes.git_log
+        assert [c.short for c in git_log.commits] == ["a1b2c3d"]
+        await pilot.click("#activity-tabs Tab#--content-tab-tab-git")
+        await pilot.pause()
+        assert "a1b2c3d memory: daily note" in painted(git_log.query_one(Static))
+
+
+async def test_edits_made_outside_cairn_show_on_the_next_poll(workspace: Path) -> None:
+    app = CairnApp(conversation_agent(workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        pane = app.query_one("#pane-memory", MemoryFilePane)
+        assert "Postgres 16" in pane.text
+        (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
+        await app.side_panes.poll()
+        assert "MariaDB" in pane.text
+        assert not await pane.reload(), "an unchanged file is not re-read"
+
+
+async def test_commit_failure_is_shown_in_error_colour(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["save"] = [
+        MemoryWritten("MEMORY.md", 12, None, "tool", lines_added=2, commit_error="index.lock held")
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "save")
+        line = app.query_one(MemoryWriteLine)
+        assert line.has_class("-commit-failed")
+        assert "not committed: index.lock held" in line.text
+
+
+async def test_gate_decisions_appear_in_the_gate_log(workspace: Path) -> None:
+    app = CairnApp(conversation_agent(workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for prompt in (ASK, REMEMBER, COMPACT):
+            await send(app, pilot, prompt)
+
+        entries = app.side_panes.gate_log.entries
+        assert [e.event.flush for e in entries] == [False, False, True]
+        assert entries[0].summary.startswith("#1 no · 1.3k/5.4k")
+        assert entries[2].has_class("-flush") and "#3 flush" in entries[2].summary
+        conditions = entries[2].query_one(".gate--conditions", Static)
+        assert not conditions.display
+        await pilot.click(entries[2])
+        assert entries[2].expanded and conditions.display
+        text = " ".join(painted(conditions).split())
+        assert f"✓ projected_tokens = 5600 (threshold {BUDGET.flush_threshold})" in text
+
+
+async def test_meter_follows_usage_and_threshold_states(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    near, over = int(BUDGET.flush_threshold * 0.9), BUDGET.flush_threshold + 10
+    agent.start_script = [usage(1234)]
+    agent.turns = {
+        "near": [usage(near)],
+        "over": [usage(over)],
+        "compact": [CompactionStarted("threshold", over)],
+        "done": [
+            CompactionFinished("threshold", over, 1900, 3, 4, 900.0, "- summary", 1),
+            usage(1900),
+        ],
+    }
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        meter = app.status_bar.meter
+        assert (meter.used, meter.window) == (1234, BUDGET.window)
+        assert meter.label == "1.2k / 8.2k"
+        assert meter.has_class("-ok") and meter.state == "ok"
+        bar = painted(meter)
+        assert bar.startswith("1.2k / 8.2k ") and bar.count("│") == 2
+
+        await send(app, pilot, "near")
+        assert meter.has_class("-near-flush") and not meter.has_class("-ok")
+        await send(app, pilot, "over")
+        assert meter.has_class("-over-flush")
+        await send(app, pilot, "compact")
+        assert meter.has_class("-compacting")
+        await send(app, pilot, "done")
+        assert meter.has_class("-ok") and app.status_bar.compactions.count == 1
+        assert "🗜 1" in painted(app.status_bar.compactions)
+
+
+async def test_flush_and_compaction_receipt(workspace: Path) -> None:
+    app = CairnApp(conversation_agent(workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, REMEMBER)
+        await send(app, pilot, COMPACT)
+
+        transcript = app.transcript.describe()
+        assert "flush: written 1 lines to memory/2026-05-01.md → b2c3d4e" in transcript
+        receipt = app.query_one(CompactionReceipt)
+        assert receipt.border_title == "compaction #1"
+        assert "manual: 5.6k → 1.9k tokens" in receipt.text
+        assert "2 turns summarised" in receipt.text
+        summary = receipt.query_one(Collapsible)
+        assert summary.collapsed
+        assert "re-injected after compaction: Session Startup, Red Lines" in transcript
+        assert [u.text for u in app.query(UserMessage)][-1] == COMPACT
+
+
+async def test_retry_discards_partial_text(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["hi"] = [
+        TurnStarted(SESSION_ID, 1, "hi"),
+        TextDelta("half an ans"),
+        ModelRetry(1, 4, 1.0, "rate limited", discard_partial=True),
+        TextDelta("Hello!"),
+        AssistantMessage("Hello!"),
+        Error("overflow", "context too long, compacting"),
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "hi")
+        assert [r.source for r in app.query(AssistantReply)] == ["Hello!"]
+        notices = {n.text: n for n in app.query(NoticeLine)}
+        assert "retrying (1/4) in 1 s: rate limited" in notices
+        assert notices["error (overflow): context too long, compacting"].has_class("-error")
+
+
+async def test_escape_cancels_a_slow_turn_cleanly(workspace: Path) -> None:
+    agent = conversation_agent(workspace)
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.prompt.value = SLOW
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(app.query(AssistantReply)))
+        assert app.busy and app.prompt.has_class("-busy")
+
+        app.prompt.value = ASK
+        await pilot.press("enter")
+        assert list(app.queued) == [ASK]
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+        assert not app.busy and not app.queued
+        assert agent.closed_streams == 2, "start and the slow turn were both closed"
+        notices = [n.text for n in app.query(NoticeLine)]
+        assert "turn cancelled" in notices and "dropped 1 queued prompt(s)" in notices
+        assert "never reached" not in app.transcript.describe()
+
+        await send(app, pilot, ASK)
+        assert app.query(AssistantReply).last().source == ANSWER
+
+
+async def test_a_prompt_sent_during_a_turn_runs_after_it(workspace: Path) -> None:
+    agent = conversation_agent(workspace)
+    release = asyncio.Event()
+    agent.turns["wait"] = [TurnStarted(SESSION_ID, 1, "wait"), release, TurnFinished(1, "completed")]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.prompt.value = "wait"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.busy)
+        app.prompt.value = ASK
+        await pilot.press("enter")
+        assert list(app.queued) == [ASK]
+        release.set()
+        await until(pilot, lambda: agent.submitted == ["wait", ASK])
+        await settle(app, pilot)
+        assert app.query(AssistantReply).last().source == ANSWER
+        assert [u.text for u in app.query(UserMessage)] == ["wait", ASK]
+
+
+async def test_a_crashing_core_becomes_an_error_line(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+
+    def explode() -> None:
+        raise RuntimeError("boom")
+
+    agent.turns["x"] = [explode]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "x")
+        assert "error (crash): RuntimeError: boom" in [n.text for n in app.query(NoticeLine)]
+        assert not app.busy
+
+
+async def test_keys_clear_toggle_panes_and_cycle_theme(workspace: Path) -> None:
+    app = CairnApp(conversation_agent(workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, ASK)
+        assert app.theme == "cairn"
+        await pilot.press("ctrl+t")
+        assert app.theme == "cairn-light"
+        await pilot.press("ctrl+t")
+        assert app.theme == "cairn"
+
+        side = app.side_panes
+        assert side.display
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not side.display
+        await pilot.press("f2")
+        await pilot.pause()
+        assert side.display
+
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert not app.transcript.children
+        assert app.focused is app.prompt
+
+
+async def test_narrow_terminal_hides_the_side_panes_until_f2(workspace: Path) -> None:
+    app = CairnApp(conversation_agent(workspace))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.has_class("-narrow")
+        assert not app.side_panes.display and app.transcript.display
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.side_panes.display and not app.transcript.display
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not app.screen.has_class("-narrow")

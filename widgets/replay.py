@@ -1,0 +1,130 @@
+"""`cairn replay TRACE`: a recorded event trace played back into the TUI.
+
+`ReplayAgent` has the agent's shape but no model: `start()` plays the trace (all of it, or, when
+stepped, up to the first turn), and in stepped mode each Enter in the prompt plays the next turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from shell.events import (
+    BaseEvent,
+    FlushStarted,
+    MemoryWritten,
+    SessionStarted,
+    TurnStarted,
+    UsageUpdated,
+    from_json,
+)
+from widgets.git_log import GitLogSource
+
+_DAILY_NOTE = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md$")
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    workspace: Path
+    model: str
+    demo: bool
+    day: str
+
+    def today(self) -> str:
+        return self.day
+
+
+@dataclass(frozen=True)
+class ReplayBudget:
+    window: int
+    flush_threshold: int
+    compaction_threshold: int
+
+
+def _trace_day(events: Sequence[BaseEvent]) -> str:
+    """The day the trace was recorded, from the last daily note it wrote."""
+    for event in reversed(events):
+        path = event.path if isinstance(event, MemoryWritten) else None
+        path = event.target if isinstance(event, FlushStarted) else path
+        if path and (match := _DAILY_NOTE.search(path.replace("\\", "/"))):
+            return match.group(1)
+    return date.today().isoformat()
+
+
+def split_turns(events: Sequence[BaseEvent]) -> list[list[BaseEvent]]:
+    """The trace cut before each turn_started: [prelude, turn 1, turn 2, …]."""
+    segments: list[list[BaseEvent]] = [[]]
+    for event in events:
+        if isinstance(event, TurnStarted) and segments[-1]:
+            segments.append([])
+        segments[-1].append(event)
+    return segments
+
+
+class ReplayAgent:
+    """Plays recorded events; `stepped` waits for Enter between turns."""
+
+    def __init__(
+        self,
+        events: Sequence[BaseEvent],
+        workspace: Path,
+        *,
+        stepped: bool = False,
+        git: GitLogSource | None = None,
+    ) -> None:
+        started = next((e for e in events if isinstance(e, SessionStarted)), None)
+        usage = next((e for e in events if isinstance(e, UsageUpdated)), None)
+        self.settings = ReplaySettings(
+            workspace=workspace,
+            model=started.model if started else "replay",
+            demo=started.demo if started else False,
+            day=_trace_day(events),
+        )
+        self.budget = ReplayBudget(
+            window=usage.window if usage else 8192,
+            flush_threshold=usage.flush_threshold if usage else 0,
+            compaction_threshold=usage.compaction_threshold if usage else 0,
+        )
+        self.session_id = started.session_id if started else "replay"
+        self.git = git
+        self.stepped = stepped
+        self._segments = split_turns(events) if stepped else [list(events)]
+
+    @property
+    def remaining_turns(self) -> int:
+        return len(self._segments)
+
+    async def _play(self) -> AsyncIterator[BaseEvent]:
+        if not self._segments:
+            return
+        for event in self._segments.pop(0):
+            yield event
+
+    def start(self) -> AsyncIterator[BaseEvent]:
+        return self._play()
+
+    def submit(self, text: str) -> AsyncIterator[BaseEvent]:
+        return self._play()
+
+    async def aclose(self) -> None:
+        return None
+
+
+def load_trace(path: Path) -> list[BaseEvent]:
+    """Read a JSONL trace (one `shell.events.to_json` line each; blank lines skipped).
+
+    Raises:
+        ValueError: a line is not a known event; the message names the line.
+    """
+    events: list[BaseEvent] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append(from_json(line))
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{path}:{number}: {error}") from None
+    return events

@@ -1,4 +1,4 @@
-"""UI test fixtures: a deterministic workspace, no cursor blink, and helpers to let a turn finish."""
+"""UI test fixtures: a fixed workspace, no cursor blink, helpers that let a turn finish."""
 
 from __future__ import annotations
 

@@ -45,7 +45,6 @@ from widgets.blocks import (
     NoticeLine,
     UserMessage,
 )
-from widgets.gate_log import GateEntry
 from widgets.memory_panes import MemoryFilePane
 from widgets.messages import AgentEvent
 from widgets.tool_call import ToolCallCard
@@ -111,7 +110,11 @@ async def test_search_with_nothing_relevant_and_degraded_mode(workspace: Path) -
         TurnStarted(SESSION_ID, 1, "recall"),
         ToolCallStarted("s1", "memory_search", {"query": "kubernetes"}),
         SearchPerformed(
-            "kubernetes", "keyword-only", [], degraded_reason="embedder failed", nothing_relevant=True
+            "kubernetes",
+            "keyword-only",
+            [],
+            degraded_reason="embedder failed",
+            nothing_relevant=True,
         ),
         ToolCallFinished("s1", "memory_search", "[]"),
         TurnFinished(1, "completed"),
@@ -292,7 +295,11 @@ async def test_escape_cancels_a_slow_turn_cleanly(workspace: Path) -> None:
 async def test_a_prompt_sent_during_a_turn_runs_after_it(workspace: Path) -> None:
     agent = conversation_agent(workspace)
     release = asyncio.Event()
-    agent.turns["wait"] = [TurnStarted(SESSION_ID, 1, "wait"), release, TurnFinished(1, "completed")]
+    agent.turns["wait"] = [
+        TurnStarted(SESSION_ID, 1, "wait"),
+        release,
+        TurnFinished(1, "completed"),
+    ]
     app = CairnApp(agent)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)

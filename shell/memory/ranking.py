@@ -10,8 +10,9 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import lru_cache
+from typing import NamedTuple
 
 VECTOR_WEIGHT = 0.7
 TEXT_WEIGHT = 0.3
@@ -27,8 +28,7 @@ _DAILY_NOTE = re.compile(
 _WORD = re.compile(r"\w+")
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     """One candidate chunk with the scores of both legs and the blended score."""
 
     chunk_id: str
@@ -75,6 +75,7 @@ def blend(
     return merged
 
 
+@lru_cache(maxsize=8192)
 def note_date(path: str) -> date | None:
     """The date of a dated daily note (`memory/[subdirs/]YYYY-MM-DD[-slug].md`), else None."""
     match = _DAILY_NOTE.match(path.replace("\\", "/"))
@@ -110,7 +111,8 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b|; two empty sets are not similar (0.0)."""
     if not a or not b:
         return 0.0
-    return len(a & b) / len(a | b)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def mmr_order(
@@ -155,6 +157,8 @@ def mmr_order(
         )
         selected.append(best)
         remaining.discard(best)
+        if len(selected) == limit:
+            break
         for i in list(remaining):
             similarity = jaccard(tokens[i], tokens[best])
             if similarity >= duplicate_jaccard:

@@ -171,7 +171,8 @@ class LLM:
             ModelError: for auth, bad request, unknown model, context overflow (the caller
                 compacts and retries), or when every attempt failed.
         """
-        litellm = prepare_litellm()
+        # The first import takes seconds: keep it off the event loop (and the UI with it).
+        litellm = _litellm or await asyncio.to_thread(prepare_litellm)
         request = self._request(messages, tools)
         for attempt in range(1, self.max_attempts + 1):
             reply = _ReplyBuilder()

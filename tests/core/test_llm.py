@@ -382,7 +382,14 @@ import shell.llm
 print("litellm imported:", "litellm" in sys.modules, "openai" in sys.modules)
 from tests.fakes.openai_server import Fault, Reply, fake_openai_server
 
+async def count_ticks_while_importing(ticks):
+    while shell.llm._litellm is None:
+        ticks.append(1)
+        await asyncio.sleep(0.005)
+
 async def main():
+    ticks = []
+    ticker = asyncio.create_task(count_ticks_while_importing(ticks))
     with fake_openai_server() as server:
         server.enqueue(Fault(status=401), Fault(drop_after_chunks=1),
                        Reply(text="hi", tool_calls=[("c1", "memory_get", "{}")]))
@@ -391,6 +398,8 @@ async def main():
             [item async for item in llm.stream([{"role": "user", "content": "x"}])]
         except shell.llm.ModelError as error:
             print("error:", error.kind)
+        await ticker
+        print("event loop ran during the import:", len(ticks) > 1)
         items = [item async for item in llm.stream([{"role": "user", "content": "x"}], TOOLS)]
         print("items:", *[type(item).__name__ for item in items])
         print("window:", *llm.context_window())
@@ -423,6 +432,7 @@ def test_shell_llm_imports_litellm_lazily_and_keeps_the_terminal_clean(
     assert stdout.splitlines() == [
         "litellm imported: False False",
         "error: auth",
+        "event loop ran during the import: True",
         "items: TextDelta ModelRetry TextDelta ModelReply",
         "window: None unknown",
     ]

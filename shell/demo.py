@@ -370,55 +370,37 @@ def call_ids(messages: Sequence[Any], reply: DemoReply) -> list[str]:
     return [f"call_demo_{base}_{index}" for index in range(len(reply.tool_calls))]
 
 
-def _halves(text: str) -> list[str]:
-    cut = max(1, len(text) // 2)
-    return [text[:cut], text[cut:]]
+def _chunk(
+    text: str = "",
+    tool_use: dict[str, Any] | None = None,
+    finish_reason: str = "",
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    return {
+        "text": text,
+        "tool_use": tool_use,
+        "is_finished": bool(finish_reason),
+        "finish_reason": finish_reason,
+        "usage": usage,
+        "index": 0,
+    }
 
 
 def stream_chunks(
     reply: DemoReply, usage: dict[str, int], ids: Sequence[str]
 ) -> Iterator[dict[str, Any]]:
-    """The reply as litellm `GenericStreamingChunk` dicts: text word by word, each tool call in
-    two argument pieces, then one finished chunk carrying finish_reason and usage."""
-
-    def chunk(text: str = "", tool_use: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {
-            "text": text,
-            "tool_use": tool_use,
-            "is_finished": False,
-            "finish_reason": "",
-            "usage": None,
-            "index": 0,
-        }
-
+    """The reply as litellm `GenericStreamingChunk` dicts: text word by word, each tool call's
+    arguments in two pieces, then one finished chunk carrying finish_reason and usage."""
     for word in re.findall(r"\s*\S+\s*", reply.text):
-        yield chunk(word)
+        yield _chunk(word)
     for index, (call, call_id) in enumerate(zip(reply.tool_calls, ids, strict=True)):
-        first, rest = _halves(call.arguments_json)
-        yield chunk(
-            tool_use={
-                "id": call_id,
-                "type": "function",
-                "index": index,
-                "function": {"name": call.name, "arguments": first},
-            }
-        )
-        yield chunk(
-            tool_use={
-                "id": None,
-                "type": "function",
-                "index": index,
-                "function": {"name": None, "arguments": rest},
-            }
-        )
-    yield {
-        "text": "",
-        "tool_use": None,
-        "is_finished": True,
-        "finish_reason": reply.finish_reason,
-        "usage": usage,
-        "index": 0,
-    }
+        arguments = call.arguments_json
+        cut = len(arguments) // 2
+        for piece, first in ((arguments[:cut], True), (arguments[cut:], False)):
+            function = {"name": call.name if first else None, "arguments": piece}
+            tool_use = {"id": call_id if first else None, "type": "function", "index": index}
+            yield _chunk(tool_use={**tool_use, "function": function})
+    yield _chunk(finish_reason=reply.finish_reason, usage=usage)
 
 
 @lru_cache(maxsize=1)

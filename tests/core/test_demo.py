@@ -467,6 +467,40 @@ async def test_a_quality_check_retry_gets_the_same_kind_of_summary(litellm: Any)
     assert retried == first
 
 
+async def test_the_summary_passes_compactions_quality_check(litellm: Any) -> None:
+    from shell.compaction import quality_problems, render_transcript
+
+    ask_text = "Please draft the incident note for INC-2291 and link docs/incidents/2026-03.md"
+    body = [
+        user("Deploy of 4f2a9c1e at 2026-03-03 16:05 failed with ENOENT on 10.0.4.17:6379."),
+        called("s1", "memory_search", {"query": "ENOENT redis"}),
+        result(
+            "s1",
+            {
+                "hits": [
+                    {
+                        "path": "memory/2026-03-01.md",
+                        "startLine": 2,
+                        "endLine": 2,
+                        "snippet": "- redis at cache-1.internal:6379, see MEMORY.md's notes",
+                        "citation": "memory/2026-03-01.md#L2-L2",
+                    }
+                ],
+                "mode": "hybrid",
+            },
+        ),
+        {"role": "assistant", "content": "Trace id 0f8fad5b-d9cb-469f-a165-70867728950e."},
+        user(ask_text),
+    ]
+    request = prompts.summary_prompt(render_transcript(body), None, None)
+
+    summary = await summarise(litellm, request)
+
+    assert quality_problems(summary, body, ask_text) == []
+    assert "0f8fad5b-d9cb-469f-a165-70867728950e" in summary
+    assert "2026-03-03 16:05" in summary
+
+
 # --- usage, streaming shape, determinism, laziness --------------------------------------------
 
 

@@ -307,6 +307,33 @@ async def _summarise(llm: LLM, request: list[dict[str, Any]]) -> AsyncIterator[B
     yield reply_text.strip()
 
 
+def split_for_summary(
+    messages: Sequence[dict[str, Any]], counter: TokenCounter, max_tokens: int | None
+) -> list[list[dict[str, Any]]]:
+    """Consecutive chunks of at most `max_tokens` each (a bigger single message is a chunk of
+    its own), never separating a tool call from its results; one chunk when `max_tokens` is
+    None."""
+    if not max_tokens:
+        return [list(messages)]
+    chunks: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for message in messages:
+        tokens = counter.message(message)
+        if chunks[-1] and size + tokens > max_tokens and message.get("role") != "tool":
+            chunks.append([])
+            size = 0
+        chunks[-1].append(message)
+        size += tokens
+    return chunks
+
+
+def _summary_request(prompt: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": prompts.summary_system()},
+        {"role": "user", "content": prompt},
+    ]
+
+
 async def compact(
     *,
     llm: LLM,
@@ -318,6 +345,7 @@ async def compact(
     count_prompt: Callable[[list[dict[str, Any]]], int],
     compaction_count: int,
     clock: Callable[[], float] = time.monotonic,
+    max_transcript_tokens: int | None = None,
 ) -> AsyncIterator[BaseEvent | CompactionResult]:
     """Summarise the old part of the history and keep the recent tail verbatim.
 
@@ -331,6 +359,9 @@ async def compact(
         count_prompt: Counts the whole prompt (system + tools + these messages), for the receipt.
         compaction_count: Compactions so far; the receipt carries the new count.
         clock: Monotonic seconds, for the duration.
+        max_transcript_tokens: When the part to summarise is bigger than this, it is summarised
+            in stages of at most this size (a rolling summary), so the summariser's own request
+            fits the window. None: one stage.
 
     Yields:
         CompactionStarted; then CompactionSkipped, or CompactionFailed (history kept, no
@@ -353,31 +384,41 @@ async def compact(
     body = old[1:] if previous is not None else old
     recent = body[-RECENT_MESSAGES:]
     latest_ask = _latest_ask(body)
-    prompt = prompts.summary_prompt(render_transcript(body), previous, focus)
+    chunks = split_for_summary(body, counter, max_transcript_tokens)
 
-    summary = ""
-    problems: list[str] = []
     attempts = 0
-    while attempts < MAX_ATTEMPTS:
-        attempts += 1
-        user = prompt if not problems else f"{prompt}\n\n{prompts.summary_retry_note(problems)}"
-        request = [
-            {"role": "system", "content": prompts.summary_system()},
-            {"role": "user", "content": user},
-        ]
-        try:
-            async for item in _summarise(llm, request):
+    try:
+        # Staged: each earlier chunk is folded into a rolling summary the last stage merges.
+        for chunk in chunks[:-1]:
+            attempts += 1
+            prompt = prompts.summary_prompt(render_transcript(chunk), previous, focus)
+            async for item in _summarise(llm, _summary_request(prompt)):
+                if isinstance(item, str):
+                    previous = item
+                else:
+                    yield item
+            if is_unavailable(previous or ""):
+                reason = "the summariser returned nothing for an earlier part of the history"
+                yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+                return
+        prompt = prompts.summary_prompt(render_transcript(chunks[-1]), previous, focus)
+        summary = ""
+        problems: list[str] = []
+        for _ in range(MAX_ATTEMPTS):
+            attempts += 1
+            note = f"\n\n{prompts.summary_retry_note(problems)}" if problems else ""
+            async for item in _summarise(llm, _summary_request(prompt + note)):
                 if isinstance(item, str):
                     summary = item
                 else:
                     yield item
-        except ModelError as error:
-            reason = f"the summariser failed: {getattr(error, 'message', error)}"
-            yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
-            return
-        problems = quality_problems(summary, recent, latest_ask)
-        if not problems:
-            break
+            problems = quality_problems(summary, recent, latest_ask)
+            if not problems:
+                break
+    except ModelError as error:
+        reason = f"the summariser failed: {getattr(error, 'message', error)}"
+        yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+        return
     if problems:
         reason = "the summary failed the quality check: " + "; ".join(problems)
         yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)

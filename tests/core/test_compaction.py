@@ -18,6 +18,7 @@ from shell.compaction import (
     is_summary_message,
     quality_problems,
     render_transcript,
+    split_for_summary,
     summary_message,
     summary_text,
 )
@@ -229,6 +230,7 @@ KEEP = COUNTER.messages(conversation(2, 6)) + 5
 
 
 async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any) -> list[Any]:
+    max_transcript_tokens = kwargs.pop("max_transcript_tokens", None)
     ticks = itertools.count(100.0, 0.25)
     items = [
         item
@@ -236,7 +238,7 @@ async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any
             llm=llm, messages=messages, counter=COUNTER, keep_tail_tokens=keep,
             trigger=kwargs.pop("trigger", "threshold"), focus=kwargs.pop("focus", None),
             count_prompt=count_prompt, compaction_count=kwargs.pop("compaction_count", 0),
-            clock=lambda: next(ticks),
+            clock=lambda: next(ticks), max_transcript_tokens=max_transcript_tokens,
         )
     ]
     return items
@@ -351,6 +353,27 @@ async def test_streamed_text_is_not_reported_as_chat(server: Any, llm: LLM) -> N
     assert not any(isinstance(i, TextDelta) for i in items)
     assert all(isinstance(i, BaseEvent | CompactionResult) for i in items)
     json.dumps([type(i).__name__ for i in items])
+
+
+async def test_a_long_history_is_summarised_in_stages(server: Any, llm: LLM) -> None:
+    messages = history()
+    body = messages[: len(messages) - 8]
+    limit = COUNTER.messages(body) // 3
+    chunks = split_for_summary(body, COUNTER, limit)
+    assert len(chunks) >= 3
+    assert [m for chunk in chunks for m in chunk] == body
+    assert all(chunk[0]["role"] != "tool" for chunk in chunks)  # tool pairs stay together
+    stages = [Reply(text=f"## Decisions\n- stage {n}") for n in range(len(chunks) - 1)]
+    server.enqueue(*stages, Reply(text=good_summary()))
+    items = await run(llm, messages, KEEP, max_transcript_tokens=limit)
+    assert isinstance(items[-1], CompactionResult), items[-1]
+    assert len(server.requests) == len(chunks)
+    prompts_sent = [user_prompt(r) for r in server.requests]
+    assert "<previous-summary>" not in prompts_sent[0]
+    for n, prompt in enumerate(prompts_sent[1:]):
+        assert f"<previous-summary>\n## Decisions\n- stage {n}\n</previous-summary>" in prompt
+    assert "Question 0:" in prompts_sent[0] and "Question 0:" not in prompts_sent[-1]
+    assert items[-1].summary == good_summary().strip()
 
 
 # --- compact() through real litellm and the offline demo brain -------------------------------

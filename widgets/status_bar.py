@@ -21,7 +21,9 @@ class StatusBar(Horizontal):
         background: $panel;
         & > Label { width: auto; padding: 0 1; }
         & > #status-model { color: $primary; text-style: bold; }
-        & > #status-demo { background: $demo-badge; color: $background; text-style: bold; }
+        & > .status-badge { background: $demo-badge; color: $background; text-style: bold; }
+        & > .status-badge.-off { display: none; }
+        & > #status-demo-short { display: none; }
         & > #status-session { color: $muted-text; }
         & > TokenMeter { margin: 0 1; }
     }
@@ -51,9 +53,12 @@ class StatusBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(self._model, id="status-model")
-        demo = Label(DEMO_BADGE, id="status-demo")
-        demo.display = self._demo
-        yield demo
+        for badge in (
+            Label(DEMO_BADGE, id="status-demo", classes="status-badge"),
+            Label("DEMO", id="status-demo-short", classes="status-badge"),
+        ):
+            badge.set_class(not self._demo, "-off")
+            yield badge
         yield Label(self._session_label(self._session_id), id="status-session")
         yield self._meter
         yield CompactionCounter(id="compactions")
@@ -66,7 +71,8 @@ class StatusBar(Horizontal):
     def show_session(self, *, model: str, session_id: str, demo: bool) -> None:
         self.query_one("#status-model", Label).update(model)
         self.query_one("#status-session", Label).update(self._session_label(session_id))
-        self.query_one("#status-demo", Label).display = demo
+        for badge in self.query(".status-badge"):
+            badge.set_class(not demo, "-off")
 
     @property
     def meter(self) -> TokenMeter:

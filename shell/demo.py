@@ -301,7 +301,9 @@ def _append_confirmation(payload: dict[str, Any]) -> str:
 def _recall_candidates(results: Sequence[_Result]) -> Iterator[Candidate]:
     for result in results:
         payload = result.payload()
-        for hit in payload.get("hits") or ():
+        if payload.get("nothingRelevant") is True:
+            continue
+        for hit in payload.get("results") or payload.get("hits") or ():
             if not isinstance(hit, dict):
                 continue
             source = hit.get("citation") or (

@@ -201,6 +201,47 @@ async def test_no_hits_means_the_brain_says_it_found_nothing(litellm: Any) -> No
     assert answer.calls == []
 
 
+def search_payload(*snippets: tuple[str, int], nothing_relevant: bool = False) -> str:
+    """What the real memory_search tool returns, built with its own result types."""
+    from shell.memory.search import SearchHit, SearchResult
+
+    hits = [
+        SearchHit(
+            path="memory/2026-11-30.md",
+            start_line=line,
+            end_line=line + snippet.count("\n"),
+            score=0.64,
+            vector_score=0.67,
+            text_score=0.59,
+            snippet=snippet,
+            citation=f"memory/2026-11-30.md#L{line}-L{line + snippet.count(chr(10))}",
+        )
+        for snippet, line in snippets
+    ]
+    result = SearchResult(QUESTION, "hybrid", hits, None, nothing_relevant)
+    return json.dumps(result.to_model_json())
+
+
+async def test_the_real_search_payload_is_answered_from_its_best_line(litellm: Any) -> None:
+    payload = search_payload(
+        ("- lunch with Dana on Tuesday", 1), ("- standup moved\n- our deploy window is 14:00", 4)
+    )
+
+    answer = await ask(litellm, after_search(payload), ALL_TOOLS)
+
+    assert answer.text == (
+        "From memory: our deploy window is 14:00\nSource: memory/2026-11-30.md#L4-L5"
+    )
+
+
+async def test_a_real_nothing_relevant_result_means_found_nothing(litellm: Any) -> None:
+    payload = search_payload(("- our deploy window moved", 2), nothing_relevant=True)
+
+    answer = await ask(litellm, after_search(payload), ALL_TOOLS)
+
+    assert answer.text == "I checked my memory and found nothing about that."
+
+
 async def test_memory_get_results_are_answered_with_a_line_citation(litellm: Any) -> None:
     question = "what did we decide about PROJ-1234?"
     messages = [

@@ -348,15 +348,21 @@ class Agent:
 
     async def _compact(self, trigger: str, focus: str | None) -> AsyncIterator[BaseEvent]:
         result: CompactionResult | None = None
+        keep_tail = self.budget.keep_tail
+        if trigger == "overflow":
+            # The provider counts more than we do, so our tail size cannot be trusted: keep at
+            # most a third of the conversation verbatim.
+            keep_tail = min(keep_tail, self.counter.messages(self.messages) // 3)
         async for item in compact(
             llm=self.llm,
             messages=list(self.messages),
             counter=self.counter,
-            keep_tail_tokens=self.budget.keep_tail,
+            keep_tail_tokens=keep_tail,
             trigger=trigger,
             focus=focus,
             count_prompt=self._count,
             compaction_count=self.record.compaction_count,
+            max_transcript_tokens=self.budget.window // 2,
         ):
             if isinstance(item, CompactionResult):
                 result = item

@@ -258,7 +258,7 @@ def _cairn_rows(result: Any) -> list[int]:
 # --- re-sync of one edited file -----------------------------------------------------------
 
 
-def bench_resync(workdir: Path, target_chunks: int = 10_000, edits: int = 7) -> dict[str, Any]:
+def bench_resync(workdir: Path, target_chunks: int = 10_000, edits: int = 11) -> dict[str, Any]:
     """Edit one file of a ~10k-chunk index and time `sync()`.
 
     The index uses the hash embedder, so the sync time is the index's own cost; the MiniLM

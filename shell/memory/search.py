@@ -1,9 +1,10 @@
 """memory_search: hybrid recall over the memory index, and the tool the model calls.
 
 The pipeline: validate → vector leg (embed the query, cosine top-k) and keyword leg (BM25
-top-k) → blend 0.7·vector + 0.3·text → decay dated daily notes (30-day half-life) → keep
-score ≥ min_score → MMR re-rank with near-duplicate drop → cited hits. The ranking math lives in
-`shell.memory.ranking`; this module orchestrates, degrades, times and reports.
+top-k) → relevance 0.7·vector + 0.3·text → keep relevance ≥ min_score → score = relevance ×
+decay of dated daily notes (30-day half-life) → MMR re-rank with near-duplicate drop → cited
+hits. The ranking math lives in `shell.memory.ranking`; this module orchestrates, degrades,
+times and reports.
 
 What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4, §9):
 
@@ -15,6 +16,9 @@ What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4,
   plainly that memory holds nothing relevant (OpenClaw returns the least bad hits, #147349).
 * Degradation is explicit: a failed leg yields `mode` "keyword-only" or "vector-only" with a
   `degraded_reason`; both failing is a clear error, never a silent empty list.
+* `min_score` applies before decay, so decay orders old against new but never hides an old
+  note; and when no stored word matches the query (a paraphrase), the cosine carries the whole
+  relevance instead of being capped at 0.7 of it.
 """
 
 from __future__ import annotations

@@ -325,6 +325,9 @@ _DECISION = re.compile(
     r"deploy window|approved|signed off)\b",
     re.IGNORECASE,
 )
+_ASSISTANT_DECISION = re.compile(
+    r"\b(?:we decided|we agreed|we will|we'll|decided|agreed|settled on)\b", re.IGNORECASE
+)
 _TODO = re.compile(
     r"\b(?:todo|to-do|need to|needs to|must|should|remind|don't forget|follow up|action item)\b",
     re.IGNORECASE,
@@ -336,7 +339,7 @@ _CONSTRAINT = re.compile(
 _RETRY_NOTE = re.compile(
     r"Your previous summary failed a quality check:.*?fixing these problems\.", re.DOTALL
 )
-_LATEST = "Latest: "
+_LATEST = "Latest user message: "
 
 
 def _between(text: str, tag: str) -> str | None:
@@ -389,6 +392,27 @@ def _shorten(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _is_ask(sentence: str) -> bool:
+    return sentence.endswith("?") or bool(_REQUEST.match(sentence))
+
+
+def _heading_for(role: str, sentence: str) -> str | None:
+    """The summary heading a transcript sentence belongs under, if any. The assistant's own
+    words count only when they record a decision."""
+    decisions, todos, rules, asks, _ = prompts.SUMMARY_HEADINGS
+    if role == "user" and _is_ask(sentence):
+        return asks
+    if sentence.endswith("?") or role not in ("user", "assistant"):
+        return None
+    if role == "assistant":
+        return decisions if _ASSISTANT_DECISION.search(sentence) else None
+    if _CONSTRAINT.search(sentence):
+        return rules
+    if _DECISION.search(sentence):
+        return decisions
+    return todos if _TODO.search(sentence) else None
+
+
 def summarise(request: str) -> str:
     """A structured summary of the <conversation> in a summariser request, merged with its
     <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`."""
@@ -400,49 +424,35 @@ def summarise(request: str) -> str:
     entries = transcript_entries(transcript)
     user_texts = [text for role, text in entries if role == "user" and text.strip()]
     latest = user_texts[-1] if user_texts else None
-
-    decisions, todos, rules, asks = [], [], [], []
-    for role, text in entries:
-        if role not in ("user", "assistant"):
-            continue
-        for sentence in sentences(text):
-            if role == "user" and (sentence.endswith("?") or _REQUEST.match(sentence)):
-                if text is not latest:
-                    asks.append(_shorten(sentence))
-            elif sentence.endswith("?"):
-                continue
-            elif _CONSTRAINT.search(sentence):
-                rules.append(_shorten(sentence))
-            elif _DECISION.search(sentence):
-                decisions.append(_shorten(sentence))
-            elif _TODO.search(sentence):
-                todos.append(_shorten(sentence))
-
     h_decisions, h_todos, h_rules, h_asks, h_ids = prompts.SUMMARY_HEADINGS
-    earlier_asks = [a.removeprefix(_LATEST) for a in previous[h_asks]] + asks
-    if latest is not None:
-        # The newest user message is kept whole: it is the ask most likely still open.
-        asks = [
-            *_latest_unique(earlier_asks, MAX_BULLETS - 1),
-            _LATEST + _shorten(latest, LATEST_ASK_CHARS),
-        ]
-    else:
-        asks = _latest_unique(earlier_asks, MAX_BULLETS)
+
+    found: dict[str, list[str]] = {
+        h: [i for i in items if not i.startswith(_LATEST)] for h, items in previous.items()
+    }
+    found[h_asks] += [
+        ask for i in previous[h_asks] if (ask := i.removeprefix(_LATEST)) != i and _is_ask(ask)
+    ]
+    for role, text in entries:
+        for sentence in sentences(text):
+            heading = _heading_for(role, sentence)
+            if heading and not (heading == h_asks and text is latest):
+                found[heading].append(_shorten(sentence))
+    body = {h: _latest_unique(found[h], MAX_BULLETS) for h in (h_decisions, h_todos, h_rules)}
+    if latest is None:
+        body[h_asks] = _latest_unique(found[h_asks], MAX_BULLETS)
+    else:  # the newest user message is kept whole: it is the ask most likely still open
+        newest = _LATEST + _shorten(latest, LATEST_ASK_CHARS)
+        body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]
+
     previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
     ids = _latest_unique(
         [*previous_ids, *identifiers(previous_text), *identifiers(transcript)],
         MAX_BULLETS * IDENTIFIERS_PER_BULLET,
     )
-    body = {
-        h_decisions: _latest_unique([*previous[h_decisions], *decisions], MAX_BULLETS),
-        h_todos: _latest_unique([*previous[h_todos], *todos], MAX_BULLETS),
-        h_rules: _latest_unique([*previous[h_rules], *rules], MAX_BULLETS),
-        h_asks: asks,
-        h_ids: [
-            ", ".join(ids[i : i + IDENTIFIERS_PER_BULLET])
-            for i in range(0, len(ids), IDENTIFIERS_PER_BULLET)
-        ],
-    }
+    body[h_ids] = [
+        ", ".join(ids[i : i + IDENTIFIERS_PER_BULLET])
+        for i in range(0, len(ids), IDENTIFIERS_PER_BULLET)
+    ]
     blocks = []
     for heading in prompts.SUMMARY_HEADINGS:
         bullets = body[heading] or ["none"]

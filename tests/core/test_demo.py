@@ -494,6 +494,22 @@ async def test_the_summary_merges_the_previous_one_and_marks_empty_sections(
     assert "thanks, that is all" in summary
 
 
+async def test_the_summary_takes_only_decisions_from_the_assistant(litellm: Any) -> None:
+    transcript = (
+        "User: hello\n"
+        'Assistant: Try "remember that our deploy window is Friday 14:00". You should rest.\n'
+        "Assistant: We agreed to pin litellm at 1.106.2.\n"
+        "User: ok"
+    )
+
+    summary = await summarise(litellm, prompts.summary_prompt(transcript, None, None))
+
+    sections = summary.split("\n\n")
+    assert sections[0] == "## Decisions\n- We agreed to pin litellm at 1.106.2."
+    assert sections[1] == "## Open TODOs\n- none"
+    assert "1.106.2" in sections[4]
+
+
 async def test_a_quality_check_retry_gets_the_same_kind_of_summary(litellm: Any) -> None:
     request = prompts.summary_prompt(TRANSCRIPT, None, None)
     first = await summarise(litellm, request)

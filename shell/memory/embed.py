@@ -151,14 +151,23 @@ class HashEmbedder:
 
     def __init__(self, dim: int = MINILM_DIM) -> None:
         self.dim = dim
+        self._buckets: dict[str, tuple[int, float]] = {}
         if dim != MINILM_DIM:
             self.name = f"hash-{dim}"
+
+    def _bucket(self, token: str) -> tuple[int, float]:
+        if (known := self._buckets.get(token)) is None:
+            digest = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "big")
+            known = (digest % self.dim, 1.0 if (digest >> 63) & 1 else -1.0)
+            if len(self._buckets) < 200_000:
+                self._buckets[token] = known
+        return known
 
     def _vector(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dim, dtype=np.float32)
         for token in _TOKEN.findall(text.lower()):
-            digest = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "big")
-            vector[digest % self.dim] += 1.0 if (digest >> 63) & 1 else -1.0
+            index, sign = self._bucket(token)
+            vector[index] += sign
         norm = float(np.linalg.norm(vector))
         if norm == 0.0:
             vector[0] = 1.0  # no words (or cancelling signs): still a unit vector

@@ -96,6 +96,7 @@ class MemoryIndex:
         self._opened = False
         self._generation: _Generation | None = None
         self._cache_table: Any = None
+        self._cached_hashes: set[str] | None = None  # hashes in the cache table, read lazily
         self._pending_rebuild: str | None = None
         self._recorded_generation: int | None = None
         self._wipe_on_rebuild = False
@@ -281,6 +282,7 @@ class MemoryIndex:
         with self._lock:
             self._generation = None
             self._cache_table = None
+            self._cached_hashes = None
             self._recorded_generation = None
             self._store.close()
             shutil.rmtree(self.index_dir, ignore_errors=True)
@@ -330,7 +332,7 @@ class MemoryIndex:
             generation.files_table.add(store.file_rows(updated))
         for path in plan.removed:
             generation.records.pop(path, None)
-        generation.records.update({r.path: r for r in updated})
+        generation.records.update({r.path: r for r in updated + plan.rechecked})
         return embedded
 
     def _vectors_for(
@@ -342,9 +344,10 @@ class MemoryIndex:
         found = generation.vectors.vectors_for_hashes(needed)
         if previous is not None and previous is not generation:
             found.update(previous.vectors.vectors_for_hashes(needed - found.keys()))
-        if needed - found.keys():
-            found.update(store.cache_lookup(self._cache_table, needed - found.keys(),
-                                            self._embedder.dim))
+        if self._cached_hashes is None:
+            self._cached_hashes = store.cache_hashes(self._cache_table)
+        if in_cache := (needed - found.keys()) & self._cached_hashes:
+            found.update(store.cache_lookup(self._cache_table, in_cache, self._embedder.dim))
         texts = {c.hash: c.text for c in chunks if c.hash not in found}
         hashes = list(texts)
         fresh: dict[str, np.ndarray] = {}
@@ -360,6 +363,7 @@ class MemoryIndex:
         if fresh:
             self._cache_table.add(store.cache_rows(list(fresh), np.stack(list(fresh.values())),
                                                    self._embedder.dim))
+            self._cached_hashes.update(fresh)
         found.update(fresh)
         return found, len(fresh)
 
@@ -498,6 +502,7 @@ class MemoryIndex:
         with self._write_lock, self._lock:
             self._generation = None
             self._cache_table = None
+            self._cached_hashes = None
             self._store.close()
             self._opened = False
             self._pending_rebuild = None

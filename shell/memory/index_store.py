@@ -262,6 +262,11 @@ def load_files(table: Any) -> dict[str, FileRecord]:
             for row in data}
 
 
+def cache_hashes(table: Any) -> set[str]:
+    """Every hash the embedding cache holds (only the hash column is read)."""
+    return set(table.to_arrow().column("hash").to_pylist()) if table.count_rows() else set()
+
+
 def cache_lookup(table: Any, hashes: Iterable[str], dim: int) -> dict[str, np.ndarray]:
     """Cached vectors for those of `hashes` the cache holds."""
     found: dict[str, np.ndarray] = {}
@@ -312,6 +317,7 @@ class VectorMatrix:
         self.row_of: dict[str, int] = {}
         self.chunks: dict[str, Chunk] = {}
         self.ids_by_path: dict[str, list[str]] = {}
+        self.ids_by_hash: dict[str, list[str]] = {}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -339,6 +345,7 @@ class VectorMatrix:
                 self.ids.append(chunk.id)
                 self.row_of[chunk.id] = row
                 self.ids_by_path.setdefault(chunk.path, []).append(chunk.id)
+                self.ids_by_hash.setdefault(chunk.hash, []).append(chunk.id)
             self._matrix[row] = vector
             self.chunks[chunk.id] = chunk
 
@@ -348,7 +355,11 @@ class VectorMatrix:
         for path in paths:
             for chunk_id in self.ids_by_path.pop(path, ()):
                 row = self.row_of.pop(chunk_id)
-                del self.chunks[chunk_id]
+                digest = self.chunks.pop(chunk_id).hash
+                same_text = self.ids_by_hash[digest]
+                same_text.remove(chunk_id)
+                if not same_text:
+                    del self.ids_by_hash[digest]
                 last = len(self.ids) - 1
                 if row != last:
                     moved = self.ids[last]
@@ -361,13 +372,10 @@ class VectorMatrix:
 
     def vectors_for_hashes(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Copies of the vectors of any rows whose text has one of these hashes."""
-        wanted = set(hashes)
         found: dict[str, np.ndarray] = {}
-        if not wanted:
-            return found
-        for chunk_id, chunk in self.chunks.items():
-            if chunk.hash in wanted and chunk.hash not in found:
-                found[chunk.hash] = self._matrix[self.row_of[chunk_id]].copy()
+        for digest in hashes:
+            if same_text := self.ids_by_hash.get(digest):
+                found[digest] = self._matrix[self.row_of[same_text[0]]].copy()
         return found
 
     def top_k(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:

@@ -61,46 +61,57 @@ class SyncPlan:
     Attributes:
         changed: New files and files whose content changed, with their text.
         removed: Paths of files gone since the last sync (deleted, renamed, now a symlink).
-        touched: Files whose bytes are unchanged but whose stat or check time moved.
+        touched: Files whose bytes are unchanged but whose size or mtime moved (persisted).
+        rechecked: Files re-hashed only because their record was racily clean; nothing but the
+            check time changed, so only the in-memory record is updated.
     """
 
     changed: list[ChangedFile] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     touched: list[FileRecord] = field(default_factory=list)
+    rechecked: list[FileRecord] = field(default_factory=list)
 
     @property
     def content_changed(self) -> bool:
         return bool(self.changed or self.removed)
 
 
-def _regular_file(path: Path) -> os.stat_result | None:
+def _walk_markdown(folder: str, relative: str, found: dict[str, FileStat]) -> None:
+    # os.scandir, not pathlib: this runs on every search and every watch event, and pathlib's
+    # per-path parsing costs ~0.1 ms a file.
     try:
-        info = path.lstat()
+        entries = list(os.scandir(folder))
     except OSError:
-        return None
-    return info if stat.S_ISREG(info.st_mode) else None
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                _walk_markdown(entry.path, f"{relative}/{name}", found)
+            elif name.lower().endswith(".md") and entry.is_file(follow_symlinks=False):
+                info = entry.stat(follow_symlinks=False)
+                path = f"{relative}/{name}"
+                found[path] = FileStat(path, info.st_size, info.st_mtime_ns)
+        except OSError:  # vanished between listing and stat
+            continue
 
 
 def scan_memory_files(workspace: Path) -> dict[str, FileStat]:
     """Stat every indexable memory file under `workspace`, keyed by relative POSIX path."""
     found: dict[str, FileStat] = {}
-    if (info := _regular_file(workspace / MEMORY_FILE)) is not None:
-        found[MEMORY_FILE] = FileStat(MEMORY_FILE, info.st_size, info.st_mtime_ns)
-    root = workspace / MEMORY_DIR
-    if root.is_symlink() or not root.is_dir():
-        return found
-    for folder, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))
-        )
-        for name in filenames:
-            if not name.lower().endswith(".md"):
-                continue
-            absolute = Path(folder) / name
-            if (info := _regular_file(absolute)) is not None:
-                relative = absolute.relative_to(workspace).as_posix()
-                found[relative] = FileStat(relative, info.st_size, info.st_mtime_ns)
+    try:
+        info = os.lstat(os.path.join(workspace, MEMORY_FILE))
+        if stat.S_ISREG(info.st_mode):
+            found[MEMORY_FILE] = FileStat(MEMORY_FILE, info.st_size, info.st_mtime_ns)
+    except OSError:
+        pass
+    root = os.path.join(workspace, MEMORY_DIR)
+    if os.path.isdir(root) and not os.path.islink(root):
+        _walk_markdown(root, MEMORY_DIR, found)
     return found
 
 
@@ -148,7 +159,8 @@ def plan_sync(
         text, digest = content
         fresh = FileRecord(path, info.size, info.mtime_ns, digest, checked)
         if record is not None and record.hash == digest:
-            plan.touched.append(fresh)
+            same_stat = (record.size, record.mtime_ns) == (info.size, info.mtime_ns)
+            (plan.rechecked if same_stat else plan.touched).append(fresh)
         else:
             plan.changed.append(ChangedFile(fresh, text))
     plan.removed.extend(sorted(path for path in records if path not in current))

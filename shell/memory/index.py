@@ -385,7 +385,7 @@ class MemoryIndex:
         """True when a sync would change something (cheap: one stat per memory file)."""
         self._ensure_open()
         generation = self._generation
-        if self._pending_rebuild is not None or generation is None:
+        if self._pending_rebuild is not None or generation is None or self._needs_fts:
             return True
         return is_dirty(self.workspace, dict(generation.records))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -173,3 +175,14 @@ def test_real_model_ranks_the_right_note_first(workspace: Path, tmp_path: Path) 
     assert top("an italian pasta recipe").startswith("memory/cooking.md:")
     assert top("what drink does the user like?").startswith("MEMORY.md:")
     assert top("which ticket is about moving the database?").startswith("memory/projects.md:")
+
+
+def test_importing_the_index_loads_no_heavy_library() -> None:
+    script = ("import sys, shell.memory.index, shell.memory.watch, shell.memory.embed\n"
+              "print(sorted(m for m in ('lancedb', 'fastembed', 'pyarrow', 'watchfiles', "
+              "'onnxruntime') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60, cwd=Path(__file__).resolve().parents[2])
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

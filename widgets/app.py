@@ -30,6 +30,8 @@ from widgets.transcript import Transcript
 
 NARROW_WIDTH = 100
 """Below this many columns the side panes hide (F2 shows them in place of the transcript)."""
+COMPACT_WIDTH = 150
+"""Below this many columns the status bar shortens the session id."""
 
 
 class CairnApp(App[None]):
@@ -221,6 +223,7 @@ class CairnApp(App[None]):
 
     def _sync_width(self, width: int) -> None:
         self.screen.set_class(width < NARROW_WIDTH, "-narrow")
+        self.screen.set_class(width < COMPACT_WIDTH, "-compact")
 
 
 def run_tui(agent: AgentSource, *, trace: Path | None = None) -> None:

@@ -156,6 +156,7 @@ class CompactionReceipt(Vertical):
         border: round $compaction-block-border;
         border-title-color: $compaction-block-border;
         &.-failed { border: round $error; }
+        &.-skipped { border: round $muted-text; color: $muted-text; }
         & > Static { height: auto; }
         & > Collapsible { padding: 0; margin: 0; border-top: none; background: transparent; }
     }
@@ -191,6 +192,11 @@ class CompactionReceipt(Vertical):
             f"failed ({event.trigger}) after {event.attempts} attempts: {event.reason}"
             " — history kept as it was"
         )
+        self.query_one(".compaction--line", Static).update(Text(self.text))
+
+    def skip(self, reason: str) -> None:
+        self.add_class("-skipped")
+        self.text = f"skipped: {reason}"
         self.query_one(".compaction--line", Static).update(Text(self.text))
 
     def describe(self) -> str:

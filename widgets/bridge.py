@@ -130,7 +130,12 @@ class EventBridge:
                 self._flush.finish(event)
                 self._flush = None
             case CompactionSkipped(reason=reason):
-                await transcript.add_notice(f"compaction skipped: {reason}")
+                self.status.meter.compacting = False
+                if self._compaction is not None:
+                    self._compaction.skip(reason)
+                    self._compaction = None
+                else:
+                    await transcript.add_notice(f"compaction skipped: {reason}")
             case CompactionStarted():
                 self.status.meter.compacting = True
                 self._compaction = CompactionReceipt(event)

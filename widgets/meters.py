@@ -139,7 +139,7 @@ class CompactionCounter(Widget):
     CompactionCounter { width: auto; height: 1; padding: 0 1; color: $meter-compacting; }
     """
 
-    count: reactive[int] = reactive(0)
+    count: reactive[int] = reactive(0, layout=True)
 
     def render(self) -> str:
         return f"🗜 {self.count}"
@@ -153,7 +153,7 @@ class IndexStatus(Widget):
     IndexStatus.-syncing { color: $warning; }
     """
 
-    text: reactive[str] = reactive("index —")
+    text: reactive[str] = reactive("index —", layout=True)
 
     def show_progress(self, files_done: int, files_total: int) -> None:
         self.add_class("-syncing")

@@ -24,7 +24,8 @@ class StatusBar(Horizontal):
         & > .status-badge { background: $demo-badge; color: $background; text-style: bold; }
         & > .status-badge.-off { display: none; }
         & > #status-demo-short { display: none; }
-        & > #status-session { color: $muted-text; }
+        & > #status-session, & > #status-session-short { color: $muted-text; }
+        & > #status-session-short { display: none; }
         & > TokenMeter { margin: 0 1; }
     }
     """
@@ -60,6 +61,7 @@ class StatusBar(Horizontal):
             badge.set_class(not self._demo, "-off")
             yield badge
         yield Label(self._session_label(self._session_id), id="status-session")
+        yield Label(self._short_session_label(self._session_id), id="status-session-short")
         yield self._meter
         yield CompactionCounter(id="compactions")
         yield IndexStatus(id="index-status")
@@ -68,9 +70,15 @@ class StatusBar(Horizontal):
     def _session_label(session_id: str) -> str:
         return f"session {session_id}" if session_id else ""
 
+    @staticmethod
+    def _short_session_label(session_id: str) -> str:
+        return f"…{session_id[-6:]}" if len(session_id) > 8 else session_id
+
     def show_session(self, *, model: str, session_id: str, demo: bool) -> None:
         self.query_one("#status-model", Label).update(model)
         self.query_one("#status-session", Label).update(self._session_label(session_id))
+        short = self._short_session_label(session_id)
+        self.query_one("#status-session-short", Label).update(short)
         for badge in self.query(".status-badge"):
             badge.set_class(not demo, "-off")
 

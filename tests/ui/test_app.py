@@ -12,12 +12,24 @@ from textual.widgets import Collapsible, Static
 
 from shell.events import (
     AssistantMessage,
+    BootstrapMissing,
+    BootstrapTruncated,
+    CompactionFailed,
     CompactionFinished,
+    CompactionSkipped,
     CompactionStarted,
     Error,
+    FlushFinished,
+    FlushStarted,
+    GitLockCleared,
+    IndexRebuilt,
+    IndexSynced,
+    IndexSyncProgress,
     MemoryWritten,
     ModelRetry,
+    Notice,
     SearchPerformed,
+    StartupPreludeInjected,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -368,3 +380,54 @@ async def test_narrow_terminal_hides_the_side_panes_until_f2(workspace: Path) ->
         await pilot.resize_terminal(120, 40)
         await pilot.pause()
         assert not app.screen.has_class("-narrow")
+
+
+async def test_lifecycle_events_without_a_happy_ending_are_shown(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.start_script = [
+        BootstrapTruncated("AGENTS.md", 30_000, 20_000, "per_file"),
+        BootstrapMissing("SOUL.md"),
+        StartupPreludeInjected(["memory/2026-04-30.md"], 1800),
+        IndexSyncProgress(3, 10, 12, 12),
+    ]
+    agent.turns["go"] = [
+        FlushStarted(DAILY, 2, "tokens"),
+        FlushFinished("no_reply", DAILY, 2),
+        FlushFinished("exhausted", DAILY, 2, failures=3),
+        CompactionStarted("threshold", 6200),
+        CompactionSkipped("nothing to compact"),
+        CompactionStarted("overflow", 7000),
+        CompactionFailed("overflow", "summary too long", 2),
+        IndexRebuilt("embedder changed"),
+        GitLockCleared(".git/index.lock", 120.0),
+        Notice("flush exhausted for this cycle", "warning"),
+        TurnFinished(1, "tool_limit"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert painted(app.status_bar.index_status).strip() == "indexing 3/10"
+        await send(app, pilot, "go")
+        text = app.transcript.describe()
+        for expected in (
+            "warning: AGENTS.md truncated for the prompt: kept 20000 of 30000 chars",
+            "info: SOUL.md is missing",
+            "startup prelude: recent notes memory/2026-04-30.md (1.8k chars)",
+            "flush: NO_REPLY — nothing worth saving (cycle 2)",
+            "flush: exhausted after 3 failures",
+            "compaction: skipped: nothing to compact",
+            "compaction: failed (overflow) after 2 attempts: summary too long",
+            "warning: memory index rebuilt from the files: embedder changed",
+            "warning: cleared a stale git lock .git/index.lock (120 s old)",
+            "warning: flush exhausted for this cycle",
+            "warning: turn ended: tool_limit",
+        ):
+            assert expected in text
+        assert not app.status_bar.meter.has_class("-compacting")
+        assert all(
+            r.has_class("-skipped") or r.has_class("-failed") for r in app.query(CompactionReceipt)
+        )
+
+        agent.turns["sync"] = [IndexSynced(1, 0, 42, 1, 12.0, "watch")]
+        await send(app, pilot, "sync")
+        assert painted(app.status_bar.index_status).strip() == "index 42 chunks"

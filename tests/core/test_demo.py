@@ -328,6 +328,28 @@ async def test_a_tool_error_is_reported_in_one_line_without_calling_again(litell
     assert answer.text == "memory_search failed: the memory index is being rebuilt."
 
 
+async def test_a_full_round_trip_with_litellms_own_message_objects(litellm: Any) -> None:
+    messages: list[Any] = [SYSTEM, user("remember that the on-call phone is in drawer B7")]
+    first = await ask(litellm, messages, ALL_TOOLS)
+    messages += [
+        first.message,  # the assembled litellm Message, as an agent loop appends it
+        result(
+            first.call_ids[0],
+            {
+                "path": "memory/2026-03-03.md",
+                "appended": 1,
+                "skippedDuplicates": 0,
+                "commit": "b7b7b7b7b7",
+            },
+        ),
+    ]
+
+    second = await ask(litellm, messages, ALL_TOOLS)
+
+    assert first.calls == [("memory_append", {"text": "- the on-call phone is in drawer B7"})]
+    assert second.text == "Noted — saved to memory/2026-03-03.md (commit b7b7b7b)."
+
+
 # --- the flush turn ---------------------------------------------------------------------------
 
 
@@ -641,6 +663,25 @@ async def test_non_streaming_completion_returns_the_same_reply(litellm: Any) -> 
     assert (call.function.name, json.loads(call.function.arguments)) == streamed.calls[0]
     assert response.choices[0].finish_reason == "tool_calls"
     assert response.usage.total_tokens == streamed.usage.total_tokens
+
+
+def test_the_sync_paths_give_the_same_reply(litellm: Any) -> None:
+    messages = [SYSTEM, user("hello there")]
+    response = litellm.completion(model=DEMO_MODEL, messages=messages, tools=ALL_TOOLS)
+    chunks = list(
+        litellm.completion(
+            model=DEMO_MODEL,
+            messages=messages,
+            tools=ALL_TOOLS,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    streamed = litellm.stream_chunk_builder(chunks, messages=messages)
+
+    assert "offline demo brain" in response.choices[0].message.content
+    assert streamed.choices[0].message.content == response.choices[0].message.content
+    assert streamed.usage.total_tokens == response.usage.total_tokens > 0
 
 
 def test_importing_the_module_does_not_import_litellm() -> None:

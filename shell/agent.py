@@ -31,12 +31,18 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
 )
-from shell.flush import FlushOutcome, GateInputs, already_flushed_this_cycle, evaluate_flush_gate, run_flush
+from shell.flush import (
+    FlushOutcome,
+    GateInputs,
+    already_flushed_this_cycle,
+    evaluate_flush_gate,
+    run_flush,
+)
 from shell.llm import LLM, ModelError, ModelReply
 from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
-from shell.memory.tools import memory_tools, pinned_append_tool
 from shell.memory.service import RecallService
+from shell.memory.tools import memory_tools, pinned_append_tool
 from shell.reinject import reinjection_block, startup_prelude
 from shell.session import SessionRecord, SessionStore
 from shell.tools import Toolbox
@@ -151,7 +157,9 @@ class Agent:
         for event in self.recall.drain():
             yield event
         if self.record.needs_prelude:
-            self._turn_prelude, files = startup_prelude(self.workspace, today=self.settings.clock().date())
+            self._turn_prelude, files = startup_prelude(
+                self.workspace, today=self.settings.clock().date()
+            )
             self.record.needs_prelude = False
             if files:
                 yield StartupPreludeInjected(files=files, chars=len(self._turn_prelude))
@@ -191,9 +199,11 @@ class Agent:
                     yield self._usage()
                     return
                 for call in reply.tool_calls:
-                    yield ToolCallStarted(call_id=call.id, name=call.name, arguments=_loads(call.arguments))
+                    yield ToolCallStarted(
+                        call_id=call.id, name=call.name, arguments=_loads(call.arguments)
+                    )
                     result = await self.toolbox.call(call.name, call.arguments)
-                    for event in result.events:
+                    for event in (*self.recall.drain(), *result.events):
                         yield event
                     yield ToolCallFinished(
                         call_id=call.id,
@@ -202,10 +212,14 @@ class Agent:
                         error=result.error,
                         duration_ms=round(result.duration_ms, 1),
                     )
-                    self._append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+                    self._append(
+                        {"role": "tool", "tool_call_id": call.id, "content": result.content}
+                    )
                 rounds += 1
                 if rounds >= self.settings.max_tool_rounds:
-                    yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
+                    yield Notice(
+                        f"Stopped after {rounds} tool rounds in one turn.", level="warning"
+                    )
                     reason = "tool_limit"
                     return
         except (asyncio.CancelledError, GeneratorExit):
@@ -216,6 +230,8 @@ class Agent:
             self._turn_prelude = ""
             self._save()
             if reason != "cancelled":
+                for event in self.recall.drain():
+                    yield event
                 yield TurnFinished(turn=turn, reason=reason)
 
     async def compact(self, focus: str | None = None) -> AsyncIterator[BaseEvent]:
@@ -283,7 +299,9 @@ class Agent:
             max_failures=MAX_FLUSH_FAILURES,
         )
 
-    async def _flush_then_compact(self, trigger: str, focus: str | None) -> AsyncIterator[BaseEvent]:
+    async def _flush_then_compact(
+        self, trigger: str, focus: str | None
+    ) -> AsyncIterator[BaseEvent]:
         """Every compaction, whatever its trigger, comes after a flush attempt in its cycle, or
         after a gate decision that says why there was none."""
         if not self._flushed_this_cycle():
@@ -393,7 +411,9 @@ class Agent:
         now = self.settings.clock().isoformat(timespec="minutes")
         self._reinjection, sections = reinjection_block(text, today=self.settings.today(), now=now)
         self.record.needs_reinjection = False
-        return ContextReinjected(sections=sections, chars=len(self._reinjection), text=self._reinjection)
+        return ContextReinjected(
+            sections=sections, chars=len(self._reinjection), text=self._reinjection
+        )
 
     # --- prompt assembly and accounting -------------------------------------------------
 
@@ -420,7 +440,9 @@ class Agent:
         return [system, *(self.messages if messages is None else messages)]
 
     def _count(self, messages: list[dict[str, Any]]) -> int:
-        return self.counter.messages(self._request(messages)) + self.counter.tools(self.toolbox.schemas())
+        return self.counter.messages(self._request(messages)) + self.counter.tools(
+            self.toolbox.schemas()
+        )
 
     def _usage(self) -> UsageUpdated:
         system = self.counter.message({"role": "system", "content": self._system_prompt()})
@@ -462,7 +484,11 @@ class Agent:
                 for call in message["tool_calls"]:
                     if call["id"] not in answered:
                         self._append(
-                            {"role": "tool", "tool_call_id": call["id"], "content": "Cancelled by the user."}
+                            {
+                                "role": "tool",
+                                "tool_call_id": call["id"],
+                                "content": "Cancelled by the user.",
+                            }
                         )
                 return
             if message["role"] == "user":
@@ -502,7 +528,9 @@ def _writable(root: Path) -> bool:
     return os.access(root, os.W_OK) and os.access(root / "memory", os.W_OK)
 
 
-def build_agent(settings: Settings, *, session_id: str | None = None, resume: bool = False) -> Agent:
+def build_agent(
+    settings: Settings, *, session_id: str | None = None, resume: bool = False
+) -> Agent:
     """The composition root shared by the TUI, `cairn run`, tests and benchmarks."""
     git = init_workspace(settings)
     files = MemoryFiles(settings.workspace, git)

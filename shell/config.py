@@ -122,7 +122,13 @@ def load_settings(
     names = {f.name for f in fields(Settings)} - {"clock"}
     values: dict[str, Any] = {}
 
-    path = file if file is not None else Path(env["CAIRN_CONFIG"]) if "CAIRN_CONFIG" in env else config_file()
+    path = (
+        file
+        if file is not None
+        else Path(env["CAIRN_CONFIG"])
+        if "CAIRN_CONFIG" in env
+        else config_file()
+    )
     if path.is_file():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))

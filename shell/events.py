@@ -357,9 +357,7 @@ Event = (
     | StartupPreludeInjected
 )
 
-EVENT_TYPES: dict[str, type[BaseEvent]] = {
-    cls.type: cls for cls in BaseEvent.__subclasses__()
-}
+EVENT_TYPES: dict[str, type[BaseEvent]] = {cls.type: cls for cls in BaseEvent.__subclasses__()}
 
 
 def to_dict(event: BaseEvent) -> dict[str, Any]:

@@ -88,7 +88,8 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
     for hit in result.hits:
         snippet = " ".join(hit.snippet.split())[:160]
         out.write(
-            f"{hit.score:.3f}  {hit.citation}  (vector {hit.vector_score:.2f}, text {hit.text_score:.2f})\n"
+            f"{hit.score:.3f}  {hit.citation}  "
+            f"(vector {hit.vector_score:.2f}, text {hit.text_score:.2f})\n"
             f"       {snippet}\n"
         )
     return 0

@@ -87,7 +87,9 @@ def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> Non
         jsonschema.validate(arguments, schema)
     except jsonschema.ValidationError as error:
         where = ".".join(str(p) for p in error.absolute_path)
-        raise ToolError(f"invalid argument{' ' + where if where else ''}: {error.message}") from None
+        raise ToolError(
+            f"invalid argument{' ' + where if where else ''}: {error.message}"
+        ) from None
 
 
 class Toolbox:

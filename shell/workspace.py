@@ -100,7 +100,9 @@ class Bootstrap:
     """Injected characters per file."""
 
 
-def load_bootstrap(root: Path, *, max_chars: int = 20_000, total_max_chars: int = 60_000) -> Bootstrap:
+def load_bootstrap(
+    root: Path, *, max_chars: int = 20_000, total_max_chars: int = 60_000
+) -> Bootstrap:
     remaining = max(total_max_chars, max_chars)
     sections: list[str] = []
     events: list[BaseEvent] = []
@@ -140,7 +142,9 @@ def init_workspace(settings: Settings) -> GitStore:
     )
     new_repo = git.ensure_repo()
     if created or new_repo:
-        outcome = git.commit(created, "workspace: seed " + ", ".join(created) if created else "workspace: init")
+        outcome = git.commit(
+            created, "workspace: seed " + ", ".join(created) if created else "workspace: init"
+        )
         if outcome.error:
             raise WorkspaceError(f"could not commit the seeded workspace: {outcome.error}")
     return git

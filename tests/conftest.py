@@ -15,8 +15,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from shell.config import DEMO_MODEL, Settings  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from shell.config import DEMO_MODEL, Settings
+from tests.fakes.openai_server import FakeOpenAI
 
 FIXED_NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=1)))
 
@@ -76,7 +76,9 @@ def fake_settings(workspace: Path, clock: Clock, fake_openai: FakeOpenAI) -> Set
 
 @pytest.fixture
 def demo_settings(workspace: Path, clock: Clock) -> Settings:
-    return Settings(workspace=workspace, model=DEMO_MODEL, embedder="hash", watch=False, clock=clock)
+    return Settings(
+        workspace=workspace, model=DEMO_MODEL, embedder="hash", watch=False, clock=clock
+    )
 
 
 def with_window(settings: Settings, window: int) -> Settings:

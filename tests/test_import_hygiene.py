@@ -18,8 +18,11 @@ CORE_MODULES = [
 
 
 def _loaded_after(statement: str) -> set[str]:
-    code = f"{statement}; import sys; print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    roots = "sorted({m.split('.')[0] for m in sys.modules})"
+    code = f"{statement}; import sys; print(' '.join({roots}))"
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     return set(output.stdout.split())
 
 

@@ -227,8 +227,11 @@ class CairnApp(App[None]):
 
 
 def run_tui(agent: AgentSource, *, trace: Path | None = None) -> None:
-    """Open the TUI on `agent` and return when the user quits."""
-    CairnApp(agent, trace=trace).run()
+    """Open the TUI on `agent` and return when the user quits. User themes are TOML files in
+    `<config dir>/themes`."""
+    from shell.config import config_file
+
+    CairnApp(agent, trace=trace, theme_dir=config_file().parent / "themes").run()
 
 
 def replay_app(events: list[BaseEvent], workspace: Path, *, stepped: bool = False) -> CairnApp:

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from shell.memory.search import MemorySearch
 
 
+CHUNK_TOKENS, OVERLAP_TOKENS = 220, 44
+
+
 class RecallService:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -42,7 +45,14 @@ class RecallService:
 
             state = self.settings.state_dir
             embedder = load_embedder(self.settings.embedder, state / "fastembed")
-            self._index = MemoryIndex(self.settings.workspace, embedder)
+            # all-MiniLM-L6-v2 reads only 256 of its own tokens; 400-token chunks (OpenClaw's
+            # default) lose ~40% of their text to truncation, 220 lose none.
+            self._index = MemoryIndex(
+                self.settings.workspace,
+                embedder,
+                chunk_tokens=CHUNK_TOKENS,
+                overlap_tokens=OVERLAP_TOKENS,
+            )
         return self._index
 
     @property
@@ -51,7 +61,8 @@ class RecallService:
             from shell.memory.recall import RecallTracker
             from shell.memory.search import MemorySearch
 
-            tracker = RecallTracker(self.settings.state_dir / "dreams" / "recall.json", self.settings.clock)
+            recall_file = self.settings.state_dir / "dreams" / "recall.json"
+            tracker = RecallTracker(recall_file, self.settings.clock)
             self._searcher = MemorySearch(self.index, recall=tracker, clock=self.settings.clock)
         return self._searcher
 

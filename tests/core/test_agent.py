@@ -8,13 +8,12 @@ from dataclasses import replace
 from typing import Any
 
 import git
-import pytest
 
 from shell import events as ev
 from shell.agent import Agent, build_agent
 from shell.config import Settings
 from shell.prompts import SUMMARY_HEADINGS
-from tests.fakes.openai_server import Fault, FakeOpenAI, Reply, error_body
+from tests.fakes.openai_server import FakeOpenAI, Fault, Reply, error_body
 
 
 async def collect(stream: AsyncIterator[ev.BaseEvent]) -> list[ev.BaseEvent]:
@@ -36,7 +35,9 @@ def summary_text(*extra: str) -> str:
     return "\n".join(f"{h}\n- {' '.join(extra) or 'none'}" for h in SUMMARY_HEADINGS)
 
 
-async def test_a_turn_streams_text_and_reports_usage(fake_settings: Settings, fake_openai: FakeOpenAI) -> None:
+async def test_a_turn_streams_text_and_reports_usage(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
     agent = await started(fake_settings)
     fake_openai.enqueue(Reply(text="Hello there, friend."))
     events = await collect(agent.submit("hi"))
@@ -99,17 +100,21 @@ async def test_malformed_tool_arguments_become_a_tool_error(
     await agent.aclose()
 
 
-async def test_rate_limit_is_retried_with_an_event(fake_settings: Settings, fake_openai: FakeOpenAI) -> None:
+async def test_rate_limit_is_retried_with_an_event(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
     agent = await started(fake_settings)
     fake_openai.enqueue(Fault(status=429), Reply(text="ok now"))
     events = await collect(agent.submit("hi"))
     [retry] = of(events, ev.ModelRetry)
-    assert retry.attempt == 1 and "429" in retry.reason or "rate" in retry.reason.lower()
+    assert (retry.attempt == 1 and "429" in retry.reason) or "rate" in retry.reason.lower()
     assert events[-1].reason == "completed"  # type: ignore[attr-defined]
     await agent.aclose()
 
 
-async def test_auth_error_ends_the_turn_clearly(fake_settings: Settings, fake_openai: FakeOpenAI) -> None:
+async def test_auth_error_ends_the_turn_clearly(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
     agent = await started(fake_settings)
     fake_openai.enqueue(Fault(status=401))
     events = await collect(agent.submit("hi"))
@@ -170,7 +175,9 @@ async def test_context_overflow_flushes_compacts_and_retries_once(
         await collect(agent.submit(f"question {i} " + "filler " * 150))
     fake_openai.reset()
     fake_openai.enqueue(
-        Fault(status=400, body=error_body(400, "This model's maximum context length is 16000 tokens")),
+        Fault(
+            status=400, body=error_body(400, "This model's maximum context length is 16000 tokens")
+        ),
         Reply(text="NO_REPLY"),  # the flush turn has nothing to add
         Reply(text=summary_text("question 5")),
         Reply(text="answered after compaction"),
@@ -222,7 +229,9 @@ async def test_gate_is_evaluated_before_every_model_call(
     fake_settings: Settings, fake_openai: FakeOpenAI
 ) -> None:
     agent = await started(fake_settings)
-    fake_openai.enqueue(Reply(tool_calls=[("c", "memory_get", '{"path": "MEMORY.md"}')]), Reply(text="ok"))
+    fake_openai.enqueue(
+        Reply(tool_calls=[("c", "memory_get", '{"path": "MEMORY.md"}')]), Reply(text="ok")
+    )
     events = await collect(agent.submit("check"))
     gates = of(events, ev.FlushGateEvaluated)
     assert len(gates) == len(fake_openai.requests) == 2

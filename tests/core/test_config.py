@@ -37,7 +37,11 @@ def test_env_workspace(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("model = ", "not valid TOML"), ("colour = 1", "unknown settings"), ("max_tool_rounds = 'x'", "not valid")],
+    [
+        ("model = ", "not valid TOML"),
+        ("colour = 1", "unknown settings"),
+        ("max_tool_rounds = 'x'", "not valid"),
+    ],
 )
 def test_bad_config_files_are_clear_errors(tmp_path: Path, text: str, message: str) -> None:
     config = tmp_path / "config.toml"

@@ -37,7 +37,11 @@ def test_bootstrap_order_and_missing_marker(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("rules")
     (tmp_path / "MEMORY.md").write_text("facts")
     boot = load_bootstrap(tmp_path)
-    assert boot.text.index("## AGENTS.md") < boot.text.index("## SOUL.md") < boot.text.index("## MEMORY.md")
+    assert (
+        boot.text.index("## AGENTS.md")
+        < boot.text.index("## SOUL.md")
+        < boot.text.index("## MEMORY.md")
+    )
     assert "[MISSING] Expected at: SOUL.md" in boot.text
     assert boot.events == (BootstrapMissing(file="SOUL.md"),)
 

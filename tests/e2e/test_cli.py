@@ -17,11 +17,22 @@ from shell.config import KEY_ENV_VARS
 CAIRN = Path(sys.executable).parent / "cairn"
 
 
-def cairn(*args: str, home: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS and not k.startswith("CAIRN_")}
-    environment.update(HOME=str(home), CAIRN_CONFIG=str(home / "none.toml"), CAIRN_WATCH="false", **env)
+def cairn(
+    *args: str, home: Path, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    environment = {
+        k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS and not k.startswith("CAIRN_")
+    }
+    environment.update(
+        HOME=str(home), CAIRN_CONFIG=str(home / "none.toml"), CAIRN_WATCH="false", **env
+    )
     return subprocess.run(
-        [str(CAIRN), *args], input=stdin, capture_output=True, text=True, env=environment, timeout=300
+        [str(CAIRN), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
     )
 
 
@@ -34,10 +45,14 @@ def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def remembered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]], list[dict[str, Any]]]:
+def remembered(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[dict[str, Any]], list[dict[str, Any]]]:
     home = tmp_path_factory.mktemp("home")
     ws = home / "demo-ws"
-    first = cairn("run", "--workspace", str(ws), "remember that our deploy window is Friday 14:00", home=home)
+    first = cairn(
+        "run", "--workspace", str(ws), "remember that our deploy window is Friday 14:00", home=home
+    )
     assert first.returncode == 0, first.stderr
     second = cairn("run", "--workspace", str(ws), "when is our deploy window?", home=home)
     assert second.returncode == 0, second.stderr
@@ -55,32 +70,42 @@ def test_remember_writes_a_commit(remembered: tuple[Path, list[Any], list[Any]])
     assert len(log) == 2  # the seed commit, then the write
 
 
-def test_the_answer_comes_from_memory_with_a_citation(remembered: tuple[Path, list[Any], list[Any]]) -> None:
+def test_the_answer_comes_from_memory_with_a_citation(
+    remembered: tuple[Path, list[Any], list[Any]],
+) -> None:
     _, _, second = remembered
     assert [c["name"] for c in of(second, "tool_call_started")] == ["memory_search"]
     [search] = of(second, "search_performed")
     assert search["hits"] and "memory/" in search["hits"][0]["citation"]
     answer = " ".join(m["text"] for m in of(second, "assistant_message"))
     assert "Friday 14:00" in answer and "Source: memory/" in answer
-    assert second[-1] == {"type": "turn_finished", "turn": 1, "reason": "completed"}
+    assert of(second, "turn_finished") == [
+        {"type": "turn_finished", "turn": 1, "reason": "completed"}
+    ]
 
 
 def test_cairn_search_finds_by_meaning_and_by_token(
     remembered: tuple[Path, list[Any], list[Any]], tmp_path: Path
 ) -> None:
     ws, _, _ = remembered
-    by_meaning = cairn("search", "--workspace", str(ws), "when can we ship releases", home=tmp_path)
+    by_meaning = cairn("search", "--workspace", str(ws), "deployment schedule", home=tmp_path)
     assert by_meaning.returncode == 0, by_meaning.stderr
     assert "Friday 14:00" in by_meaning.stdout and "#L" in by_meaning.stdout
     as_json = cairn("search", "--workspace", str(ws), "--json", "14:00", home=tmp_path)
     payload = json.loads(as_json.stdout)
-    assert payload["hits"][0]["textScore"] > 0
+    assert payload["results"][0]["textScore"] > 0
 
 
 def test_stdin_lines_are_turns_and_trace_matches_stdout(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     result = cairn(
-        "run", "--workspace", str(tmp_path / "ws"), "--trace", str(trace), home=tmp_path, stdin="hello\nhow are you\n"
+        "run",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--trace",
+        str(trace),
+        home=tmp_path,
+        stdin="hello\nhow are you\n",
     )
     assert result.returncode == 0, result.stderr
     assert len(of(events_of(result), "turn_started")) == 2

@@ -37,6 +37,7 @@ from shell.memory import ranking
 from shell.tools import Tool, ToolError, ToolResult, json_result
 
 if TYPE_CHECKING:
+    from shell.memory.chunking import Chunk
     from shell.memory.index import MemoryIndex
     from shell.memory.recall import RecallTracker
 
@@ -342,17 +343,7 @@ class MemorySearch:
         # hide an old note. Filtered after decay (OpenClaw), an exact match in a 6-week-old note
         # (0.8 × 0.38) would fall under the default 0.35, and memory would forget in weeks.
         relevant = [s for s in merged if s.score >= min_score]
-        chunks = self._index.chunks([s.chunk_id for s in relevant]) if relevant else {}
-        now = self._clock()
-        passing = []
-        for scored in relevant:
-            chunk = chunks.get(scored.chunk_id)
-            if chunk is None:  # removed by a sync between the legs and the fetch
-                continue
-            final = scored.score * ranking.decay_factor(chunk.path, now)
-            passing.append((final, scored, chunk))
-        passing.sort(key=lambda item: (-item[0], item[1].chunk_id))
-        passing = passing[:MMR_POOL]
+        passing = self._decayed_top(relevant)
         order = ranking.mmr_order(
             [final for final, _, _ in passing],
             [ranking.word_tokens(chunk.text) for _, _, chunk in passing],
@@ -374,6 +365,31 @@ class MemorySearch:
                 )
             )
         return hits, merged[0].score
+
+    def _decayed_top(
+        self, relevant: Sequence[ranking.Scored]
+    ) -> list[tuple[float, ranking.Scored, Chunk]]:
+        """The MMR_POOL best candidates by decayed score, with their chunks, best first.
+
+        `relevant` is sorted by relevance and decay never raises a score, so the walk stops at
+        the first candidate whose relevance is under the worst decayed score kept so far: it and
+        everything after it cannot get in. Usually only the first block is fetched.
+        """
+        now = self._clock()
+        kept: list[tuple[float, ranking.Scored, Chunk]] = []
+        for start in range(0, len(relevant), MMR_POOL):
+            block = relevant[start : start + MMR_POOL]
+            if len(kept) >= MMR_POOL and block[0].score < kept[MMR_POOL - 1][0]:
+                break
+            chunks = self._index.chunks([scored.chunk_id for scored in block])
+            for scored in block:
+                chunk = chunks.get(scored.chunk_id)
+                if chunk is None:  # removed by a sync between the legs and the fetch
+                    continue
+                kept.append((scored.score * ranking.decay_factor(chunk.path, now), scored, chunk))
+            kept.sort(key=lambda item: (-item[0], item[1].chunk_id))
+            del kept[MMR_POOL:]
+        return kept
 
 
 def search_tool(

@@ -140,7 +140,7 @@ class SearchResult:
             best = (
                 f" (best relevance {self.best_score:.2f} is under minScore {self.min_score:.2f})"
                 if self.best_score is not None
-                else " (no candidate matched at all)"
+                else " (the index returned no candidates at all: it may be empty or not built)"
             )
             parts.append(
                 f"{NOTHING_RELEVANT}{best}. Tell the user you checked memory and found nothing; "

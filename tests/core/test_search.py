@@ -363,3 +363,14 @@ def test_a_lost_full_text_index_is_reported_as_vector_only(tmp_path: Path) -> No
     repaired = searcher.search("zephyr", min_score=0.0)
     assert repaired.mode == "hybrid" and repaired.degraded_reason is None
     assert repaired.hits[0].text_score > 0
+
+
+def test_an_empty_index_abstains_and_says_why(tmp_path: Path) -> None:
+    from shell.memory.embed import HashEmbedder
+
+    memory_index = MemoryIndex(tmp_path, HashEmbedder())
+    memory_index.sync(trigger="manual")
+    result = MemorySearch(memory_index, clock=lambda: NOW).search("anything at all")
+    assert result.nothing_relevant and result.hits == []
+    assert result.best_score is None
+    assert "may be empty" in result.to_model_json()["note"]

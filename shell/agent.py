@@ -366,7 +366,11 @@ class Agent:
 
     async def _compact(self, trigger: str, focus: str | None) -> AsyncIterator[BaseEvent]:
         result: CompactionResult | None = None
-        keep_tail = self.budget.keep_tail
+        # The tail is sized against the room the messages really have (the system prompt and
+        # tool schemas are fixed), so that after compaction the prompt sits well below the flush
+        # threshold instead of crossing it again at the next call.
+        room = self.budget.flush_threshold - self._count([])
+        keep_tail = min(self.budget.keep_tail, max(0, room // 2))
         if trigger == "overflow":
             # The provider counts more than we do, so our tail size cannot be trusted: keep at
             # most a third of the conversation verbatim.

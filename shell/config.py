@@ -16,7 +16,7 @@ from typing import Any
 DEMO_MODEL = "cairn-demo/brain"
 """The offline demo brain, a litellm custom provider (see shell/demo.py)."""
 
-DEMO_CONTEXT_WINDOW = 8192
+DEMO_CONTEXT_WINDOW = 4096
 """Small on purpose: flush and compaction show up within minutes of demo chat."""
 
 KEY_ENV_VARS = (

@@ -327,9 +327,9 @@ def _recall_answer(question: str, results: Sequence[_Result]) -> str:
     if score == 0:
         return (
             "I checked my memory and found nothing that clearly answers that. "
-            f"The closest note: {line}\nSource: {candidate.source}"
+            f"The closest note: {line}\n\nSource: {candidate.source}"
         )
-    return f"From memory: {line}\nSource: {candidate.source}"
+    return f"From memory: {line}\n\nSource: {candidate.source}"
 
 
 # --- usage and the litellm adapter ------------------------------------------------------------

@@ -66,6 +66,11 @@ async def test_every_compaction_follows_a_flush_and_facts_survive(settings: Sett
     assert len(receipts) >= 3
     assert all(r.trigger == "threshold" and r.tokens_after < r.tokens_before for r in receipts)
     assert not of(events, ev.CompactionFailed)
+    # No thrash: after each compaction the next gate sees a prompt below the flush threshold.
+    for index, event in enumerate(events):
+        if isinstance(event, ev.CompactionFinished):
+            gate = next(e for e in events[index:] if isinstance(e, ev.FlushGateEvaluated))
+            assert not gate.flush and gate.projected_tokens < gate.flush_threshold
 
     # Flush before compaction, always: walk the events cycle by cycle.
     cycle, flushed_cycles = 0, set()

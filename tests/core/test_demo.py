@@ -190,7 +190,7 @@ async def test_a_search_hit_is_answered_with_the_matching_line_and_its_citation(
 
     assert answer.calls == []
     assert answer.text == (
-        "From memory: our deploy window is Friday 14:00\nSource: memory/2026-03-02.md#L3-L5"
+        "From memory: our deploy window is Friday 14:00\n\nSource: memory/2026-03-02.md#L3-L5"
     )
 
 
@@ -230,7 +230,7 @@ async def test_the_real_search_payload_is_answered_from_its_best_line(litellm: A
     answer = await ask(litellm, after_search(payload), ALL_TOOLS)
 
     assert answer.text == (
-        "From memory: our deploy window is 14:00\nSource: memory/2026-11-30.md#L4-L5"
+        "From memory: our deploy window is 14:00\n\nSource: memory/2026-11-30.md#L4-L5"
     )
 
 
@@ -280,7 +280,7 @@ async def test_memory_get_results_are_answered_with_a_line_citation(litellm: Any
     answer = await ask(litellm, messages, NO_SEARCH)
 
     assert answer.text == (
-        "From memory: decided to ship PROJ-1234 behind a flag\nSource: memory/2026-03-03.md#L3"
+        "From memory: decided to ship PROJ-1234 behind a flag\n\nSource: memory/2026-03-03.md#L3"
     )
 
 

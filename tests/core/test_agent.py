@@ -237,3 +237,49 @@ async def test_gate_is_evaluated_before_every_model_call(
     assert len(gates) == len(fake_openai.requests) == 2
     assert all(not g.flush and g.summary.startswith("no") for g in gates)
     await agent.aclose()
+
+
+async def test_an_editor_edit_is_indexed_through_the_watcher(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    import asyncio
+
+    agent = await started(replace(fake_settings, watch=True))
+    stream = agent.background_events()
+    first = await asyncio.wait_for(anext(stream), timeout=60)
+    while not isinstance(first, ev.IndexSynced):
+        first = await asyncio.wait_for(anext(stream), timeout=60)
+    assert first.trigger == "session_start"
+    await asyncio.sleep(0.5)  # let the watcher settle before the edit
+    note = fake_settings.workspace / "memory" / "2026-11-29.md"
+    note.write_text("- the on-call rotation changes on Mondays (ticket OPS-77)\n")
+    synced = await asyncio.wait_for(anext(stream), timeout=60)
+    while not isinstance(synced, ev.IndexSynced):
+        synced = await asyncio.wait_for(anext(stream), timeout=60)
+    assert synced.trigger == "watch" and synced.files_changed == 1
+    hits = agent.recall.searcher.search("OPS-77").hits
+    assert hits and hits[0].path == "memory/2026-11-29.md"
+    await agent.aclose()
+
+
+async def test_new_session_gets_recent_notes_as_untrusted_background(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    from shell.prompts import PRELUDE_HEADER
+
+    agent = await started(fake_settings)
+    (fake_settings.workspace / "memory" / "2026-11-29.md").write_text("- yesterday: shipped v2\n")
+    (fake_settings.workspace / "memory" / "2026-11-30.md").write_text("- today: review PROJ-9\n")
+    old = agent.session_id
+    events = await collect(agent.submit("/new"))
+    assert of(events, ev.SessionStarted)[0].session_id != old
+    fake_openai.enqueue(Reply(text="hello"), Reply(text="again"))
+    events = await collect(agent.submit("hi"))
+    [prelude] = of(events, ev.StartupPreludeInjected)
+    assert prelude.files == ["memory/2026-11-30.md", "memory/2026-11-29.md"]
+    system = fake_openai.requests[-1]["messages"][0]["content"]
+    assert PRELUDE_HEADER in system and "review PROJ-9" in system and "shipped v2" in system
+    await collect(agent.submit("more"))
+    assert PRELUDE_HEADER not in fake_openai.requests[-1]["messages"][0]["content"]
+    assert agent.messages[0] == {"role": "user", "content": "hi"}  # not stored in the transcript
+    await agent.aclose()

@@ -150,3 +150,31 @@ def test_an_unreachable_provider_is_an_error_event_not_a_crash(tmp_path: Path) -
     assert of(events, "model_retry") and of(events, "error")
     assert events[-1]["reason"] == "error"
     assert "Traceback" not in result.stderr
+
+
+def test_headless_flush_compact_and_session_continue(tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    first = cairn(
+        "run",
+        "--workspace",
+        ws,
+        "--flush",
+        "--compact",
+        "tickets",
+        "FYI: ticket PROJ-7 is open",
+        home=tmp_path,
+    )
+    assert first.returncode == 0, first.stderr
+    events = events_of(first)
+    kinds = [e["type"] for e in events]
+    assert (
+        kinds.index("flush_started")
+        < kinds.index("flush_finished")
+        < kinds.index("compaction_started")
+    )
+    assert of(events, "flush_finished")[0]["outcome"] == "written"
+    assert of(events, "compaction_started")[0]["focus"] == "tickets"
+    session = events[0]["session_id"]
+    second = cairn("run", "--workspace", ws, "--session", session, "hello", home=tmp_path)
+    resumed = events_of(second)[0]
+    assert resumed["session_id"] == session and resumed["resumed"] is True

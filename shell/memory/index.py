@@ -153,7 +153,9 @@ class MemoryIndex:
             if change is not None:
                 self._pending_rebuild = change
                 same_vectors = (identity.get("model"), identity.get("dim")) == (
-                    self._embedder.name, self._embedder.dim)
+                    self._embedder.name,
+                    self._embedder.dim,
+                )
                 if not same_vectors or identity.get("schema_version") != store.SCHEMA_VERSION:
                     return  # the old vectors are useless to this embedder: search nothing
             self._generation = self._load_generation(int(identity["generation"]))
@@ -168,8 +170,9 @@ class MemoryIndex:
         chunks, vectors = store.load_chunks(chunks_table, self._embedder.dim)
         matrix = store.VectorMatrix(self._embedder.dim)
         matrix.add(chunks, vectors)
-        generation = _Generation(number, chunks_table, files_table, matrix,
-                                 store.load_files(files_table))
+        generation = _Generation(
+            number, chunks_table, files_table, matrix, store.load_files(files_table)
+        )
         try:
             generation.unindexed = store.unindexed_rows(chunks_table)
         except Exception:
@@ -208,8 +211,9 @@ class MemoryIndex:
                 except Exception as exc:  # the store broke under us: start over from the files
                     self._pending_rebuild = f"corrupt: {type(exc).__name__}: {exc}"[:300]
                     self._wipe_on_rebuild = True
-            return self._rebuild_locked(self._pending_rebuild or "manual", trigger, progress,
-                                        started)
+            return self._rebuild_locked(
+                self._pending_rebuild or "manual", trigger, progress, started
+            )
 
     def rebuild(self, reason: str = "manual") -> list[BaseEvent]:
         """Rebuild from the files into a new generation and swap it in.
@@ -225,7 +229,10 @@ class MemoryIndex:
             return self._rebuild_locked(reason, "rebuild", None, time.perf_counter())
 
     def _sync_incremental(
-        self, generation: _Generation, trigger: str, progress: ProgressCallback | None,
+        self,
+        generation: _Generation,
+        trigger: str,
+        progress: ProgressCallback | None,
         started: float,
     ) -> IndexSynced:
         plan = plan_sync(self.workspace, generation.records)
@@ -239,9 +246,13 @@ class MemoryIndex:
         if plan.content_changed or plan.touched:
             self._record_sync(generation.number)
         return IndexSynced(
-            files_changed=len(plan.changed), files_removed=len(plan.removed),
-            chunks_total=len(generation.vectors), embedded=embedded,
-            duration_ms=(time.perf_counter() - started) * 1000, trigger=trigger)
+            files_changed=len(plan.changed),
+            files_removed=len(plan.removed),
+            chunks_total=len(generation.vectors),
+            embedded=embedded,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            trigger=trigger,
+        )
 
     def _rebuild_locked(
         self, reason: str, trigger: str, progress: ProgressCallback | None, started: float
@@ -255,8 +266,9 @@ class MemoryIndex:
         if self._cache_table is None:
             self._cache_table = self._store.cache_table(self._embedder.name)
         chunks_table, files_table = self._store.create_generation(number)
-        fresh = _Generation(number, chunks_table, files_table,
-                            store.VectorMatrix(self._embedder.dim))
+        fresh = _Generation(
+            number, chunks_table, files_table, store.VectorMatrix(self._embedder.dim)
+        )
         plan = plan_sync(self.workspace, {})
         embedded = self._apply(fresh, plan, progress, live=False, previous=old)
         store.build_fts(chunks_table)
@@ -269,9 +281,13 @@ class MemoryIndex:
             self._wipe_on_rebuild = False
         self._store.drop_other_generations(number)
         synced = IndexSynced(
-            files_changed=len(plan.changed), files_removed=0, chunks_total=len(fresh.vectors),
-            embedded=embedded, duration_ms=(time.perf_counter() - started) * 1000,
-            trigger=trigger)
+            files_changed=len(plan.changed),
+            files_removed=0,
+            chunks_total=len(fresh.vectors),
+            embedded=embedded,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            trigger=trigger,
+        )
         return [IndexRebuilt(reason=reason), synced]
 
     def _wipe_store(self) -> None:
@@ -295,23 +311,37 @@ class MemoryIndex:
         self._store.write_identity(self._identity(generation))
 
     def _apply(
-        self, generation: _Generation, plan: SyncPlan, progress: ProgressCallback | None,
-        *, live: bool, previous: _Generation | None = None,
+        self,
+        generation: _Generation,
+        plan: SyncPlan,
+        progress: ProgressCallback | None,
+        *,
+        live: bool,
+        previous: _Generation | None = None,
     ) -> int:
         """Chunk, embed and commit a plan into `generation`; returns the texts embedded."""
         files_total = len(plan.changed) + len(plan.removed)
         new_chunks: list[Chunk] = []
         for done, changed in enumerate(plan.changed, start=1):
-            new_chunks.extend(chunk_markdown(
-                changed.record.path, changed.text,
-                max_tokens=self.chunk_tokens, overlap_tokens=self.overlap_tokens))
+            new_chunks.extend(
+                chunk_markdown(
+                    changed.record.path,
+                    changed.text,
+                    max_tokens=self.chunk_tokens,
+                    overlap_tokens=self.overlap_tokens,
+                )
+            )
             if progress is not None:
                 progress(IndexSyncProgress(done, files_total, len(new_chunks), 0))
 
-        vectors, embedded = self._vectors_for(new_chunks, generation, previous, progress,
-                                              files_total)
-        matrix = (np.stack([vectors[c.hash] for c in new_chunks]) if new_chunks
-                  else np.zeros((0, self._embedder.dim), dtype=np.float32))
+        vectors, embedded = self._vectors_for(
+            new_chunks, generation, previous, progress, files_total
+        )
+        matrix = (
+            np.stack([vectors[c.hash] for c in new_chunks])
+            if new_chunks
+            else np.zeros((0, self._embedder.dim), dtype=np.float32)
+        )
 
         stale = [c.record.path for c in plan.changed] + plan.removed
         guard: AbstractContextManager[Any] = self._lock if live else nullcontext()
@@ -320,7 +350,8 @@ class MemoryIndex:
                 generation.chunks_table.delete(where)
             if new_chunks:
                 generation.chunks_table.add(
-                    store.chunk_rows(new_chunks, matrix, self._embedder.dim))
+                    store.chunk_rows(new_chunks, matrix, self._embedder.dim)
+                )
             removed_rows = generation.vectors.remove_paths(stale)
             generation.vectors.add(new_chunks, matrix)
         generation.unindexed += len(new_chunks) + removed_rows
@@ -336,8 +367,12 @@ class MemoryIndex:
         return embedded
 
     def _vectors_for(
-        self, chunks: Sequence[Chunk], generation: _Generation, previous: _Generation | None,
-        progress: ProgressCallback | None, files_total: int,
+        self,
+        chunks: Sequence[Chunk],
+        generation: _Generation,
+        previous: _Generation | None,
+        progress: ProgressCallback | None,
+        files_total: int,
     ) -> tuple[dict[str, np.ndarray], int]:
         """A vector for every chunk hash: from RAM, then the cache table, then the embedder."""
         needed = {c.hash for c in chunks}
@@ -361,8 +396,9 @@ class MemoryIndex:
             if progress is not None:
                 progress(IndexSyncProgress(files_total, files_total, len(chunks), len(fresh)))
         if fresh:
-            self._cache_table.add(store.cache_rows(list(fresh), np.stack(list(fresh.values())),
-                                                   self._embedder.dim))
+            self._cache_table.add(
+                store.cache_rows(list(fresh), np.stack(list(fresh.values())), self._embedder.dim)
+            )
             self._cached_hashes.update(fresh)
         found.update(fresh)
         return found, len(fresh)
@@ -400,8 +436,9 @@ class MemoryIndex:
         """
         query = np.asarray(qvec, dtype=np.float32).reshape(-1)
         if query.shape[0] != self._embedder.dim:
-            raise ValueError(f"query vector has dim {query.shape[0]}, index has "
-                             f"{self._embedder.dim}")
+            raise ValueError(
+                f"query vector has dim {query.shape[0]}, index has {self._embedder.dim}"
+            )
         self._ensure_open()
         with self._lock:
             if self._generation is None:
@@ -480,13 +517,20 @@ class MemoryIndex:
                     self._wipe_store()
                 number = (self._recorded_generation or 0) + 1
                 self._cache_table = self._store.cache_table(self._embedder.name)
-                generation = _Generation(number, *self._store.create_generation(number),
-                                         store.VectorMatrix(self._embedder.dim))
+                generation = _Generation(
+                    number,
+                    *self._store.create_generation(number),
+                    store.VectorMatrix(self._embedder.dim),
+                )
             batch = 20_000
             for start in range(0, len(chunks), batch):
-                generation.chunks_table.add(store.chunk_rows(
-                    chunks[start : start + batch], vectors[start : start + batch],
-                    self._embedder.dim))
+                generation.chunks_table.add(
+                    store.chunk_rows(
+                        chunks[start : start + batch],
+                        vectors[start : start + batch],
+                        self._embedder.dim,
+                    )
+                )
             store.build_fts(generation.chunks_table)
             with self._lock:
                 generation.vectors.add(chunks, vectors)

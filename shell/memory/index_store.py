@@ -57,36 +57,42 @@ def in_filters(column: str, values: Iterable[str]) -> list[str]:
 def chunks_schema(dim: int) -> Any:
     import pyarrow as pa
 
-    return pa.schema([
-        pa.field("id", pa.string()),
-        pa.field("path", pa.string()),
-        pa.field("start_line", pa.int32()),
-        pa.field("end_line", pa.int32()),
-        pa.field("text", pa.string()),
-        pa.field("hash", pa.string()),
-        pa.field("vector", pa.list_(pa.float32(), dim)),
-    ])
+    return pa.schema(
+        [
+            pa.field("id", pa.string()),
+            pa.field("path", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("text", pa.string()),
+            pa.field("hash", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
 
 
 def files_schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([
-        pa.field("path", pa.string()),
-        pa.field("size", pa.int64()),
-        pa.field("mtime_ns", pa.int64()),
-        pa.field("hash", pa.string()),
-        pa.field("checked_ns", pa.int64()),
-    ])
+    return pa.schema(
+        [
+            pa.field("path", pa.string()),
+            pa.field("size", pa.int64()),
+            pa.field("mtime_ns", pa.int64()),
+            pa.field("hash", pa.string()),
+            pa.field("checked_ns", pa.int64()),
+        ]
+    )
 
 
 def cache_schema(dim: int) -> Any:
     import pyarrow as pa
 
-    return pa.schema([
-        pa.field("hash", pa.string()),
-        pa.field("vector", pa.list_(pa.float32(), dim)),
-    ])
+    return pa.schema(
+        [
+            pa.field("hash", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
 
 
 def _vector_array(vectors: np.ndarray, dim: int) -> Any:
@@ -138,8 +144,9 @@ def file_rows(records: Sequence[FileRecord]) -> Any:
 def cache_rows(hashes: Sequence[str], vectors: np.ndarray, dim: int) -> Any:
     import pyarrow as pa
 
-    return pa.table({"hash": list(hashes), "vector": _vector_array(vectors, dim)},
-                    schema=cache_schema(dim))
+    return pa.table(
+        {"hash": list(hashes), "vector": _vector_array(vectors, dim)}, schema=cache_schema(dim)
+    )
 
 
 def cache_slug(model: str, dim: int) -> str:
@@ -242,12 +249,21 @@ class LanceStore:
 def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
     """Every row of a chunks table: the chunks and their `(n, dim)` vectors, in table order."""
     data = table.to_arrow()
-    columns = {name: data.column(name).to_pylist() for name in
-               ("id", "path", "start_line", "end_line", "text", "hash")}
+    columns = {
+        name: data.column(name).to_pylist()
+        for name in ("id", "path", "start_line", "end_line", "text", "hash")
+    }
     chunks = [
         Chunk(*fields)
-        for fields in zip(columns["id"], columns["path"], columns["start_line"],
-                          columns["end_line"], columns["text"], columns["hash"], strict=True)
+        for fields in zip(
+            columns["id"],
+            columns["path"],
+            columns["start_line"],
+            columns["end_line"],
+            columns["text"],
+            columns["hash"],
+            strict=True,
+        )
     ]
     vectors = _vectors_of(data.column("vector"), dim)
     if len(vectors) != len(chunks):
@@ -257,9 +273,12 @@ def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
 
 def load_files(table: Any) -> dict[str, FileRecord]:
     data = table.to_arrow().to_pylist()
-    return {row["path"]: FileRecord(row["path"], row["size"], row["mtime_ns"], row["hash"],
-                                      row["checked_ns"])
-            for row in data}
+    return {
+        row["path"]: FileRecord(
+            row["path"], row["size"], row["mtime_ns"], row["hash"], row["checked_ns"]
+        )
+        for row in data
+    }
 
 
 def cache_hashes(table: Any) -> set[str]:
@@ -272,8 +291,13 @@ def cache_lookup(table: Any, hashes: Iterable[str], dim: int) -> dict[str, np.nd
     found: dict[str, np.ndarray] = {}
     wanted = set(hashes)
     for where in in_filters("hash", wanted):
-        data = table.search().where(where).select(["hash", "vector"]).limit(
-            2 * _IN_LIST_BATCH).to_arrow()
+        data = (
+            table.search()
+            .where(where)
+            .select(["hash", "vector"])
+            .limit(2 * _IN_LIST_BATCH)
+            .to_arrow()
+        )
         vectors = _vectors_of(data.column("vector"), dim)
         for digest, vector in zip(data.column("hash").to_pylist(), vectors, strict=True):
             found[digest] = vector

@@ -159,7 +159,6 @@ class SearchResult:
             parts.append(f"Search ran {self.mode}: {self.degraded_reason}.")
         return " ".join(parts)
 
-
     def _relevance_formula(self) -> str:
         if self.mode == MODE_KEYWORD_ONLY:
             return "textScore"

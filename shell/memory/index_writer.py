@@ -1,0 +1,353 @@
+"""How the memory index is written: generations, the identity record and the embedding pipeline.
+
+`MemoryIndex` decides when to sync, rebuild or wipe and keeps the live generation for searches;
+`IndexWriter` does the writing. It chunks changed files, finds a vector for every chunk (from RAM,
+then the per-model embedding cache, and only then the embedder), commits rows to a generation's
+tables and in-memory matrix, and records which generation is live in `identity.json`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shell.events import IndexSyncProgress
+from shell.memory import index_store as store
+from shell.memory.chunking import Chunk, chunk_markdown
+from shell.memory.embed import Embedder
+from shell.memory.sync import FileRecord, SyncPlan, plan_sync
+
+EMBED_BATCH = 64
+"""Texts per embedder call; progress is reported after each."""
+BULK_BATCH = 20_000
+"""Rows per table write when bulk-loading pre-embedded chunks."""
+
+ProgressCallback = Callable[[IndexSyncProgress], None]
+
+
+class EmbeddingFailed(RuntimeError):
+    """The embedder raised; nothing was written, the index is as it was."""
+
+
+@dataclass
+class Generation:
+    """One complete set of tables and their in-memory mirror."""
+
+    number: int
+    chunks_table: Any
+    files_table: Any
+    vectors: store.VectorMatrix
+    records: dict[str, FileRecord] = field(default_factory=dict)
+    unindexed: int = 0
+
+
+class IndexWriter:
+    """Writes generations of the index under `index_dir` for one embedder and chunking.
+
+    Args:
+        workspace: The workspace root (the memory files are read from here).
+        embedder: Embeds chunk texts; its name and dim are part of the index identity.
+        index_dir: Where the LanceDB folder lives.
+        chunk_tokens: Target tokens per chunk.
+        overlap_tokens: Tokens repeated between neighbouring chunks.
+        clock: Returns "now" for `last_sync`.
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        embedder: Embedder,
+        index_dir: Path,
+        *,
+        chunk_tokens: int,
+        overlap_tokens: int,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.workspace = workspace
+        self.index_dir = index_dir
+        self.chunk_tokens = chunk_tokens
+        self.overlap_tokens = overlap_tokens
+        self._embedder = embedder
+        self._clock = clock
+        self._store = store.LanceStore(index_dir, embedder.dim)
+        self._cache_table: Any = None
+        self._cached_hashes: set[str] | None = None  # hashes in the cache table, read lazily
+        self.recorded_generation: int | None = None
+        """The generation `identity.json` names as live (None before one is read or written)."""
+        self.last_sync: str | None = None
+        """When a sync last changed the index (ISO 8601), as recorded in `identity.json`."""
+
+    # --- identity ------------------------------------------------------------------------
+
+    def identity(self, generation: int) -> dict[str, Any]:
+        """The identity record that names `generation` as live."""
+        return {
+            "schema_version": store.SCHEMA_VERSION,
+            "model": self._embedder.name,
+            "dim": self._embedder.dim,
+            "chunk_tokens": self.chunk_tokens,
+            "overlap_tokens": self.overlap_tokens,
+            "generation": generation,
+            "last_sync": self.last_sync,
+        }
+
+    def identity_change(self, recorded: dict[str, Any]) -> str | None:
+        """Why an index with the `recorded` identity must be rebuilt; None when it fits."""
+        wanted = self.identity(0)
+        changes = [
+            f"{key} {recorded.get(key)!r}->{wanted[key]!r}"
+            for key in ("schema_version", "model", "dim", "chunk_tokens", "overlap_tokens")
+            if recorded.get(key) != wanted[key]
+        ]
+        return "identity changed: " + ", ".join(changes) if changes else None
+
+    def vectors_reusable(self, recorded: dict[str, Any]) -> bool:
+        """True when vectors stored under the `recorded` identity fit this embedder."""
+        same_vectors = (recorded.get("model"), recorded.get("dim")) == (
+            self._embedder.name,
+            self._embedder.dim,
+        )
+        return same_vectors and recorded.get("schema_version") == store.SCHEMA_VERSION
+
+    def adopt_recorded(self) -> dict[str, Any]:
+        """Read `identity.json`, take over its generation and last sync, open the cache.
+
+        Raises:
+            ValueError: the identity file is missing.
+            Exception: anything the store raises for an unreadable index.
+        """
+        identity = self._store.read_identity()
+        if identity is None:
+            raise ValueError(f"{store.IDENTITY_FILE} is missing")
+        self.recorded_generation = int(identity["generation"])
+        self.last_sync = identity.get("last_sync")
+        self._cache_table = self._store.cache_table(self._embedder.name)
+        return identity
+
+    def record_sync(self, generation: int) -> None:
+        """Stamp the sync time and name `generation` as live (the atomic swap on disk)."""
+        self.recorded_generation = generation
+        self.last_sync = self._clock().isoformat()
+        self._store.write_identity(self.identity(generation))
+
+    # --- generations ---------------------------------------------------------------------
+
+    def new_generation(self, number: int) -> Generation:
+        """Create the empty tables of generation `number` (the embedding cache opens too)."""
+        self._cache_table = self._store.cache_table(self._embedder.name)
+        chunks_table, files_table = self._store.create_generation(number)
+        return Generation(number, chunks_table, files_table, self._empty_matrix())
+
+    def load_generation(self, number: int) -> Generation:
+        """Open generation `number` and mirror its vectors in RAM (`unindexed` is left at 0)."""
+        chunks_table, files_table = self._store.open_generation(number)
+        chunks, vectors = store.load_chunks(chunks_table, self._embedder.dim)
+        matrix = self._empty_matrix()
+        matrix.add(chunks, vectors)
+        return Generation(number, chunks_table, files_table, matrix, store.load_files(files_table))
+
+    def drop_other_generations(self, number: int) -> None:
+        """Delete every generation's tables but those of `number`."""
+        self._store.drop_other_generations(number)
+
+    def build(
+        self, number: int, progress: ProgressCallback | None, previous: Generation | None
+    ) -> tuple[Generation, SyncPlan, int]:
+        """Build generation `number` from every memory file, full-text index included.
+
+        Vectors already in `previous` or the cache are reused. The new generation is not
+        recorded as live: that is `record_sync`'s job once the caller is ready to swap.
+
+        Returns:
+            The generation, the plan it was built from, and how many texts were embedded.
+        """
+        if self._cache_table is None:
+            self._cache_table = self._store.cache_table(self._embedder.name)
+        chunks_table, files_table = self._store.create_generation(number)
+        fresh = Generation(number, chunks_table, files_table, self._empty_matrix())
+        plan = plan_sync(self.workspace, {})
+        embedded = self.apply(fresh, plan, progress, previous=previous)
+        store.build_fts(chunks_table)
+        fresh.unindexed = 0
+        return fresh, plan, embedded
+
+    def update(
+        self,
+        generation: Generation,
+        progress: ProgressCallback | None,
+        guard: AbstractContextManager[Any],
+    ) -> tuple[SyncPlan, int]:
+        """Bring the live `generation` up to date with the files, committing under `guard`.
+
+        Returns:
+            The plan that was applied and how many texts were embedded.
+        """
+        plan = plan_sync(self.workspace, generation.records)
+        return plan, self.apply(generation, plan, progress, guard=guard)
+
+    def apply(
+        self,
+        generation: Generation,
+        plan: SyncPlan,
+        progress: ProgressCallback | None,
+        *,
+        guard: AbstractContextManager[Any] | None = None,
+        previous: Generation | None = None,
+    ) -> int:
+        """Chunk, embed and commit a plan into `generation`; returns the texts embedded.
+
+        Args:
+            generation: Where the rows go.
+            plan: What changed.
+            progress: Called with IndexSyncProgress as files are chunked and texts embedded.
+            guard: Held while rows change in the chunk table and the matrix (the search lock
+                for a live generation; none for one not yet swapped in).
+            previous: A generation whose vectors may be reused (the one being replaced).
+
+        Raises:
+            EmbeddingFailed: the embedder raised before anything was written.
+        """
+        files_total = len(plan.changed) + len(plan.removed)
+        new_chunks: list[Chunk] = []
+        for done, changed in enumerate(plan.changed, start=1):
+            new_chunks.extend(
+                chunk_markdown(
+                    changed.record.path,
+                    changed.text,
+                    max_tokens=self.chunk_tokens,
+                    overlap_tokens=self.overlap_tokens,
+                )
+            )
+            if progress is not None:
+                progress(IndexSyncProgress(done, files_total, len(new_chunks), 0))
+
+        vectors, embedded = self._vectors_for(
+            new_chunks, generation, previous, progress, files_total
+        )
+        matrix = (
+            np.stack([vectors[c.hash] for c in new_chunks])
+            if new_chunks
+            else np.zeros((0, self._embedder.dim), dtype=np.float32)
+        )
+
+        stale = [c.record.path for c in plan.changed] + plan.removed
+        with guard if guard is not None else nullcontext():
+            for where in store.in_filters("path", stale):
+                generation.chunks_table.delete(where)
+            if new_chunks:
+                generation.chunks_table.add(
+                    store.chunk_rows(new_chunks, matrix, self._embedder.dim)
+                )
+            removed_rows = generation.vectors.remove_paths(stale)
+            generation.vectors.add(new_chunks, matrix)
+        generation.unindexed += len(new_chunks) + removed_rows
+
+        updated = [c.record for c in plan.changed] + plan.touched
+        for where in store.in_filters("path", [r.path for r in updated] + plan.removed):
+            generation.files_table.delete(where)
+        if updated:
+            generation.files_table.add(store.file_rows(updated))
+        for path in plan.removed:
+            generation.records.pop(path, None)
+        generation.records.update({r.path: r for r in updated + plan.rechecked})
+        return embedded
+
+    def add_rows(
+        self, generation: Generation, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> None:
+        """Write pre-embedded chunks to `generation`'s table and build its full-text index.
+
+        The in-memory matrix is left to the caller, which updates it under its search lock.
+        """
+        for start in range(0, len(chunks), BULK_BATCH):
+            generation.chunks_table.add(
+                store.chunk_rows(
+                    chunks[start : start + BULK_BATCH],
+                    vectors[start : start + BULK_BATCH],
+                    self._embedder.dim,
+                )
+            )
+        store.build_fts(generation.chunks_table)
+
+    @staticmethod
+    def optimize(generation: Generation) -> None:
+        """Fold unindexed rows into the full-text index and compact both tables."""
+        generation.chunks_table.optimize()
+        generation.files_table.optimize()
+        generation.unindexed = 0
+
+    # --- the embedding cache -------------------------------------------------------------
+
+    def _vectors_for(
+        self,
+        chunks: Sequence[Chunk],
+        generation: Generation,
+        previous: Generation | None,
+        progress: ProgressCallback | None,
+        files_total: int,
+    ) -> tuple[dict[str, np.ndarray], int]:
+        """A vector for every chunk hash: from RAM, then the cache table, then the embedder."""
+        needed = {c.hash for c in chunks}
+        found = generation.vectors.vectors_for_hashes(needed)
+        if previous is not None and previous is not generation:
+            found.update(previous.vectors.vectors_for_hashes(needed - found.keys()))
+        if self._cached_hashes is None:
+            self._cached_hashes = store.cache_hashes(self._cache_table)
+        if in_cache := (needed - found.keys()) & self._cached_hashes:
+            found.update(store.cache_lookup(self._cache_table, in_cache, self._embedder.dim))
+        texts = {c.hash: c.text for c in chunks if c.hash not in found}
+        hashes = list(texts)
+        fresh: dict[str, np.ndarray] = {}
+        for start in range(0, len(hashes), EMBED_BATCH):
+            batch = hashes[start : start + EMBED_BATCH]
+            try:
+                vectors = self._embedder.embed([texts[h] for h in batch])
+            except Exception as exc:
+                raise EmbeddingFailed(f"embedding failed: {type(exc).__name__}: {exc}") from exc
+            fresh.update(zip(batch, np.asarray(vectors, dtype=np.float32), strict=True))
+            if progress is not None:
+                progress(IndexSyncProgress(files_total, files_total, len(chunks), len(fresh)))
+        if fresh:
+            self._cache_table.add(
+                store.cache_rows(list(fresh), np.stack(list(fresh.values())), self._embedder.dim)
+            )
+            self._cached_hashes.update(fresh)
+        found.update(fresh)
+        return found, len(fresh)
+
+    # --- wiping and closing --------------------------------------------------------------
+
+    def salvage_cache(self) -> Any | None:
+        """The embedding cache's rows if they can still be read (before a wipe), else None."""
+        if not self.index_dir.is_dir():
+            return None
+        return self._store.read_cache(self._embedder.name)
+
+    def wipe(self) -> None:
+        """Close the store and delete the index folder; nothing is recorded afterwards."""
+        self._cache_table = None
+        self._cached_hashes = None
+        self.recorded_generation = None
+        self._store.close()
+        shutil.rmtree(self.index_dir, ignore_errors=True)
+
+    def restore_cache(self, salvaged: Any | None) -> None:
+        """Put salvaged cache rows back after a wipe (nothing happens for None or no rows)."""
+        if salvaged is not None and salvaged.num_rows:
+            self._store.restore_cache(self._embedder.name, salvaged)
+
+    def close(self) -> None:
+        """Forget the open tables and the cached hash set; the store reopens on next use."""
+        self._cache_table = None
+        self._cached_hashes = None
+        self._store.close()
+
+    def _empty_matrix(self) -> store.VectorMatrix:
+        return store.VectorMatrix(self._embedder.dim)

@@ -47,7 +47,7 @@ async def run_headless(
     out: TextIO | None = None,
 ) -> int:
     """Run each input (a prompt or a slash command) as one submit. Exit code 1 if any error."""
-    from shell.agent import build_agent
+    from shell.build import build_agent
 
     sink = EventSink(out or sys.stdout, trace)
     agent = build_agent(settings, session_id=session_id, resume=resume)

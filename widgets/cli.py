@@ -159,7 +159,7 @@ def dispatch(args: argparse.Namespace) -> int:
             replay_app(events, settings.workspace, stepped=args.step).run()
             return 0
         case _:
-            from shell.agent import build_agent
+            from shell.build import build_agent
             from widgets.app import run_tui
 
             agent = build_agent(settings, session_id=args.session, resume=args.resume)

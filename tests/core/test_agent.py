@@ -10,7 +10,8 @@ from typing import Any
 import git
 
 from shell import events as ev
-from shell.agent import Agent, build_agent
+from shell.agent import Agent
+from shell.build import build_agent
 from shell.config import Settings
 from shell.prompts import SUMMARY_HEADINGS
 from tests.fakes.openai_server import FakeOpenAI, Fault, Reply, error_body
@@ -282,4 +283,27 @@ async def test_new_session_gets_recent_notes_as_untrusted_background(
     await collect(agent.submit("more"))
     assert PRELUDE_HEADER not in fake_openai.requests[-1]["messages"][0]["content"]
     assert agent.messages[0] == {"role": "user", "content": "hi"}  # not stored in the transcript
+    await agent.aclose()
+
+
+async def test_three_failed_flushes_exhaust_the_cycle_and_compaction_still_runs(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(replace(fake_settings, max_attempts=1))
+    for i in range(3):
+        fake_openai.enqueue(Reply(text=f"answer {i}"))
+        await collect(agent.submit(f"question {i}"))
+    outcomes = []
+    for _ in range(3):
+        fake_openai.enqueue(Fault(status=500))  # the flush call fails
+        events = await collect(agent.flush())
+        [finished] = of(events, ev.FlushFinished)
+        outcomes.append((finished.outcome, finished.failures))
+    assert outcomes == [("failed", 1), ("failed", 2), ("exhausted", 3)]
+    assert any("giving up until the next compaction" in n.message for n in of(events, ev.Notice))
+    # the cycle counts as flushed now: a compaction goes ahead without another attempt
+    fake_openai.enqueue(Reply(text=summary_text("question 2")))
+    events = await collect(agent.compact())
+    assert not of(events, ev.FlushStarted)
+    assert of(events, ev.CompactionStarted)
     await agent.aclose()

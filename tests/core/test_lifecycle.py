@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from shell import events as ev
-from shell.agent import Agent, build_agent
+from shell.agent import Agent
+from shell.build import build_agent
 from shell.config import Settings
 
 FACTS = {

@@ -1,0 +1,49 @@
+"""The composition root: one Agent from Settings, shared by the TUI, `cairn run` and tests."""
+
+from __future__ import annotations
+
+from shell.agent import Agent
+from shell.config import Settings
+from shell.llm import LLM
+from shell.memory.files import MemoryFiles
+from shell.memory.service import RecallService
+from shell.session import SessionRecord, SessionStore
+from shell.workspace import init_workspace
+
+
+def build_agent(
+    settings: Settings, *, session_id: str | None = None, resume: bool = False
+) -> Agent:
+    """The composition root shared by the TUI, `cairn run`, tests and benchmarks."""
+    git = init_workspace(settings)
+    files = MemoryFiles(settings.workspace, git)
+    sessions = SessionStore(settings.state_dir, settings.clock)
+    record: SessionRecord | None = None
+    if session_id:
+        record = sessions.load(session_id)
+    elif resume:
+        record = sessions.latest()
+    resumed = record is not None
+    if record is None:
+        record = sessions.create(settings.model, prelude=True)
+    messages = sessions.messages(record.session_id) if resumed else []
+    llm = LLM(
+        settings.model,
+        api_base=settings.api_base,
+        api_key=settings.api_key,
+        max_attempts=settings.max_attempts,
+        base_delay=settings.retry_base_delay,
+        timeout=settings.request_timeout,
+    )
+    recall = RecallService(settings)
+    return Agent(
+        settings,
+        llm=llm,
+        git=git,
+        files=files,
+        sessions=sessions,
+        record=record,
+        messages=messages,
+        recall=recall,
+        resumed=resumed,
+    )

@@ -31,12 +31,33 @@ from shell.memory.embed import Embedder
 from shell.memory.index_writer import EmbeddingFailed, Generation, IndexWriter, ProgressCallback
 from shell.memory.sync import is_dirty
 
-__all__ = ["EmbeddingFailed", "MemoryIndex", "ProgressCallback", "query_terms"]
+__all__ = [
+    "EmbeddingFailed",
+    "KeywordSearchUnavailable",
+    "MemoryIndex",
+    "ProgressCallback",
+    "query_terms",
+]
 
 OPTIMIZE_MIN_ROWS = 500
 """Fold new rows into the FTS index once this many (or 5% of the table) are unindexed."""
 _MAX_QUERY_TERMS = 32
 _TERM = re.compile(r"\w+", re.UNICODE)
+
+
+class KeywordSearchUnavailable(RuntimeError):
+    """The keyword (BM25) leg cannot run: the full-text index is missing or unreadable.
+
+    The vector leg is unaffected, and the next `MemoryIndex.sync` rebuilds the full-text index.
+    The reason is also kept in `MemoryIndex.status()["last_error"]`.
+
+    Attributes:
+        reason: What failed, in words fit for a search result's `degraded_reason`.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def query_terms(query: str) -> list[str]:
@@ -281,7 +302,11 @@ class MemoryIndex:
 
         Returns:
             (chunk id, raw BM25 score) pairs, best first; [] when nothing matches, the query
-            has no words, or the full-text index is unavailable (see `status()["last_error"]`).
+            has no words, or nothing is indexed yet.
+
+        Raises:
+            KeywordSearchUnavailable: the full-text index cannot be searched; the next sync
+                rebuilds it.
         """
         terms = query_terms(query)
         if not terms or k <= 0:
@@ -294,9 +319,10 @@ class MemoryIndex:
             try:
                 hits = store.fts_search(generation.chunks_table, terms, k)
             except Exception as exc:
-                self._last_error = f"keyword search failed: {type(exc).__name__}: {exc}"[:300]
+                reason = f"keyword search failed: {type(exc).__name__}: {exc}"[:300]
+                self._last_error = reason
                 self._needs_fts = True  # the next sync rebuilds the full-text index
-                return []
+                raise KeywordSearchUnavailable(reason) from exc
             known = generation.vectors.chunks
             return [(chunk_id, float(score)) for chunk_id, score in hits if chunk_id in known]
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from shell.events import BaseEvent, Notice, SearchPerformed
 from shell.memory import ranking
+from shell.memory.index import KeywordSearchUnavailable
 from shell.tools import Tool, ToolError, ToolResult, json_result
 
 if TYPE_CHECKING:
@@ -309,17 +310,14 @@ class MemorySearch:
         self, query: str, timings: dict[str, float]
     ) -> tuple[list[tuple[str, float]], str | None]:
         started = time.perf_counter()
-        error_before = _keyword_error(self._index)
         try:
             found = self._index.keyword_candidates(query, CANDIDATE_POOL)
-        except Exception as error:  # e.g. no full-text index yet
+        except KeywordSearchUnavailable as error:  # the FTS index is lost; a sync rebuilds it
+            return [], f"keyword leg unavailable ({error.reason})"
+        except Exception as error:
             return [], f"keyword search failed ({_describe(error)})"
         finally:
             timings["keyword"] = _ms_since(started)
-        error_after = _keyword_error(self._index)
-        if not found and error_after is not None and error_after is not error_before:
-            # MemoryIndex reports an FTS failure as [] plus a recorded error, not an exception
-            return [], f"keyword leg unavailable ({error_after})"
         return found, None
 
     def _rank(
@@ -469,14 +467,6 @@ def search_tool(
         },
         run=run,
     )
-
-
-def _keyword_error(index: MemoryIndex) -> str | None:
-    """The error MemoryIndex recorded for its last failed keyword search (a fresh string object
-    per failure, so identity tells a new failure from an old one). It has no public accessor
-    yet; see status()["last_error"], which also stats every file and is too slow per search."""
-    error = getattr(index, "_last_error", None)
-    return error if isinstance(error, str) and error.startswith("keyword search") else None
 
 
 def _is_dirty(searcher: MemorySearch) -> bool:

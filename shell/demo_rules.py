@@ -1,72 +1,78 @@
-"""The text rules behind the offline demo brain: reading messages, spotting facts, questions and
-identifiers, picking the line that answers a question, and writing a compaction summary.
+"""The offline demo brain's turn decisions: what it says or which tools it calls for one model
+call, decided purely from the messages and the tools offered.
 
-Pure functions over strings, no litellm and no clock, so every rule is deterministic.
+It saves facts with memory_append, recalls them with memory_search (or memory_get), answers
+with a citation, and takes part in the pre-compaction flush; requests for a compaction summary
+go to `shell.demo_summary`. No litellm and no clock (today's date is injectable), so the same
+input always gives the same reply.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 from shell import prompts
+from shell.demo import (
+    DemoReply,
+    PlannedCall,
+    ToolResult,
+    field,
+    last_user_index,
+    last_user_text,
+    latest_tool_results,
+    message_text,
+    tool_calls_of,
+    tool_names,
+)
+from shell.demo_summary import (
+    collapse,
+    display_line,
+    identifiers,
+    normalized,
+    sentences,
+    summary_reply,
+)
 
-# --- reading messages (dicts or litellm Message objects) --------------------------------------
+MAX_FLUSH_FACTS = 20
+_CONTROL_HEADERS = (
+    prompts.FLUSH_MARKER,
+    prompts.SUMMARY_MARKER,
+    prompts.PRELUDE_HEADER,
+    prompts.REINJECTION_HEADER,
+    prompts.COMPACTED_PREFIX,
+)
+_DATE_LINE = re.compile(r"(?:Current date|Current time|Today is)\b[^\n\d]*(\d{4}-\d{2}-\d{2})")
 
-
-def field(item: Any, key: str) -> Any:
-    """`item[key]` for a mapping, `item.key` for an object, None when absent."""
-    if isinstance(item, Mapping):
-        return item.get(key)
-    return getattr(item, key, None)
-
-
-def content_text(content: Any) -> str:
-    """Message content as plain text (OpenAI content parts are joined)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        parts = [field(part, "text") if not isinstance(part, str) else part for part in content]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return str(content)
-
-
-def message_text(message: Any) -> str:
-    return content_text(field(message, "content"))
-
-
-@dataclass(frozen=True)
-class CallInfo:
-    """A tool call the assistant made earlier in the messages."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-def tool_calls_of(message: Any) -> list[CallInfo]:
-    calls = []
-    for call in field(message, "tool_calls") or ():
-        function = field(call, "function")
-        calls.append(
-            CallInfo(
-                id=str(field(call, "id") or ""),
-                name=str(field(function, "name") or ""),
-                arguments=str(field(function, "arguments") or ""),
-            )
-        )
-    return calls
+_CHAT_REPLIES = (
+    "Hi! I'm Cairn's offline demo brain, a small rule-based stand-in that needs no API key and "
+    'no network. Try "remember that our deploy window is Friday 14:00", then ask me "when is '
+    'our deploy window?".',
+    "I'm the offline demo brain, so I follow a few simple rules rather than really thinking. "
+    'Tell me something to keep with "remember that …", then ask about it later to see memory '
+    "search at work.",
+    "Cairn's offline demo brain here: a deterministic stand-in for a real model, so my answers "
+    'stay short. Say "remember that …" to save a fact to today\'s note, then ask a question '
+    "about it.",
+    "Got it. As the offline demo brain I can't hold a real conversation, but I can show you the "
+    'memory pipeline: try "remember that …", then ask me what you told me.',
+)
 
 
-# --- sentences, questions and facts -----------------------------------------------------------
+def _say(text: str) -> DemoReply:
+    return DemoReply(text=text)
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+
+def _call(name: str, **arguments: Any) -> DemoReply:
+    return DemoReply(tool_calls=(PlannedCall(name, arguments),))
+
+
+# --- questions and facts ----------------------------------------------------------------------
 
 QUESTION_WORDS = frozenset(
     "when what who where which how did do does is are was were whats what's".split()
@@ -92,20 +98,6 @@ _DURABLE = re.compile(
     r"|by (?:mon|tue|wed|thu|fri|sat|sun)\w*|(?:our|my) [\w'-]+(?: [\w'-]+)? (?:is|are))\b",
     re.IGNORECASE,
 )
-
-
-def sentences(text: str) -> list[str]:
-    """Split text into sentences and lines, without list bullets or surrounding spaces."""
-    found = []
-    for piece in _SENTENCE_BREAK.split(text):
-        piece = _BULLET.sub("", piece).strip()
-        if piece:
-            found.append(piece)
-    return found
-
-
-def collapse(text: str) -> str:
-    return " ".join(text.split())
 
 
 def is_question(text: str) -> bool:
@@ -158,11 +150,6 @@ def durable_facts(text: str) -> list[str]:
     return [f for f in facts if f]
 
 
-def normalized(text: str) -> str:
-    """Lower-case words joined by single spaces, for "is this already known" checks."""
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
 def json_strings(text: str) -> str:
     """All string values of a JSON document joined by newlines; the text itself if not JSON."""
     try:
@@ -181,35 +168,6 @@ def json_strings(text: str) -> str:
                 yield from walk(item)
 
     return "\n".join(walk(value))
-
-
-# --- identifiers ------------------------------------------------------------------------------
-
-_MORE_IDENTIFIERS = re.compile(
-    r"""
-      \bv?\d+(?:\.\d+){2,}(?:[-+][\w.]+)?\b | \bv\d+\.\d+\b      # versions: 1.106.2, v2.4
-    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                             # e-mail addresses
-    | (?<![\w/.~:-])[\w.-]+(?:/[\w.-]+){2,}/?                   # relative paths: src/shell/x
-    | \b(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b                           # hashes and long numbers
-    | \b(?:[01]?\d|2[0-3]):[0-5]\d\s?[ap]m\b                      # times: 2:30pm
-    """,
-    re.VERBOSE | re.IGNORECASE,
-)
-
-
-def identifiers(text: str) -> list[str]:
-    """Opaque tokens a summary must keep verbatim, in order of first appearance.
-
-    Everything compaction's quality check counts as an identifier (ticket ids, error codes,
-    hashes, paths, URLs, host:port, times, dates), so a demo summary never fails that check,
-    plus versions, e-mail addresses, deeper relative paths and long numbers."""
-    from shell.compaction import extract_identifiers
-
-    more = [m.group(0).rstrip(".,;:!?") for m in _MORE_IDENTIFIERS.finditer(text)]
-    found = dict.fromkeys([*extract_identifiers(text, limit=10**6), *more])
-    # A date inside "2026-03-03 16:05" or a hash inside a path is kept by keeping the whole.
-    kept = [i for i in found if not any(i != other and i in other for other in found)]
-    return sorted(kept, key=text.find)
 
 
 # --- picking the line that answers a question -------------------------------------------------
@@ -231,11 +189,6 @@ def _stem(word: str) -> str:
 
 def keywords(text: str) -> set[str]:
     return {_stem(w) for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS}
-
-
-def display_line(line: str) -> str:
-    """A memory line as it reads in an answer: no bullet, no surrounding spaces."""
-    return _BULLET.sub("", line).strip()
 
 
 @dataclass(frozen=True)
@@ -262,158 +215,180 @@ def best_line(question: str, candidates: Iterable[Candidate]) -> tuple[Candidate
     return best
 
 
-# --- the compaction summary -------------------------------------------------------------------
-
-MAX_BULLETS = 12
-IDENTIFIERS_PER_BULLET = 10
-LATEST_ASK_CHARS = 1200
-
-_ROLE_LINE = re.compile(  # "User: …", "Tool memory_search → …", "**Assistant**: …", "[user] …"
-    r"^\s*(?:[-*]\s*)?(?:#+\s*)?(?:\*\*|\[|<)?(user|human|assistant|ai|tool|system)\b"
-    r"(?:\s*\([^)]*\)|\s+[\w.-]+)?(?:\*\*|\]|>)?\s*(?::|>|→|->)\s?(.*)$",
-    re.IGNORECASE,
-)
-_CALL_LINE = re.compile(r"^\s*Assistant called\b\s*(.*)$", re.IGNORECASE)
-_REQUEST = re.compile(
-    r"^(?:please|can you|could you|would you|will you|help|show|tell|find|write|fix|add|make|"
-    r"check|explain|summari[sz]e|list|draft|update|create|remind|look up|search)\b",
-    re.IGNORECASE,
-)
-_DECISION = re.compile(
-    r"\b(?:decided|decision|we will|we'll|we chose|chose|agreed|settled on|going with|"
-    r"deploy window|approved|signed off)\b",
-    re.IGNORECASE,
-)
-_ASSISTANT_DECISION = re.compile(
-    r"\b(?:we decided|we agreed|we will|we'll|decided|agreed|settled on)\b", re.IGNORECASE
-)
-_TODO = re.compile(
-    r"\b(?:todo|to-do|need to|needs to|must|should|remind|don't forget|follow up|action item)\b",
-    re.IGNORECASE,
-)
-_CONSTRAINT = re.compile(
-    r"\b(?:never|always|don't(?! forget)|do not|must not|prefer|prefers|avoid|not allowed)\b",
-    re.IGNORECASE,
-)
-_RETRY_NOTE = re.compile(
-    r"Your previous summary failed a quality check:.*?fixing these problems\.", re.DOTALL
-)
-_LATEST = "Latest user message: "
+# --- deciding ---------------------------------------------------------------------------------
 
 
-def _between(text: str, tag: str) -> str | None:
-    match = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
-    return match.group(1) if match else None
+def decide(
+    messages: Sequence[Any],
+    tools: Sequence[Any] | None = None,
+    *,
+    today: Callable[[], date] | None = None,
+) -> DemoReply:
+    """Decide the demo brain's reply from the messages and the tools offered.
+
+    Args:
+        messages: OpenAI-style chat messages (dicts or litellm Message objects).
+        tools: The tool schemas offered for this call.
+        today: Fallback for today's date when no "Current date:" line is in the system prompt;
+            defaults to the local date.
+    """
+    names = tool_names(tools)
+    systems = [message_text(m) for m in messages if field(m, "role") == "system"]
+    last_user = last_user_text(messages)
+    if any(prompts.SUMMARY_MARKER in s for s in systems) or last_user.startswith(
+        prompts.SUMMARY_MARKER
+    ):
+        return _say(summary_reply(messages))
+    if any(prompts.FLUSH_MARKER in s for s in systems) or prompts.FLUSH_MARKER in last_user:
+        return _flush_turn(messages, names)
+    role = field(messages[-1], "role") if messages else None
+    if role == "tool":
+        return _after_tools(messages)
+    if role == "user":
+        return _user_turn(last_user, messages, names, today)
+    return _say(_chat_reply(last_user))
 
 
-def transcript_entries(transcript: str) -> list[tuple[str, str]]:
-    """(role, text) pairs from a rendered transcript ("User: …" lines and their continuations).
-    Text with no role lines at all counts as one user entry."""
-    entries: list[tuple[str, list[str]]] = []
-    for line in transcript.splitlines():
-        if call := _CALL_LINE.match(line):
-            entries.append(("call", [call.group(1)]))
-        elif match := _ROLE_LINE.match(line):
-            role = match.group(1).lower()
-            role = {"human": "user", "ai": "assistant"}.get(role, role)
-            entries.append((role, [match.group(2)]))
-        elif entries:
-            entries[-1][1].append(line)
-    if not entries:
-        return [("user", transcript)] if transcript.strip() else []
-    return [(role, "\n".join(lines).strip()) for role, lines in entries]
-
-
-def _previous_sections(summary: str) -> dict[str, list[str]]:
-    sections: dict[str, list[str]] = {h: [] for h in prompts.SUMMARY_HEADINGS}
-    current: str | None = None
-    for line in summary.splitlines():
-        stripped = line.strip()
-        if stripped in sections:
-            current = stripped
-        elif current and stripped.startswith("- ") and stripped != "- none":
-            sections[current].append(stripped[2:].strip())
-    return sections
-
-
-def _latest_unique(items: Iterable[str], limit: int) -> list[str]:
-    seen: dict[str, str] = {}
-    for item in items:
-        key = normalized(item)
-        if key:
-            seen.pop(key, None)
-            seen[key] = item
-    return list(seen.values())[-limit:]
-
-
-def _shorten(text: str, limit: int = 240) -> str:
-    text = collapse(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _is_ask(sentence: str) -> bool:
-    return sentence.endswith("?") or bool(_REQUEST.match(sentence))
-
-
-def _heading_for(role: str, sentence: str) -> str | None:
-    """The summary heading a transcript sentence belongs under, if any. The assistant's own
-    words count only when they record a decision."""
-    decisions, todos, rules, asks, _ = prompts.SUMMARY_HEADINGS
-    if role == "user" and _is_ask(sentence):
-        return asks
-    if sentence.endswith("?") or role not in ("user", "assistant"):
-        return None
-    if role == "assistant":
-        return decisions if _ASSISTANT_DECISION.search(sentence) else None
-    if _CONSTRAINT.search(sentence):
-        return rules
-    if _DECISION.search(sentence):
-        return decisions
-    return todos if _TODO.search(sentence) else None
-
-
-def summarise(request: str) -> str:
-    """A structured summary of the <conversation> in a summariser request, merged with its
-    <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`."""
-    transcript = _between(request, "conversation")
-    if transcript is None:
-        transcript = _RETRY_NOTE.sub("", request.replace(prompts.SUMMARY_MARKER, ""))
-    previous_text = _between(request, "previous-summary") or ""
-    previous = _previous_sections(previous_text)
-    entries = transcript_entries(transcript)
-    user_texts = [text for role, text in entries if role == "user" and text.strip()]
-    latest = user_texts[-1] if user_texts else None
-    h_decisions, h_todos, h_rules, h_asks, h_ids = prompts.SUMMARY_HEADINGS
-
-    found: dict[str, list[str]] = {
-        h: [i for i in items if not i.startswith(_LATEST)] for h, items in previous.items()
-    }
-    found[h_asks] += [
-        ask for i in previous[h_asks] if (ask := i.removeprefix(_LATEST)) != i and _is_ask(ask)
+def _today(messages: Sequence[Any], today: Callable[[], date] | None) -> str:
+    stated = [
+        match.group(1)
+        for m in messages
+        if field(m, "role") == "system"
+        for match in _DATE_LINE.finditer(message_text(m))
     ]
-    for role, text in entries:
-        for sentence in sentences(text):
-            heading = _heading_for(role, sentence)
-            if heading and not (heading == h_asks and text is latest):
-                found[heading].append(_shorten(sentence))
-    body = {h: _latest_unique(found[h], MAX_BULLETS) for h in (h_decisions, h_todos, h_rules)}
-    if latest is None:
-        body[h_asks] = _latest_unique(found[h_asks], MAX_BULLETS)
-    else:  # the newest user message is kept whole: it is the ask most likely still open
-        newest = _LATEST + _shorten(latest, LATEST_ASK_CHARS)
-        body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]
+    if stated:
+        return stated[-1]
+    return (today() if today else datetime.now().date()).isoformat()
 
-    previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
-    ids = _latest_unique(
-        [*previous_ids, *identifiers(previous_text), *identifiers(transcript)],
-        MAX_BULLETS * IDENTIFIERS_PER_BULLET,
+
+def _chat_reply(prompt: str) -> str:
+    digest = hashlib.sha256(prompt.encode("utf-8")).digest()
+    return _CHAT_REPLIES[digest[0] % len(_CHAT_REPLIES)]
+
+
+def _append_lines(facts: Sequence[str]) -> str:
+    unique = list(dict.fromkeys(facts))
+    return "\n".join(f"- {fact}" for fact in unique)
+
+
+def _user_turn(
+    text: str, messages: Sequence[Any], names: set[str], today: Callable[[], date] | None
+) -> DemoReply:
+    facts = [fact] if (fact := remembered_fact(text)) else []
+    if not facts and is_question(text):
+        if "memory_search" in names:
+            return _call("memory_search", query=question_of(text))
+        if "memory_get" in names:
+            daily = f"memory/{_today(messages, today)}.md"
+            return DemoReply(
+                tool_calls=(
+                    PlannedCall("memory_get", {"path": "MEMORY.md"}),
+                    PlannedCall("memory_get", {"path": daily}),
+                )
+            )
+        return _say("I would look that up in memory, but no memory tools are available right now.")
+    facts = facts or stated_facts(text)
+    if facts:
+        if "memory_append" in names:
+            return _call("memory_append", text=_append_lines(facts))
+        return _say("I would save that, but memory_append is not available right now.")
+    return _say(_chat_reply(text))
+
+
+# --- the pre-compaction flush -----------------------------------------------------------------
+
+
+def _flush_turn(messages: Sequence[Any], names: set[str]) -> DemoReply:
+    start = last_user_index(messages)
+    already_acted = any(
+        field(m, "role") == "tool" or tool_calls_of(m) for m in messages[start + 1 :]
     )
-    body[h_ids] = [
-        ", ".join(ids[i : i + IDENTIFIERS_PER_BULLET])
-        for i in range(0, len(ids), IDENTIFIERS_PER_BULLET)
-    ]
-    blocks = []
-    for heading in prompts.SUMMARY_HEADINGS:
-        bullets = body[heading] or ["none"]
-        blocks.append(heading + "\n" + "\n".join(f"- {b}" for b in bullets))
-    return "\n\n".join(blocks)
+    if already_acted or "memory_append" not in names:
+        return _say(prompts.NO_REPLY)
+    known: list[str] = []
+    stated: list[str] = []
+    for message in messages:
+        role, text = field(message, "role"), message_text(message)
+        if role == "system" or any(header in text for header in _CONTROL_HEADERS):
+            known.append(text)
+        elif role == "user":
+            stated.extend(durable_facts(text))
+        elif role == "tool":
+            known.append(json_strings(text))
+        for call in tool_calls_of(message):
+            known.append(json_strings(call.arguments))
+    memory = normalized("\n".join(known))
+    fresh = [fact for fact in stated if normalized(fact) not in memory]
+    if not fresh:
+        return _say(prompts.NO_REPLY)
+    return _call("memory_append", text=_append_lines(fresh[:MAX_FLUSH_FACTS]))
+
+
+# --- after tool results -----------------------------------------------------------------------
+
+
+def _after_tools(messages: Sequence[Any]) -> DemoReply:
+    results = latest_tool_results(messages)
+    succeeded = [r for r in results if r.error is None]
+    appended = [r for r in succeeded if r.name == "memory_append"]
+    recalled = [r for r in succeeded if r.name in ("memory_search", "memory_get")]
+    if appended:
+        return _say(_append_confirmation(appended[-1].payload()))
+    if recalled:
+        question = question_of(last_user_text(messages))
+        return _say(_recall_answer(question, recalled))
+    failures = [f"{r.name} failed: {r.error}" for r in results if r.error is not None]
+    if failures:
+        return _say(" ".join(_one_line(f) for f in failures))
+    finished = ", ".join(dict.fromkeys(r.name for r in results)) or "the tool"
+    return _say(f"Done: {finished} finished.")
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _append_confirmation(payload: dict[str, Any]) -> str:
+    if not payload.get("appended"):
+        return "Already in memory — nothing new to save."
+    path = payload.get("path") or "memory"
+    commit = payload.get("commit")
+    if isinstance(commit, str) and commit:
+        return f"Noted — saved to {path} (commit {commit[:7]})."
+    reason = payload.get("commitError") or "no commit was made"
+    return f"Noted — saved to {path}, but not committed ({reason})."
+
+
+def _recall_candidates(results: Sequence[ToolResult]) -> Iterator[Candidate]:
+    for result in results:
+        payload = result.payload()
+        if payload.get("nothingRelevant") is True:
+            continue
+        for hit in payload.get("results") or payload.get("hits") or ():
+            if not isinstance(hit, dict):
+                continue
+            source = hit.get("citation") or (
+                f"{hit.get('path')}#L{hit.get('startLine')}-L{hit.get('endLine')}"
+            )
+            for line in str(hit.get("snippet") or "").splitlines():
+                yield Candidate(line, str(source))
+        if isinstance(text := payload.get("text"), str):
+            first = payload.get("from")
+            first = first if isinstance(first, int) and first > 0 else 1
+            for offset, line in enumerate(text.splitlines()):
+                yield Candidate(line, f"{payload.get('path')}#L{first + offset}")
+
+
+def _recall_answer(question: str, results: Sequence[ToolResult]) -> str:
+    found = best_line(question, _recall_candidates(results))
+    if found is None:
+        return "I checked my memory and found nothing about that."
+    candidate, score = found
+    line = display_line(candidate.text)
+    if score == 0:
+        return (
+            "I checked my memory and found nothing that clearly answers that. "
+            f"The closest note: {line}\n\nSource: {candidate.source}"
+        )
+    return f"From memory: {line}\n\nSource: {candidate.source}"

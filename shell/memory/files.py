@@ -1,10 +1,11 @@
 """The single door for memory reads and writes.
 
-Only `MEMORY.md` and `memory/**/*.md` inside the workspace can pass. Every write is atomic
-(temp file, fsync, rename, fsync of the folder), serialised in-process and across processes
-(a thread lock plus `flock` on `.cairn/locks/memory.lock`), and committed to git with a message
-that says why. A curated file is only rewritten if it was read first and has not changed on
-disk since; daily notes are append-only with duplicate lines skipped.
+Only `MEMORY.md` and `memory/**/*.md` inside the workspace can pass (the confinement rules
+live in `shell.memory.paths`). Every write is atomic (temp file, fsync, rename, fsync of the
+folder), serialised in-process and across processes (a thread lock plus `flock` on
+`.cairn/locks/memory.lock`), and committed to git with a message that says why. A curated file
+is only rewritten if it was read first and has not changed on disk since; daily notes are
+append-only with duplicate lines skipped.
 """
 
 from __future__ import annotations
@@ -18,20 +19,25 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from shell.events import GitLockCleared, MemoryWritten
 from shell.memory.git import GitStore
+from shell.memory.paths import CURATED_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.tools import ToolError
 
-CURATED_FILE = "MEMORY.md"
-MEMORY_DIR = "memory"
+__all__ = [
+    "CURATED_FILE",
+    "MEMORY_DIR",
+    "REASONS",
+    "MemoryFiles",
+    "MemoryPathError",
+    "MemoryWriteError",
+    "ReadResult",
+    "WriteOutcome",
+]
+
 REASONS = frozenset({"tool", "flush", "dream", "user"})
-_ALLOWED = "only MEMORY.md and memory/**/*.md are memory files"
-
-
-class MemoryPathError(ToolError):
-    """A path that is not a memory file; the message names the rule it broke."""
 
 
 class MemoryWriteError(ToolError):
@@ -94,48 +100,11 @@ class MemoryFiles:
         Raises:
             MemoryPathError: `rel` is not a memory file (the message says which rule failed).
         """
-        return self._locate(rel)[0]
+        return locate(self.root, rel)[0]
 
     def normalize(self, rel: str) -> str:
         """The canonical workspace-relative name of a memory path (e.g. `memory/x.md`)."""
-        return self._locate(rel)[1]
-
-    def _locate(self, rel: str) -> tuple[Path, str]:
-        if not isinstance(rel, str) or not rel.strip():
-            raise MemoryPathError(f"path is empty; {_ALLOWED}")
-        if "\x00" in rel or "\\" in rel:
-            raise MemoryPathError("path contains a backslash or NUL byte; use / between folders")
-        if rel.startswith(("/", "~")) or (len(rel) > 1 and rel[1] == ":"):
-            raise MemoryPathError(
-                f"absolute paths are not allowed ({rel}); give a workspace-relative path "
-                "such as MEMORY.md or memory/2026-01-31.md"
-            )
-        parts = [part for part in rel.strip().split("/") if part not in ("", ".")]
-        if ".." in parts:
-            raise MemoryPathError(f"'..' is not allowed in memory paths ({rel}); {_ALLOWED}")
-        if not parts:
-            raise MemoryPathError(f"path names no file ({rel}); {_ALLOWED}")
-        canonical = "/".join(parts)
-        _check_allowed(canonical, rel)
-        real = (self.root / canonical).resolve()
-        try:
-            real_rel = real.relative_to(self.root).as_posix()
-        except ValueError:
-            raise MemoryPathError(
-                f"{rel} is a symlink that leads outside the workspace; {_ALLOWED}"
-            ) from None
-        if real_rel != canonical:
-            try:
-                _check_allowed(real_rel, rel)
-            except MemoryPathError:
-                raise MemoryPathError(
-                    f"{rel} is a symlink to {real_rel}, which is not a memory file; {_ALLOWED}"
-                ) from None
-        if real.is_dir():
-            raise MemoryPathError(f"{rel} is a directory, not a file; {_ALLOWED}")
-        if real.exists() and not real.is_file():
-            raise MemoryPathError(f"{rel} is not a regular file; {_ALLOWED}")
-        return real, real_rel
+        return locate(self.root, rel)[1]
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -147,7 +116,7 @@ class MemoryFiles:
         """
         if from_line < 1 or lines < 1:
             raise ToolError("from must be ≥ 1 and lines must be ≥ 1")
-        path, name = self._locate(rel)
+        path, name = locate(self.root, rel)
         data = self._read_bytes(path, name)
         self._fingerprints[name] = _fingerprint(data)
         all_lines = _split_lines(data.decode("utf-8", errors="replace"))
@@ -170,7 +139,7 @@ class MemoryFiles:
 
         Unlike `read`, this does not count as having read the file before a `write`.
         """
-        path, name = self._locate(rel)
+        path, name = locate(self.root, rel)
         return self._read_bytes(path, name).decode("utf-8", errors="replace")
 
     # --- writes ----------------------------------------------------------------------------
@@ -186,7 +155,7 @@ class MemoryFiles:
             MemoryWriteError: the text or the resulting file is too large.
         """
         _check_reason(reason)
-        path, name = self._locate(rel)
+        path, name = locate(self.root, rel)
         self._check_write_size(text)
         with self._exclusive():
             before = self._read_bytes(path, name)
@@ -232,7 +201,7 @@ class MemoryFiles:
                 or the content is too large.
         """
         _check_reason(reason)
-        path, name = self._locate(rel)
+        path, name = locate(self.root, rel)
         self._check_write_size(content)
         if content and not content.endswith("\n"):
             content += "\n"
@@ -307,18 +276,6 @@ class MemoryFiles:
                 f"{name} would grow to {size} bytes; memory files are capped at "
                 f"{self.max_file_bytes} bytes (start a new file under memory/)"
             )
-
-
-def _check_allowed(canonical: str, given: str) -> None:
-    parts = PurePosixPath(canonical).parts
-    if canonical == CURATED_FILE:
-        return
-    if parts[0] != MEMORY_DIR or len(parts) < 2:
-        raise MemoryPathError(f"{given} is not a memory file; {_ALLOWED}")
-    if any(part.startswith(".") for part in parts):
-        raise MemoryPathError(f"{given}: hidden files and folders are not memory; {_ALLOWED}")
-    if not canonical.endswith(".md"):
-        raise MemoryPathError(f"{given} is not a Markdown file (.md); {_ALLOWED}")
 
 
 def _check_reason(reason: str) -> None:

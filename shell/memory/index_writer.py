@@ -23,6 +23,7 @@ from shell.memory import index_store as store
 from shell.memory.chunking import Chunk, chunk_markdown
 from shell.memory.embed import Embedder
 from shell.memory.sync import FileRecord, SyncPlan, plan_sync
+from shell.memory.vector_matrix import VectorMatrix
 
 EMBED_BATCH = 64
 """Texts per embedder call; progress is reported after each."""
@@ -43,7 +44,7 @@ class Generation:
     number: int
     chunks_table: Any
     files_table: Any
-    vectors: store.VectorMatrix
+    vectors: VectorMatrix
     records: dict[str, FileRecord] = field(default_factory=dict)
     unindexed: int = 0
 
@@ -349,5 +350,5 @@ class IndexWriter:
         self._cached_hashes = None
         self._store.close()
 
-    def _empty_matrix(self) -> store.VectorMatrix:
-        return store.VectorMatrix(self._embedder.dim)
+    def _empty_matrix(self) -> VectorMatrix:
+        return VectorMatrix(self._embedder.dim)

@@ -21,6 +21,7 @@ test: $(STAMP) lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check shell widgets themes tests bench
+	$(BIN)/ruff format --check --quiet shell widgets themes tests bench
 	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)

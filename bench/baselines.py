@@ -58,14 +58,16 @@ class LanceFlatHybrid:
         from lancedb.rerankers import RRFReranker
 
         count = len(corpus.texts)
-        table = pa.table({
-            "id": [str(i) for i in range(count)],
-            "path": [f"memory/topic-{i // CHUNKS_PER_PATH:05d}.md" for i in range(count)],
-            "text": corpus.texts,
-            "vector": pa.FixedSizeListArray.from_arrays(
-                pa.array(corpus.vectors.reshape(-1)), DIM
-            ),
-        })
+        table = pa.table(
+            {
+                "id": [str(i) for i in range(count)],
+                "path": [f"memory/topic-{i // CHUNKS_PER_PATH:05d}.md" for i in range(count)],
+                "text": corpus.texts,
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(corpus.vectors.reshape(-1)), DIM
+                ),
+            }
+        )
         self.table = lancedb.connect(directory).create_table("chunks", table)
         self.table.create_index("text", config=FTS(with_position=False))
         self.reranker = RRFReranker(return_score="relevance")

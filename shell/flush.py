@@ -159,27 +159,45 @@ def evaluate_flush_gate(inputs: GateInputs, budget: ContextBudget) -> FlushDecis
 
     conditions = (
         Condition(
-            "enabled", inputs.enabled, inputs.enabled, True,
+            "enabled",
+            inputs.enabled,
+            inputs.enabled,
+            True,
             "memory flush is on" if inputs.enabled else "memory flush is off in settings",
         ),
         Condition(
-            "tokens", tokens_ok, tokens, threshold,
+            "tokens",
+            tokens_ok,
+            tokens,
+            threshold,
             tokens_text if threshold > 0 else "flush threshold is not positive: never fires",
         ),
         Condition(
-            "transcript_size", size_ok, inputs.transcript_bytes, force if size_enabled else None,
+            "transcript_size",
+            size_ok,
+            inputs.transcript_bytes,
+            force if size_enabled else None,
             size_text,
         ),
         Condition(
-            "not_flushed_this_cycle", not flushed, inputs.memory_flush_compaction_count, cycle,
+            "not_flushed_this_cycle",
+            not flushed,
+            inputs.memory_flush_compaction_count,
+            cycle,
             f"already flushed in cycle {cycle}" if flushed else f"not yet flushed in cycle {cycle}",
         ),
         Condition(
-            "workspace_writable", inputs.workspace_writable, inputs.workspace_writable, True,
+            "workspace_writable",
+            inputs.workspace_writable,
+            inputs.workspace_writable,
+            True,
             "workspace is writable" if inputs.workspace_writable else "workspace is read-only",
         ),
         Condition(
-            "failures", not exhausted, inputs.failures_this_cycle, inputs.max_failures,
+            "failures",
+            not exhausted,
+            inputs.failures_this_cycle,
+            inputs.max_failures,
             f"{inputs.failures_this_cycle} of {inputs.max_failures} failures in cycle {cycle}"
             + ("; exhausted until the next compaction" if exhausted else ""),
         ),
@@ -336,7 +354,10 @@ async def run_flush(
                     commit = event.commit or commit
                 yield event
             yield ToolCallFinished(
-                call_id=call.id, name=call.name, result=result.content, error=result.error,
+                call_id=call.id,
+                name=call.name,
+                result=result.content,
+                error=result.error,
                 duration_ms=result.duration_ms,
             )
             if result.error is None:
@@ -344,8 +365,12 @@ async def run_flush(
             else:
                 last_tool_error = result.error
             conversation.append(
-                {"role": "tool", "tool_call_id": call.id, "name": call.name,
-                 "content": result.content}
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "name": call.name,
+                    "content": result.content,
+                }
             )
 
     if succeeded_calls:
@@ -358,7 +383,11 @@ async def run_flush(
         # NO_REPLY, or plain text without a write: the model chose to store nothing.
         outcome = FlushOutcome("no_reply", 0, None, None)
     yield FlushFinished(
-        outcome=outcome.outcome, target=target, cycle=cycle, lines=outcome.lines,
-        commit=outcome.commit, error=outcome.error,
+        outcome=outcome.outcome,
+        target=target,
+        cycle=cycle,
+        lines=outcome.lines,
+        commit=outcome.commit,
+        error=outcome.error,
     )
     yield outcome

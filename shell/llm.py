@@ -119,7 +119,9 @@ def _register_demo_brain(litellm: Any) -> None:
         return
     others = [p for p in litellm.custom_provider_map if p.get("provider") != DEMO_PROVIDER]
     litellm.custom_provider_map = [
-        *others, {"provider": DEMO_PROVIDER, "custom_handler": DemoBrain()}]
+        *others,
+        {"provider": DEMO_PROVIDER, "custom_handler": DemoBrain()},
+    ]
 
 
 @dataclass(frozen=True)
@@ -202,8 +204,13 @@ class LLM:
             if attempt == self.max_attempts:
                 raise ModelError(failure.kind, self._exhausted_message(failure))
             delay = self._delay(attempt, failure.retry_after)
-            yield ModelRetry(attempt=attempt, max_attempts=self.max_attempts, delay_s=delay,
-                             reason=failure.reason, discard_partial=reply.yielded_text)
+            yield ModelRetry(
+                attempt=attempt,
+                max_attempts=self.max_attempts,
+                delay_s=delay,
+                reason=failure.reason,
+                discard_partial=reply.yielded_text,
+            )
             await self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -226,9 +233,14 @@ class LLM:
         if api_key is None and local_openai and not os.environ.get("OPENAI_API_KEY"):
             api_key = LOCAL_DUMMY_KEY
         return {
-            "model": self.model, "messages": messages, "tools": tools or None, "stream": True,
-            "stream_options": {"include_usage": True}, "api_base": self.api_base,
-            "api_key": api_key, "timeout": self.timeout,
+            "model": self.model,
+            "messages": messages,
+            "tools": tools or None,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "api_base": self.api_base,
+            "api_key": api_key,
+            "timeout": self.timeout,
             "max_retries": 0,  # the openai client would retry silently; we retry visibly
         }
 
@@ -244,25 +256,34 @@ class LLM:
         status = getattr(error, "status_code", None)
         detail = _detail(error)
         model = self.model
-        if isinstance(error, litellm.ContextWindowExceededError) or status == 413 or (
-            isinstance(error, openai.BadRequestError) and _OVERFLOW.search(detail)
+        if (
+            isinstance(error, litellm.ContextWindowExceededError)
+            or status == 413
+            or (isinstance(error, openai.BadRequestError) and _OVERFLOW.search(detail))
         ):
-            raise ModelError("context_overflow",
-                             f"The conversation is too long for {model}: {detail}") from error
-        if isinstance(error, openai.AuthenticationError) or status == 401 or (
-            "missing credentials" in detail.lower()
+            raise ModelError(
+                "context_overflow", f"The conversation is too long for {model}: {detail}"
+            ) from error
+        if (
+            isinstance(error, openai.AuthenticationError)
+            or status == 401
+            or ("missing credentials" in detail.lower())
         ):
-            raise ModelError("auth", f"{model} rejected the credentials ({detail}): check your "
-                             "API key (OPENAI_API_KEY, ANTHROPIC_API_KEY, … or api_key in "
-                             "the config).") from error
+            raise ModelError(
+                "auth",
+                f"{model} rejected the credentials ({detail}): check your "
+                "API key (OPENAI_API_KEY, ANTHROPIC_API_KEY, … or api_key in "
+                "the config).",
+            ) from error
         if isinstance(error, openai.PermissionDeniedError) or status == 403:
             raise ModelError("auth", f"This API key may not use {model}: {detail}") from error
         if isinstance(error, openai.NotFoundError) or status == 404:
-            raise ModelError("not_found", f"Model {model!r} was not found: {detail}. "
-                             "Check the model name and api_base.") from error
+            raise ModelError(
+                "not_found",
+                f"Model {model!r} was not found: {detail}. Check the model name and api_base.",
+            ) from error
         if isinstance(error, openai.RateLimitError) or status == 429:
-            return _Failure("rate_limited", f"rate limited: {detail}", detail,
-                            _retry_after(error))
+            return _Failure("rate_limited", f"rate limited: {detail}", detail, _retry_after(error))
         if isinstance(error, (openai.APITimeoutError, TimeoutError)):
             return _Failure("timeout", f"no answer within {self.timeout:g} s", detail)
         if streaming:  # whatever breaks a stream mid-way, a fresh attempt may not hit it
@@ -270,8 +291,9 @@ class LLM:
         if isinstance(error, openai.APIConnectionError):
             return _Failure("unavailable", f"connection failed: {detail}", detail)
         if isinstance(status, int) and (status >= 500 or status == 408):
-            return _Failure("unavailable", f"provider error {status}: {detail}", detail,
-                            _retry_after(error))
+            return _Failure(
+                "unavailable", f"provider error {status}: {detail}", detail, _retry_after(error)
+            )
         if isinstance(error, openai.APIError) and status is None:
             return _Failure("unavailable", f"provider error: {detail}", detail)
         raise ModelError("bad_request", f"{model} rejected the request: {detail}") from error
@@ -333,15 +355,20 @@ class _ReplyBuilder:
 
     def build(self) -> ModelReply:
         tool_calls = [
-            ToolCallRequest(id=c["id"] or f"call_{n}", name=c["name"],
-                            arguments="".join(c["arguments"]))
+            ToolCallRequest(
+                id=c["id"] or f"call_{n}", name=c["name"], arguments="".join(c["arguments"])
+            )
             for n, (_, c) in enumerate(sorted(self.calls.items()), start=1)
             if c["name"] or c["arguments"]
         ]
         finish = self.finish_reason or ("tool_calls" if tool_calls else "stop")
-        return ModelReply(text="".join(self.text), tool_calls=tool_calls, finish_reason=finish,
-                          prompt_tokens=self.prompt_tokens,
-                          completion_tokens=self.completion_tokens)
+        return ModelReply(
+            text="".join(self.text),
+            tool_calls=tool_calls,
+            finish_reason=finish,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+        )
 
 
 def _field(obj: Any, name: str) -> Any:

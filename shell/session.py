@@ -161,8 +161,7 @@ class SessionStore:
         path = self._record_path(record.session_id)
         self.folder.mkdir(parents=True, exist_ok=True)
         data = json.dumps(dataclasses.asdict(record), indent=2, ensure_ascii=False) + "\n"
-        fd, temp = tempfile.mkstemp(prefix=f".{record.session_id}.", suffix=".tmp",
-                                    dir=self.folder)
+        fd, temp = tempfile.mkstemp(prefix=f".{record.session_id}.", suffix=".tmp", dir=self.folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(data)

@@ -44,8 +44,9 @@ def text_hash(text: str) -> str:
 def make_chunk(path: str, start_line: int, end_line: int, text: str) -> Chunk:
     """Build a Chunk with its hash and stable id."""
     digest = text_hash(text)
-    return Chunk(f"{path}:{start_line}:{end_line}:{digest[:12]}", path, start_line, end_line,
-                 text, digest)
+    return Chunk(
+        f"{path}:{start_line}:{end_line}:{digest[:12]}", path, start_line, end_line, text, digest
+    )
 
 
 def _cut(line: str, width: int) -> list[str]:

@@ -70,8 +70,13 @@ class MemoryWatcher:
 
         async def pump() -> None:
             try:
-                async for changes in awatch(self.workspace, watch_filter=self._accepts,
-                                            stop_event=self._stop, step=100, recursive=True):
+                async for changes in awatch(
+                    self.workspace,
+                    watch_filter=self._accepts,
+                    stop_event=self._stop,
+                    step=100,
+                    recursive=True,
+                ):
                     queue.put_nowait({path for _, path in changes})
             finally:
                 queue.put_nowait(_DONE)

@@ -50,8 +50,9 @@ def call(call_id: str, name: str = "memory_search", args: str = '{"query": "x"}'
     return {
         "role": "assistant",
         "content": None,
-        "tool_calls": [{"id": call_id, "type": "function",
-                        "function": {"name": name, "arguments": args}}],
+        "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+        ],
     }
 
 
@@ -74,9 +75,7 @@ def conversation(turns: int, first: int = 0) -> list[dict[str, Any]]:
 
 def pairs_intact(messages: list[dict[str, Any]], cut: int) -> bool:
     kept_calls = {c["id"] for m in messages[cut:] for c in m.get("tool_calls") or ()}
-    return all(
-        m["tool_call_id"] in kept_calls for m in messages[cut:] if m["role"] == "tool"
-    )
+    return all(m["tool_call_id"] in kept_calls for m in messages[cut:] if m["role"] == "tool")
 
 
 # --- find_cut --------------------------------------------------------------------------------
@@ -118,9 +117,12 @@ def test_one_huge_turn_is_cut_inside_at_an_assistant_message() -> None:
     messages = [
         *conversation(1),
         user("Please investigate the outage"),
-        call("a"), result("a", huge),
-        call("b"), result("b", huge),
-        call("c"), result("c", huge),
+        call("a"),
+        result("a", huge),
+        call("b"),
+        result("b", huge),
+        call("c"),
+        result("c", huge),
         assistant("Found it."),
     ]
     keep = COUNTER.message(result("a", huge)) + 50
@@ -164,9 +166,16 @@ def good_summary(identifiers: list[str] = IDENTIFIERS, ask: str = ASK) -> str:
 
 
 def test_identifiers_come_from_the_recent_messages() -> None:
-    assert {"E4012", "db.internal:5432", "OPS-4471", "memory/2026-03-01.md", "9f3ab21c",
-            "14:30", "/var/log/deploy.log",
-            "https://status.example.com/incidents/7"} <= set(IDENTIFIERS)
+    assert {
+        "E4012",
+        "db.internal:5432",
+        "OPS-4471",
+        "memory/2026-03-01.md",
+        "9f3ab21c",
+        "14:30",
+        "/var/log/deploy.log",
+        "https://status.example.com/incidents/7",
+    } <= set(IDENTIFIERS)
     many = extract_identifiers(" ".join(f"TK-{n}" for n in range(100, 140)))
     assert many == [f"TK-{n}" for n in range(128, 140)]  # the 12 most recent
 
@@ -175,16 +184,20 @@ def test_identifiers_come_from_the_recent_messages() -> None:
     ("summary", "expected"),
     [
         pytest.param(good_summary(), [], id="good"),
-        pytest.param(good_summary().replace("## Open TODOs", "## Todo"), ["## Open TODOs"],
-                     id="missing-heading"),
+        pytest.param(
+            good_summary().replace("## Open TODOs", "## Todo"),
+            ["## Open TODOs"],
+            id="missing-heading",
+        ),
         pytest.param(good_summary(IDENTIFIERS[1:]), [IDENTIFIERS[0]], id="missing-identifier"),
         pytest.param(good_summary(ask="- none"), ["latest user ask"], id="ask-not-reflected"),
         pytest.param(
             good_summary(ask="Schedule the migration rollback (Friday)."), [], id="ask-paraphrased"
         ),
         pytest.param("", ["empty"], id="empty"),
-        pytest.param("Summary unavailable due to context limits.", ["unavailable"],
-                     id="unavailable"),
+        pytest.param(
+            "Summary unavailable due to context limits.", ["unavailable"], id="unavailable"
+        ),
     ],
 )
 def test_quality_problems(summary: str, expected: list[str]) -> None:
@@ -235,10 +248,16 @@ async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any
     items = [
         item
         async for item in compact(
-            llm=llm, messages=messages, counter=COUNTER, keep_tail_tokens=keep,
-            trigger=kwargs.pop("trigger", "threshold"), focus=kwargs.pop("focus", None),
-            count_prompt=count_prompt, compaction_count=kwargs.pop("compaction_count", 0),
-            clock=lambda: next(ticks), max_transcript_tokens=max_transcript_tokens,
+            llm=llm,
+            messages=messages,
+            counter=COUNTER,
+            keep_tail_tokens=keep,
+            trigger=kwargs.pop("trigger", "threshold"),
+            focus=kwargs.pop("focus", None),
+            count_prompt=count_prompt,
+            compaction_count=kwargs.pop("compaction_count", 0),
+            clock=lambda: next(ticks),
+            max_transcript_tokens=max_transcript_tokens,
         )
     ]
     return items
@@ -278,9 +297,7 @@ async def test_compaction_keeps_the_tail_and_writes_a_receipt(server: Any, llm: 
     assert "Question 6:" not in prompt  # the kept tail is not summarised
 
 
-async def test_a_summary_missing_a_heading_gets_exactly_one_retry(
-    server: Any, llm: LLM
-) -> None:
+async def test_a_summary_missing_a_heading_gets_exactly_one_retry(server: Any, llm: LLM) -> None:
     bad = good_summary().replace("## Constraints/Rules\n", "")
     server.enqueue(Reply(text=bad), Reply(text=good_summary()))
     items = await run(llm, history(), KEEP)
@@ -314,9 +331,7 @@ async def test_a_model_error_fails_the_compaction(server: Any, llm: LLM) -> None
     assert "summariser failed" in items[-1].reason
 
 
-async def test_nothing_to_compact_is_a_skip_without_a_model_call(
-    server: Any, llm: LLM
-) -> None:
+async def test_nothing_to_compact_is_a_skip_without_a_model_call(server: Any, llm: LLM) -> None:
     items = await run(llm, conversation(1), 100_000, trigger="manual")
     assert [type(i) for i in items] == [CompactionStarted, CompactionSkipped]
     assert server.requests == []
@@ -337,8 +352,13 @@ async def test_a_previous_summary_is_merged_and_focus_is_passed(server: Any, llm
 
 async def test_long_tool_results_reach_the_summariser_trimmed(server: Any, llm: LLM) -> None:
     long_result = "HEAD " + "x" * 20_000 + " TAIL"
-    messages = [user("read the log"), call("z"), result("z", long_result),
-                assistant("done"), *conversation(3)]
+    messages = [
+        user("read the log"),
+        call("z"),
+        result("z", long_result),
+        assistant("done"),
+        *conversation(3),
+    ]
     server.enqueue(Reply(text=good_summary(identifiers=[], ask="read the log")))
     items = await run(llm, messages, COUNTER.messages(conversation(3)))
     assert isinstance(items[-1], CompactionResult), items[-1]

@@ -39,11 +39,13 @@ def test_minilm_vectors_are_384_dim_unit_norm_float32(minilm: MiniLMEmbedder) ->
 
 
 def test_paraphrase_is_closer_than_an_unrelated_sentence(minilm: MiniLMEmbedder) -> None:
-    cat, kitten, revenue = minilm.embed([
-        "The cat sits on the mat.",
-        "A kitten is resting on a rug.",
-        "Quarterly revenue grew by 12 percent.",
-    ])
+    cat, kitten, revenue = minilm.embed(
+        [
+            "The cat sits on the mat.",
+            "A kitten is resting on a rug.",
+            "Quarterly revenue grew by 12 percent.",
+        ]
+    )
 
     assert float(cat @ kitten) > 0.5
     assert float(cat @ revenue) < 0.2
@@ -88,10 +90,20 @@ def test_model_loads_offline_and_lazily_without_network(tmp_path: Path) -> None:
         "print(e.embed(['offline check']).shape)\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
-               NO_PROXY="", PYTHONPATH=str(REPO))
-    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "fe")], env=env,
-                            capture_output=True, text=True, timeout=120, cwd=REPO)
+    env.update(
+        HTTPS_PROXY="http://127.0.0.1:9",
+        HTTP_PROXY="http://127.0.0.1:9",
+        NO_PROXY="",
+        PYTHONPATH=str(REPO),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "fe")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "(1, 384)"
@@ -102,8 +114,13 @@ def test_vendored_tokenizer_files_and_notice() -> None:
     names = {p.name for p in TOKENIZER_DIR.iterdir()}
     config = json.loads((TOKENIZER_DIR / "tokenizer_config.json").read_text())
 
-    assert {"tokenizer.json", "config.json", "special_tokens_map.json",
-            "tokenizer_config.json", "NOTICE"} <= names
+    assert {
+        "tokenizer.json",
+        "config.json",
+        "special_tokens_map.json",
+        "tokenizer_config.json",
+        "NOTICE",
+    } <= names
     assert config["model_max_length"] == 256
     assert "Apache License, Version 2.0" in (TOKENIZER_DIR / "NOTICE").read_text()
 

@@ -20,9 +20,12 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def post(server: FakeOpenAI, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(f"{server.base_url}/chat/completions",
-                                     data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             return response.status, dict(response.headers), response.read()
@@ -31,8 +34,11 @@ def post(server: FakeOpenAI, body: dict[str, Any]) -> tuple[int, dict[str, str],
 
 
 def sse_events(raw: bytes) -> list[str]:
-    return [line.removeprefix("data: ") for line in raw.decode().splitlines()
-            if line.startswith("data: ")]
+    return [
+        line.removeprefix("data: ")
+        for line in raw.decode().splitlines()
+        if line.startswith("data: ")
+    ]
 
 
 def test_models_are_listed(server: FakeOpenAI) -> None:
@@ -44,8 +50,14 @@ def test_models_are_listed(server: FakeOpenAI) -> None:
 
 def test_a_plain_completion_carries_tool_calls_and_usage(server: FakeOpenAI) -> None:
     server.reset()
-    server.enqueue(Reply(text="hi", tool_calls=[("c1", "memory_get", '{"path": "MEMORY.md"}')],
-                         prompt_tokens=5, completion_tokens=2))
+    server.enqueue(
+        Reply(
+            text="hi",
+            tool_calls=[("c1", "memory_get", '{"path": "MEMORY.md"}')],
+            prompt_tokens=5,
+            completion_tokens=2,
+        )
+    )
 
     status, _, raw = post(server, {"model": "fake", "messages": []})
 
@@ -54,7 +66,9 @@ def test_a_plain_completion_carries_tool_calls_and_usage(server: FakeOpenAI) -> 
     choice = completion["choices"][0]
     assert choice["message"]["content"] == "hi"
     assert choice["message"]["tool_calls"][0]["function"] == {
-        "name": "memory_get", "arguments": '{"path": "MEMORY.md"}'}
+        "name": "memory_get",
+        "arguments": '{"path": "MEMORY.md"}',
+    }
     assert choice["finish_reason"] == "tool_calls"
     assert completion["usage"] == {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
 
@@ -63,8 +77,15 @@ def test_a_stream_sends_pieces_then_finish_then_usage_then_done(server: FakeOpen
     server.reset()
     server.enqueue(Reply(text="abcdef", tool_calls=[("c1", "t", "{not json")], split=3))
 
-    status, headers, raw = post(server, {"model": "fake", "messages": [], "stream": True,
-                                         "stream_options": {"include_usage": True}})
+    status, headers, raw = post(
+        server,
+        {
+            "model": "fake",
+            "messages": [],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
 
     assert status == 200 and headers["Content-Type"] == "text/event-stream"
     events = sse_events(raw)

@@ -70,15 +70,21 @@ CASES = [
     pytest.param(inputs(memory_flush_compaction_count=2), False, None, id="already-flushed-cycle"),
     pytest.param(
         inputs(compaction_count=0, memory_flush_compaction_count=0, memory_flush_at=None),
-        True, "tokens", id="both-zero-without-flush-time-legacy-row",
+        True,
+        "tokens",
+        id="both-zero-without-flush-time-legacy-row",
     ),
     pytest.param(
         inputs(compaction_count=0, memory_flush_compaction_count=0),
-        False, None, id="both-zero-with-flush-time",
+        False,
+        None,
+        id="both-zero-with-flush-time",
     ),
     pytest.param(
         inputs(compaction_count=0, memory_flush_compaction_count=None, memory_flush_at=None),
-        True, "tokens", id="never-flushed",
+        True,
+        "tokens",
+        id="never-flushed",
     ),
     pytest.param(inputs(failures_this_cycle=2), True, "tokens", id="two-failures-still-tries"),
     pytest.param(inputs(failures_this_cycle=3), False, None, id="three-failures-exhausted"),
@@ -86,22 +92,33 @@ CASES = [
     pytest.param(inputs(enabled=False), False, None, id="disabled"),
     pytest.param(
         inputs(projected_tokens=10, transcript_bytes=2 * 1024 * 1024),
-        True, "transcript_size", id="size-trigger-exactly-met",
+        True,
+        "transcript_size",
+        id="size-trigger-exactly-met",
     ),
     pytest.param(
         inputs(projected_tokens=10, transcript_bytes=2 * 1024 * 1024 - 1),
-        False, None, id="size-one-byte-below",
+        False,
+        None,
+        id="size-one-byte-below",
     ),
     pytest.param(
         inputs(projected_tokens=10, transcript_bytes=10**9, force_flush_transcript_bytes=0),
-        False, None, id="size-trigger-disabled",
+        False,
+        None,
+        id="size-trigger-disabled",
     ),
     pytest.param(
-        inputs(transcript_bytes=10**9), True, "tokens", id="both-triggers-tokens-wins",
+        inputs(transcript_bytes=10**9),
+        True,
+        "tokens",
+        id="both-triggers-tokens-wins",
     ),
     pytest.param(
         inputs(projected_tokens=10, transcript_bytes=10**9, memory_flush_compaction_count=2),
-        False, None, id="size-trigger-but-already-flushed",
+        False,
+        None,
+        id="size-trigger-but-already-flushed",
     ),
 ]
 
@@ -118,8 +135,11 @@ def test_gate_decision(gate_inputs: GateInputs, flush: bool, trigger: str | None
 
 def test_conditions_carry_values_and_thresholds() -> None:
     gate_inputs = inputs(
-        projected_tokens=1204, workspace_writable=False, failures_this_cycle=3,
-        memory_flush_compaction_count=2, transcript_bytes=77,
+        projected_tokens=1204,
+        workspace_writable=False,
+        failures_this_cycle=3,
+        memory_flush_compaction_count=2,
+        transcript_bytes=77,
     )
     decision = evaluate_flush_gate(gate_inputs, BUDGET)
     assert not decision.flush
@@ -212,8 +232,9 @@ CHAT = [
 @pytest.fixture()
 def pinned_tool(tmp_path: Path) -> Tool:
     clock = itertools.count()
-    git = GitStore(tmp_path, clock=lambda: datetime(2026, 3, 1, 9, 30, next(clock) % 60,
-                                                    tzinfo=UTC))
+    git = GitStore(
+        tmp_path, clock=lambda: datetime(2026, 3, 1, 9, 30, next(clock) % 60, tzinfo=UTC)
+    )
     git.ensure_repo()
     return pinned_append_tool(MemoryFiles(tmp_path, git), TARGET, origin=lambda: "flush")
 
@@ -234,8 +255,15 @@ async def flush(llm: LLM, tool: Tool, max_rounds: int = 3) -> list[object]:
     return [
         item
         async for item in run_flush(
-            llm=llm, messages=list(CHAT), system_prompt="You are Cairn.", tool=tool,
-            target=TARGET, cycle=2, trigger="tokens", now=NOW, max_rounds=max_rounds,
+            llm=llm,
+            messages=list(CHAT),
+            system_prompt="You are Cairn.",
+            tool=tool,
+            target=TARGET,
+            cycle=2,
+            trigger="tokens",
+            now=NOW,
+            max_rounds=max_rounds,
         )
     ]
 
@@ -246,8 +274,14 @@ def kinds(items: list[object]) -> list[str]:
 
 async def test_demo_brain_flush_writes_and_commits(pinned_tool: Tool, tmp_path: Path) -> None:
     items = await flush(LLM("cairn-demo/brain", max_attempts=1), pinned_tool)
-    assert kinds(items) == ["FlushStarted", "ToolCallStarted", "MemoryWritten",
-                            "ToolCallFinished", "FlushFinished", "FlushOutcome"]
+    assert kinds(items) == [
+        "FlushStarted",
+        "ToolCallStarted",
+        "MemoryWritten",
+        "ToolCallFinished",
+        "FlushFinished",
+        "FlushOutcome",
+    ]
     started, finished, outcome = items[0], items[-2], items[-1]
     assert isinstance(started, FlushStarted)
     assert (started.target, started.cycle, started.trigger) == (TARGET, 2, "tokens")
@@ -293,11 +327,13 @@ async def test_every_tool_call_failing_fails_the_flush(
     server: FakeOpenAI, fake_llm: LLM, pinned_tool: Tool, tmp_path: Path
 ) -> None:
     server.enqueue(
-        Reply(tool_calls=[
-            ("a", "memory_append", '{"text": "- x", "path": "MEMORY.md"}'),
-            ("b", "memory_write", '{"path": "MEMORY.md", "text": "gone"}'),
-            ("c", "memory_append", '{"text": '),
-        ]),
+        Reply(
+            tool_calls=[
+                ("a", "memory_append", '{"text": "- x", "path": "MEMORY.md"}'),
+                ("b", "memory_write", '{"path": "MEMORY.md", "text": "gone"}'),
+                ("c", "memory_append", '{"text": '),
+            ]
+        ),
         Reply(text="NO_REPLY"),
     )
     items = await flush(fake_llm, pinned_tool)
@@ -317,11 +353,15 @@ async def test_every_tool_call_failing_fails_the_flush(
 async def test_rounds_are_bounded_and_text_is_never_chat(
     server: FakeOpenAI, fake_llm: LLM, pinned_tool: Tool
 ) -> None:
-    server.enqueue(*[
-        Reply(text=f"saving fact {n}", tool_calls=[(f"c{n}", "memory_append",
-                                                     f'{{"text": "- fact {n}"}}')])
-        for n in range(5)
-    ])
+    server.enqueue(
+        *[
+            Reply(
+                text=f"saving fact {n}",
+                tool_calls=[(f"c{n}", "memory_append", f'{{"text": "- fact {n}"}}')],
+            )
+            for n in range(5)
+        ]
+    )
     items = await flush(fake_llm, pinned_tool, max_rounds=2)
     assert len(server.requests) == 2
     assert not any(isinstance(i, TextDelta) for i in items)

@@ -68,7 +68,8 @@ def test_keyword_candidates_find_exact_identifiers(index: MemoryIndex) -> None:
 
 def test_keyword_candidates_treat_query_syntax_as_plain_words(index: MemoryIndex) -> None:
     assert index.keyword_candidates('text:"E4012" OR (* AND ~', 5)[0][0].startswith(
-        "memory/errors.md:")
+        "memory/errors.md:"
+    )
     assert index.keyword_candidates("?!  ...", 5) == []
     assert index.keyword_candidates("zebra", 5) == []
     assert query_terms('a "b" c:d (e) a') == ["a", "b", "c", "d", "e"]
@@ -117,8 +118,10 @@ def test_add_synthetic_bulk_loads_searchable_rows(tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((300, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    chunks = [make_chunk(f"memory/s{i // 10}.md", i % 10 + 1, i % 10 + 1, f"note {i} token{i}x")
-              for i in range(300)]
+    chunks = [
+        make_chunk(f"memory/s{i // 10}.md", i % 10 + 1, i % 10 + 1, f"note {i} token{i}x")
+        for i in range(300)
+    ]
     index = MemoryIndex(tmp_path / "ws", HashEmbedder(), index_dir=tmp_path / "idx")
 
     index.add_synthetic(chunks, vectors)
@@ -178,11 +181,18 @@ def test_real_model_ranks_the_right_note_first(workspace: Path, tmp_path: Path) 
 
 
 def test_importing_the_index_loads_no_heavy_library() -> None:
-    script = ("import sys, shell.memory.index, shell.memory.watch, shell.memory.embed\n"
-              "print(sorted(m for m in ('lancedb', 'fastembed', 'pyarrow', 'watchfiles', "
-              "'onnxruntime') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=60, cwd=Path(__file__).resolve().parents[2])
+    script = (
+        "import sys, shell.memory.index, shell.memory.watch, shell.memory.embed\n"
+        "print(sorted(m for m in ('lancedb', 'fastembed', 'pyarrow', 'watchfiles', "
+        "'onnxruntime') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

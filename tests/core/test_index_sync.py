@@ -38,8 +38,9 @@ class CountingEmbedder:
 
 
 def daily(day: int, lines: int = 30) -> str:
-    return "".join(f"- {day}: fact number {i} about project {i % 5} and its owner\n"
-                   for i in range(lines))
+    return "".join(
+        f"- {day}: fact number {i} about project {i % 5} and its owner\n" for i in range(lines)
+    )
 
 
 @pytest.fixture
@@ -57,8 +58,12 @@ def notes(workspace: Path) -> Path:
 
 
 def make_index(workspace: Path, embedder: CountingEmbedder, **kwargs: int) -> MemoryIndex:
-    return MemoryIndex(workspace, embedder, chunk_tokens=kwargs.get("chunk_tokens", 60),
-                       overlap_tokens=kwargs.get("overlap_tokens", 10))
+    return MemoryIndex(
+        workspace,
+        embedder,
+        chunk_tokens=kwargs.get("chunk_tokens", 60),
+        overlap_tokens=kwargs.get("overlap_tokens", 10),
+    )
 
 
 def paths_in(index: MemoryIndex) -> set[str]:
@@ -197,8 +202,12 @@ def test_only_memory_markdown_is_indexed(notes: Path, embedder: CountingEmbedder
 
     index.sync()
 
-    assert paths_in(index) == {"MEMORY.md", "memory/2026-11-01.md", "memory/2026-11-02.md",
-                               "memory/2026-11-03.md"}
+    assert paths_in(index) == {
+        "MEMORY.md",
+        "memory/2026-11-01.md",
+        "memory/2026-11-02.md",
+        "memory/2026-11-03.md",
+    }
 
 
 def test_progress_is_reported(notes: Path, embedder: CountingEmbedder) -> None:
@@ -217,7 +226,8 @@ def chunks_table(workspace: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "damage", ["garbage_data", "no_manifest", "no_identity", "garbage_identity", "deleted"])
+    "damage", ["garbage_data", "no_manifest", "no_identity", "garbage_identity", "deleted"]
+)
 def test_a_damaged_index_rebuilds_itself(
     notes: Path, embedder: CountingEmbedder, damage: str
 ) -> None:

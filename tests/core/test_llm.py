@@ -36,10 +36,20 @@ from tests.fakes.openai_server import (
 pytestmark = pytest.mark.filterwarnings(r"ignore::DeprecationWarning:litellm\.")
 
 MESSAGES = [{"role": "user", "content": "hello"}]
-TOOLS = [{"type": "function", "function": {
-    "name": "memory_get", "description": "Read a memory file.",
-    "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                   "required": ["path"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "memory_get",
+            "description": "Read a memory file.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        },
+    }
+]
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +85,9 @@ async def collect(llm: LLM, tools: list[dict[str, Any]] | None = None) -> list[A
 
 
 async def test_streamed_text_arrives_in_pieces_then_a_reply_with_usage(server: FakeOpenAI) -> None:
-    server.enqueue(Reply(text="The cairn marks the trail.", prompt_tokens=120,
-                         completion_tokens=7, split=5))
+    server.enqueue(
+        Reply(text="The cairn marks the trail.", prompt_tokens=120, completion_tokens=7, split=5)
+    )
 
     items = await collect(make_llm(server))
 
@@ -93,15 +104,22 @@ async def test_streamed_text_arrives_in_pieces_then_a_reply_with_usage(server: F
 async def test_two_tool_calls_in_one_response_are_reassembled(server: FakeOpenAI) -> None:
     first = json.dumps({"path": "MEMORY.md"})
     second = json.dumps({"query": "what did we decide about the release date?"})
-    server.enqueue(Reply(text="Let me look.", split=3, tool_calls=[
-        ("call_a", "memory_get", first), ("call_b", "memory_search", second)]))
+    server.enqueue(
+        Reply(
+            text="Let me look.",
+            split=3,
+            tool_calls=[("call_a", "memory_get", first), ("call_b", "memory_search", second)],
+        )
+    )
 
     items = await collect(make_llm(server), TOOLS)
 
     reply = items[-1]
     assert isinstance(reply, ModelReply)
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
-        ("call_a", "memory_get", first), ("call_b", "memory_search", second)]
+        ("call_a", "memory_get", first),
+        ("call_b", "memory_search", second),
+    ]
     assert reply.text == "Let me look."
     assert reply.finish_reason == "tool_calls"
 
@@ -113,7 +131,8 @@ async def test_malformed_tool_arguments_are_passed_through_raw(server: FakeOpenA
 
     assert isinstance(reply, ModelReply)
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
-        ("c1", "memory_get", "{not json")]
+        ("c1", "memory_get", "{not json")
+    ]
     assert reply.text == ""
 
 
@@ -175,15 +194,19 @@ def test_backoff_is_capped_and_jittered() -> None:
     assert llm._delay(3, retry_after=3600.0) == 60.0
 
 
-@pytest.mark.parametrize(("headers", "seconds"), [
-    ({"retry-after": "3"}, 3.0),
-    ({"retry-after-ms": "250"}, 0.25),
-    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
-    ({"retry-after": "soon"}, None),
-    ({}, None),
-])
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
 def test_retry_after_is_read_from_the_response_headers(
-    headers: dict[str, str], seconds: float | None,
+    headers: dict[str, str],
+    seconds: float | None,
 ) -> None:
     error = Exception("429")
     error.litellm_response_headers = headers  # type: ignore[attr-defined]
@@ -219,13 +242,18 @@ async def test_a_timeout_is_retried(server: FakeOpenAI) -> None:
     assert isinstance(items[-1], ModelReply) and items[-1].text == "in time"
 
 
-@pytest.mark.parametrize(("fault", "kind"), [
-    (Fault(status=500), "unavailable"),
-    (Fault(status=429), "rate_limited"),
-    (Fault(drop_after_chunks=2), "unavailable"),
-])
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        (Fault(status=500), "unavailable"),
+        (Fault(status=429), "rate_limited"),
+        (Fault(drop_after_chunks=2), "unavailable"),
+    ],
+)
 async def test_exhausted_attempts_raise_a_model_error(
-    server: FakeOpenAI, fault: Fault, kind: str,
+    server: FakeOpenAI,
+    fault: Fault,
+    kind: str,
 ) -> None:
     server.enqueue(fault, fault, fault)
     llm = make_llm(server, max_attempts=3)
@@ -276,11 +304,14 @@ async def test_an_unknown_model_is_not_found(server: FakeOpenAI) -> None:
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("message", [
-    "This model's maximum context length is 8192 tokens. However, you requested 9100 tokens.",
-    "prompt is too long: 210345 tokens > 200000 maximum",
-    "Input is too long for requested model.",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "This model's maximum context length is 8192 tokens. However, you requested 9100 tokens.",
+        "prompt is too long: 210345 tokens > 200000 maximum",
+        "Input is too long for requested model.",
+    ],
+)
 async def test_context_overflow_is_recognised(server: FakeOpenAI, message: str) -> None:
     server.enqueue(Fault(status=400, body=error_body(400, message)))
 
@@ -338,7 +369,8 @@ async def test_cancelling_during_backoff_stops_retrying(server: FakeOpenAI) -> N
 
 
 async def test_litellm_prints_nothing_on_failures(
-    server: FakeOpenAI, capfd: pytest.CaptureFixture[str],
+    server: FakeOpenAI,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     server.enqueue(Fault(status=401), Fault(drop_after_chunks=1), Reply(text="ok"))
     with pytest.raises(ModelError):
@@ -350,8 +382,12 @@ async def test_litellm_prints_nothing_on_failures(
 
 
 async def test_the_demo_brain_streams_through_the_same_door() -> None:
-    items = [item async for item in LLM(DEMO_MODEL).stream(
-        [{"role": "system", "content": "You are Cairn."}, {"role": "user", "content": "hi"}])]
+    items = [
+        item
+        async for item in LLM(DEMO_MODEL).stream(
+            [{"role": "system", "content": "You are Cairn."}, {"role": "user", "content": "hi"}]
+        )
+    ]
 
     reply = items[-1]
     assert isinstance(reply, ModelReply) and reply.text
@@ -363,7 +399,9 @@ def test_context_window_comes_from_model_info_or_is_unknown() -> None:
     assert LLM(DEMO_MODEL).context_window() == (DEMO_CONTEXT_WINDOW, "demo")
     assert LLM("gpt-4o-mini").context_window() == (128_000, "model_info")
     assert LLM("openai/fake", api_base="http://127.0.0.1:9/v1").context_window() == (
-        None, "unknown")
+        None,
+        "unknown",
+    )
 
 
 def test_prepare_litellm_is_idempotent_and_registers_the_demo_brain_once() -> None:
@@ -413,8 +451,13 @@ asyncio.run(main())
 def quiet_process() -> Iterator[subprocess.Popen[str]]:
     """The fresh-process check below costs ~6 s of litellm start-up, so it starts with the
     module and runs alongside the other tests; its test only collects the result."""
-    process = subprocess.Popen([sys.executable, "-c", QUIET_SCRIPT], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+    process = subprocess.Popen(
+        [sys.executable, "-c", QUIET_SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
     yield process
     if process.poll() is None:
         process.kill()

@@ -79,9 +79,7 @@ def test_decay_half_life() -> None:
 
 def test_decay_uses_utc_midnight_and_never_boosts_the_future() -> None:
     noon_in_tokyo = datetime(2026, 11, 30, 21, 0, tzinfo=timezone(timedelta(hours=9)))
-    assert decay_factor("memory/2026-11-30.md", noon_in_tokyo) == pytest.approx(
-        0.5 ** (0.5 / 30)
-    )
+    assert decay_factor("memory/2026-11-30.md", noon_in_tokyo) == pytest.approx(0.5 ** (0.5 / 30))
     assert decay_factor("memory/2027-01-01.md", NOW) == 1.0
 
 

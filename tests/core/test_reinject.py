@@ -149,13 +149,14 @@ def test_prelude_escapes_fences_so_a_note_cannot_close_its_quote(tmp_path: Path)
     assert text.count("```") == 2  # only the prelude's own opening and closing fence
 
 
-@pytest.mark.parametrize(("per_file", "total"), [(1200, 2800), (300, 2800), (1200, 900),
-                                                 (1200, 500), (1200, 1400), (50, 10_000)])
+@pytest.mark.parametrize(
+    ("per_file", "total"),
+    [(1200, 2800), (300, 2800), (1200, 900), (1200, 500), (1200, 1400), (50, 10_000)],
+)
 def test_prelude_budgets(tmp_path: Path, per_file: int, total: int) -> None:
     write_note(tmp_path, "2026-03-01", "- today fact\n" * 300)
     write_note(tmp_path, "2026-02-28", "- yesterday fact\n" * 300)
-    text, files = startup_prelude(tmp_path, today=TODAY, per_file_chars=per_file,
-                                  total_chars=total)
+    text, files = startup_prelude(tmp_path, today=TODAY, per_file_chars=per_file, total_chars=total)
     blocks = text.split("\n\n", 1)[1]
     assert len(blocks) <= total
     assert TRUNCATED in text  # every note was longer than its cap

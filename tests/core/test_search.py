@@ -238,7 +238,13 @@ async def test_hits_carry_citations_and_the_event_reports_the_search(
     assert first["citation"] == f"{first['path']}#L{first['startLine']}-L{first['endLine']}"
     assert first["citation"] == "memory/errors.md#L1-L3"
     assert set(first) == {
-        "path", "startLine", "endLine", "score", "vectorScore", "textScore", "snippet",
+        "path",
+        "startLine",
+        "endLine",
+        "score",
+        "vectorScore",
+        "textScore",
+        "snippet",
         "citation",
     }
     assert "E4012" in first["snippet"]
@@ -342,7 +348,7 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
 
 
 def test_a_lost_full_text_index_is_reported_as_vector_only(tmp_path: Path) -> None:
-    """MemoryIndex answers a failed FTS query with []; search must not pass that off as hybrid."""
+    """A failed FTS query raises KeywordSearchUnavailable: search says vector-only, not hybrid."""
     import shutil
 
     from shell.memory.embed import HashEmbedder

@@ -23,8 +23,9 @@ def ticking_clock() -> Callable[[], datetime]:
 
 def store(tmp_path: Path, clock: Callable[[], datetime] | None = None) -> SessionStore:
     tokens = itertools.count()
-    return SessionStore(tmp_path / ".cairn", clock or ticking_clock(),
-                        token=lambda: f"{next(tokens):06x}")
+    return SessionStore(
+        tmp_path / ".cairn", clock or ticking_clock(), token=lambda: f"{next(tokens):06x}"
+    )
 
 
 def message(n: int, role: str = "user") -> dict[str, object]:
@@ -100,9 +101,17 @@ def test_messages_round_trip_and_bytes_grow(tmp_path: Path) -> None:
     assert sessions.transcript_bytes(sid) == 0
     tool_turn = [
         message(0),
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "memory_search", "arguments": '{"query": "ü"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "memory_search", "arguments": '{"query": "ü"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "name": "memory_search", "content": "[]"},
         message(1, "assistant"),
     ]
@@ -130,8 +139,12 @@ def test_a_torn_last_line_is_tolerated_and_later_appends_survive(tmp_path: Path)
 
 def _compaction(kept: list[dict[str, object]], summary: str) -> CompactionResult:
     return CompactionResult(
-        messages=[summary_message(summary), *kept], summary=summary, tokens_before=5000,
-        tokens_after=900, turns_summarised=3, attempts=1,
+        messages=[summary_message(summary), *kept],
+        summary=summary,
+        tokens_before=5000,
+        tokens_after=900,
+        turns_summarised=3,
+        attempts=1,
     )
 
 
@@ -168,15 +181,26 @@ def test_compaction_entry_by_first_kept_index(tmp_path: Path) -> None:
     sid = sessions.create("m").session_id
     for n in range(6):
         sessions.append_message(sid, message(n))
-    sessions.append(sid, {"kind": "compaction", "summary": "s", "first_kept": 4,
-                          "tokens_before": 10, "tokens_after": 5})
+    sessions.append(
+        sid,
+        {
+            "kind": "compaction",
+            "summary": "s",
+            "first_kept": 4,
+            "tokens_before": 10,
+            "tokens_after": 5,
+        },
+    )
     assert sessions.messages(sid) == [summary_message("s"), message(4), message(5)]
 
 
 def test_new_record_defaults(tmp_path: Path) -> None:
     record = store(tmp_path).create("openai/gpt-4o", prelude=False)
     assert record == SessionRecord(
-        session_id=record.session_id, created_at="2026-03-01T09:30:00+00:00",
-        updated_at="2026-03-01T09:30:00+00:00", model="openai/gpt-4o", needs_prelude=False,
+        session_id=record.session_id,
+        created_at="2026-03-01T09:30:00+00:00",
+        updated_at="2026-03-01T09:30:00+00:00",
+        model="openai/gpt-4o",
+        needs_prelude=False,
     )
     assert record.memory_flush_compaction_count is None

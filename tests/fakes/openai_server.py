@@ -71,8 +71,9 @@ class Fault:
 def error_body(status: int, message: str | None = None) -> dict[str, Any]:
     """An OpenAI-shaped error body, e.g. `error_body(400, "maximum context length is 8192")`."""
     default_message, kind, code = _DEFAULT_ERRORS.get(status, ("Request failed.", "error", None))
-    return {"error": {"message": message or default_message, "type": kind, "param": None,
-                      "code": code}}
+    return {
+        "error": {"message": message or default_message, "type": kind, "param": None, "code": code}
+    }
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -101,8 +102,9 @@ class FakeOpenAI:
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
         self.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=server.serve_forever, name="fake-openai",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, name="fake-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -173,8 +175,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [
-                {"id": "fake", "object": "model", "created": 0, "owned_by": "cairn-tests"}]})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": "fake", "object": "model", "created": 0, "owned_by": "cairn-tests"}
+                    ],
+                },
+            )
         else:
             self._send_json(404, error_body(404, f"no route {self.path}"))
 
@@ -215,8 +224,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- plain JSON ------------------------------------------------------------------------
 
-    def _send_json(self, status: int, payload: dict[str, Any],
-                   headers: dict[str, str] | None = None) -> None:
+    def _send_json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -234,8 +244,10 @@ class _Handler(BaseHTTPRequestHandler):
                 for call_id, name, args in reply.tool_calls
             ]
         return {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion",
-            "created": int(time.time()), "model": body.get("model", "fake"),
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
             "usage": _usage(reply),
         }
@@ -255,11 +267,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
         self.wfile.flush()
 
-    def _chunk(self, body: dict[str, Any], stream_id: str, choices: list[dict[str, Any]],
-               usage: dict[str, int] | None = None) -> None:
-        chunk: dict[str, Any] = {"id": stream_id, "object": "chat.completion.chunk",
-                                 "created": int(time.time()), "model": body.get("model", "fake"),
-                                 "choices": choices}
+    def _chunk(
+        self,
+        body: dict[str, Any],
+        stream_id: str,
+        choices: list[dict[str, Any]],
+        usage: dict[str, int] | None = None,
+    ) -> None:
+        chunk: dict[str, Any] = {
+            "id": stream_id,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": choices,
+        }
         if usage is not None:
             chunk["usage"] = usage
         self._event(json.dumps(chunk))
@@ -275,8 +296,18 @@ class _Handler(BaseHTTPRequestHandler):
         for piece in _pieces(reply.text, reply.split):
             delta({"content": piece})
         for index, (call_id, name, args) in enumerate(reply.tool_calls):
-            delta({"tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                   "function": {"name": name, "arguments": ""}}]})
+            delta(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
             for piece in _pieces(args, reply.split):
                 delta({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         delta({}, _finish(reply))
@@ -301,5 +332,8 @@ def _finish(reply: Reply) -> str:
 
 
 def _usage(reply: Reply) -> dict[str, int]:
-    return {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-            "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+    }

@@ -144,7 +144,10 @@ def test_searches_in_another_thread_see_whole_states_during_syncs(
         try:
             while not stop.is_set():
                 hits = index.vector_candidates(query, 100)
-                assert set(index.chunks([h for h, _ in hits])) == {h for h, _ in hits}
+                ids = {h for h, _ in hits}
+                # two calls are two snapshots: a sync may commit between them, so chunks()
+                # returns the ids it still knows (MemorySearch skips the others)
+                assert set(index.chunks(list(ids))) <= ids
                 seen_sizes.add(len(hits))
                 index.keyword_candidates("commit", 10)
         except BaseException as error:  # pragma: no cover - reported below

@@ -22,7 +22,6 @@ from shell.events import (
     Notice,
     SessionStarted,
     StartupPreludeInjected,
-    ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
@@ -37,7 +36,7 @@ from shell.memory.tools import memory_tools
 from shell.reinject import startup_prelude
 from shell.request import RequestBuilder
 from shell.session import SessionRecord, SessionStore
-from shell.tools import Toolbox
+from shell.tools import Toolbox, event_arguments
 
 UNKNOWN_WINDOW = 128_000
 
@@ -178,7 +177,7 @@ class Agent:
                 self._last_reported = (reply.prompt_tokens, reply.completion_tokens)
                 self.record.prompt_tokens_total += reply.prompt_tokens
                 self.record.completion_tokens_total += reply.completion_tokens
-                self._append(_assistant_message(reply))
+                self._append(reply.message())
                 if reply.text:
                     yield AssistantMessage(text=reply.text)
                 if not reply.tool_calls:
@@ -186,18 +185,12 @@ class Agent:
                     return
                 for call in reply.tool_calls:
                     yield ToolCallStarted(
-                        call_id=call.id, name=call.name, arguments=_loads(call.arguments)
+                        call_id=call.id, name=call.name, arguments=event_arguments(call.arguments)
                     )
                     result = await self.toolbox.call(call.name, call.arguments)
                     for event in (*self.recall.drain(), *result.events):
                         yield event
-                    yield ToolCallFinished(
-                        call_id=call.id,
-                        name=call.name,
-                        result=result.content,
-                        error=result.error,
-                        duration_ms=round(result.duration_ms, 1),
-                    )
+                    yield result.finished(call.id, call.name)
                     self._append(
                         {"role": "tool", "tool_call_id": call.id, "content": result.content}
                     )
@@ -294,26 +287,6 @@ class Agent:
     def save(self) -> None:
         self.record.last_prompt_tokens = self.prompt.count(self.messages)
         self.sessions.save(self.record)
-
-
-def _assistant_message(reply: ModelReply) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-    if reply.tool_calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in reply.tool_calls
-        ]
-    return message
-
-
-def _loads(arguments: str) -> dict[str, Any]:
-    import json
-
-    try:
-        value = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        return {"_raw": arguments}
-    return value if isinstance(value, dict) else {"_raw": arguments}
 
 
 def _budget(settings: Settings, window: int, source: str) -> ContextBudget:

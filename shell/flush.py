@@ -12,7 +12,6 @@ chat; only its tool calls and memory writes are reported.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,10 +25,9 @@ from shell.events import (
     FlushStarted,
     MemoryWritten,
     TextDelta,
-    ToolCallFinished,
     ToolCallStarted,
 )
-from shell.tools import Tool, ToolError, ToolResult, parse_arguments
+from shell.tools import Tool, ToolResult, event_arguments
 
 if TYPE_CHECKING:
     from shell.llm import LLM
@@ -248,32 +246,6 @@ class FlushOutcome:
     error: str | None = None
 
 
-def _arguments_for_event(raw: str | dict[str, Any] | None) -> dict[str, Any]:
-    try:
-        return parse_arguments(raw)
-    except ToolError:
-        return {"_raw": str(raw)}
-
-
-def _assistant_message(reply: Any) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-    if reply.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": call.arguments
-                    if isinstance(call.arguments, str)
-                    else json.dumps(call.arguments or {}),
-                },
-            }
-            for call in reply.tool_calls
-        ]
-    return message
-
-
 def _short(error: str) -> str:
     return error if len(error) <= MAX_ERROR_CHARS else error[: MAX_ERROR_CHARS - 1] + "…"
 
@@ -338,10 +310,10 @@ async def run_flush(
             break
         if not reply.tool_calls:
             break
-        conversation.append(_assistant_message(reply))
+        conversation.append(reply.message())
         for call in reply.tool_calls:
             yield ToolCallStarted(
-                call_id=call.id, name=call.name, arguments=_arguments_for_event(call.arguments)
+                call_id=call.id, name=call.name, arguments=event_arguments(call.arguments)
             )
             if call.name == tool.name:
                 result = await tool.call(call.arguments)
@@ -353,13 +325,7 @@ async def run_flush(
                     lines += event.lines_added
                     commit = event.commit or commit
                 yield event
-            yield ToolCallFinished(
-                call_id=call.id,
-                name=call.name,
-                result=result.content,
-                error=result.error,
-                duration_ms=result.duration_ms,
-            )
+            yield result.finished(call.id, call.name)
             if result.error is None:
                 succeeded_calls += 1
             else:

@@ -77,6 +77,20 @@ class ModelReply:
     """Provider-reported usage; 0 when the provider said nothing."""
     completion_tokens: int = 0
 
+    def message(self) -> dict[str, Any]:
+        """The reply as an OpenAI-format assistant message for the transcript."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.tool_calls
+            ]
+        return message
+
 
 def prepare_litellm() -> Any:
     """Import and quieten litellm once (thread-safe); return the module.

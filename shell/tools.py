@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shell.events import BaseEvent
+from shell.events import BaseEvent, ToolCallFinished
 
 
 class ToolError(Exception):
@@ -27,6 +27,15 @@ class ToolResult:
     events: tuple[BaseEvent, ...] = ()
     """Facts the tool established (memory_written, search_performed, …) for the loop to emit."""
     duration_ms: float = 0.0
+
+    def finished(self, call_id: str, name: str) -> ToolCallFinished:
+        return ToolCallFinished(
+            call_id=call_id,
+            name=name,
+            result=self.content,
+            error=self.error,
+            duration_ms=round(self.duration_ms, 1),
+        )
 
 
 def json_result(payload: Any, events: Sequence[BaseEvent] = ()) -> ToolResult:
@@ -78,6 +87,14 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ToolError("arguments must be a JSON object")
     return value
+
+
+def event_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """Arguments for a tool_call_started event: parsed, or kept raw when they are not JSON."""
+    try:
+        return parse_arguments(raw)
+    except ToolError:
+        return {"_raw": str(raw)}
 
 
 def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> None:

@@ -80,12 +80,18 @@ def _split_long_line(line: str, limit: int, count: TokenCounter) -> list[tuple[s
     return result
 
 
+CHUNK_TOKENS, OVERLAP_TOKENS = 220, 44
+"""all-MiniLM-L6-v2 reads only 256 of its own tokens. OpenClaw's 400-token chunks lose ~40% of
+their text to that truncation before the vector is made; 220 tiktoken tokens (~235 BERT tokens)
+lose none. The overlap keeps OpenClaw's one-fifth."""
+
+
 def chunk_markdown(
     path: str,
     content: str,
     *,
-    max_tokens: int = 400,
-    overlap_tokens: int = 80,
+    max_tokens: int = CHUNK_TOKENS,
+    overlap_tokens: int = OVERLAP_TOKENS,
     count: TokenCounter = count_tokens,
 ) -> list[Chunk]:
     """Split a file's text into overlapping line-based chunks.

@@ -26,7 +26,7 @@ import numpy as np
 
 from shell.events import BaseEvent, IndexRebuilt, IndexSynced
 from shell.memory import index_store as store
-from shell.memory.chunking import Chunk
+from shell.memory.chunking import CHUNK_TOKENS, OVERLAP_TOKENS, Chunk
 from shell.memory.embed import Embedder
 from shell.memory.index_writer import EmbeddingFailed, Generation, IndexWriter, ProgressCallback
 from shell.memory.sync import is_dirty
@@ -75,8 +75,8 @@ class MemoryIndex:
         embedder: Embedder,
         *,
         index_dir: Path | None = None,
-        chunk_tokens: int = 400,
-        overlap_tokens: int = 80,
+        chunk_tokens: int = CHUNK_TOKENS,
+        overlap_tokens: int = OVERLAP_TOKENS,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         """Set the index up; nothing is opened or imported until first use.

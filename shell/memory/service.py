@@ -22,9 +22,6 @@ if TYPE_CHECKING:
     from shell.memory.search import MemorySearch
 
 
-CHUNK_TOKENS, OVERLAP_TOKENS = 220, 44
-
-
 class RecallService:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -45,14 +42,7 @@ class RecallService:
 
             state = self.settings.state_dir
             embedder = load_embedder(self.settings.embedder, state / "fastembed")
-            # all-MiniLM-L6-v2 reads only 256 of its own tokens; 400-token chunks (OpenClaw's
-            # default) lose ~40% of their text to truncation, 220 lose none.
-            self._index = MemoryIndex(
-                self.settings.workspace,
-                embedder,
-                chunk_tokens=CHUNK_TOKENS,
-                overlap_tokens=OVERLAP_TOKENS,
-            )
+            self._index = MemoryIndex(self.settings.workspace, embedder)
         return self._index
 
     @property

@@ -114,6 +114,8 @@ class EventBridge:
                 self.status.index_status.show_progress(done, total)
             case IndexSynced(chunks_total=chunks):
                 self.status.index_status.show_synced(chunks)
+            case IndexRebuilt(reason="missing"):
+                await transcript.add_notice("memory index built from the files")
             case IndexRebuilt(reason=reason):
                 await transcript.add_notice(
                     f"memory index rebuilt from the files: {reason}", "warning"

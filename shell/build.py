@@ -27,6 +27,8 @@ def build_agent(
     if record is None:
         record = sessions.create(settings.model, prelude=True)
     messages = sessions.messages(record.session_id) if resumed else []
+    if resumed and record.compaction_count:
+        record.needs_reinjection = True  # the rules re-injected after compaction live in memory
     llm = LLM(
         settings.model,
         api_base=settings.api_base,

@@ -23,6 +23,7 @@ from shell.flush import (
 )
 from shell.memory.tools import pinned_append_tool
 from shell.reinject import reinjection_block
+from shell.session import compaction_entry
 
 if TYPE_CHECKING:
     from shell.agent import Agent
@@ -164,21 +165,11 @@ class MemoryLifecycle:
                 yield item
         if result is None:
             return
-        kept = len(result.messages) - 1
         self.agent.messages = list(result.messages)
         self.agent.record.compaction_count += 1
         self.agent.record.flush_failures = 0
         self.agent.record.needs_reinjection = True
-        self.agent.sessions.append(
-            self.agent.session_id,
-            {
-                "kind": "compaction",
-                "summary": result.summary,
-                "kept": kept,
-                "tokens_before": result.tokens_before,
-                "tokens_after": result.tokens_after,
-            },
-        )
+        self.agent.sessions.append(self.agent.session_id, compaction_entry(result))
         self.agent.save()
 
     def reinject(self) -> ContextReinjected:

@@ -131,6 +131,8 @@ async def test_counters_persist_across_a_restart(settings: Settings) -> None:
     events = await collect(resumed.start())
     events += await collect(resumed.submit("hello again"))
     assert not of(events, ev.FlushStarted)
+    # the session was compacted before the restart, so its rules come back with it
+    assert of(events, ev.ContextReinjected)[0].sections == ["Session Startup", "Red Lines"]
     await resumed.aclose()
 
 

@@ -6,7 +6,9 @@ Layout of `<workspace>/.cairn/index/` (derived data, safe to delete):
   last sync time; replaced atomically, so swapping in a rebuilt generation is one rename.
 * `chunks_<gen>.lance` - id, path, start_line, end_line, text, hash, vector (float32[dim]) with
   a BM25 full-text index on `text`.
-* `files_<gen>.lance` - path, size, mtime_ns, hash, checked_ns of every indexed file.
+* `files_<gen>.json` - path, size, mtime_ns, hash, checked_ns of every indexed file: one small
+  file replaced atomically per sync, where a LanceDB table cost two table versions (schema 1 kept
+  these in a `files_<gen>.lance` table; such an index is rebuilt, see `SCHEMA_VERSION`).
 * `cache_<model>_<dim>.lance` - hash, vector: every text ever embedded with that model, kept
   across rebuilds so unchanged text is never embedded twice.
 
@@ -19,6 +21,8 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +31,12 @@ import numpy as np
 from shell.memory.chunking import Chunk
 from shell.memory.sync import FileRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: file records moved from a `files_<gen>` LanceDB table to `files_<gen>.json`."""
 IDENTITY_FILE = "identity.json"
 FTS_INDEX_NAME = "text_idx"
+RECORDS_PREFIX = "files_"
+RECORDS_SUFFIX = ".json"
 _IN_LIST_BATCH = 500
 
 
@@ -47,11 +54,26 @@ def sql_string(value: str) -> str:
 
 def in_filters(column: str, values: Iterable[str]) -> list[str]:
     """`column IN (...)` filters, batched so no single SQL string grows without bound."""
-    items = sorted(set(values))
-    return [
-        f"{column} IN ({', '.join(sql_string(v) for v in items[i : i + _IN_LIST_BATCH])})"
-        for i in range(0, len(items), _IN_LIST_BATCH)
-    ]
+    return any_in_filters({column: values})
+
+
+def any_in_filters(columns: dict[str, Iterable[str]]) -> list[str]:
+    """Filters for rows whose value in any of `columns` is among its values.
+
+    `{"path": ["a"], "id": ["x", "y"]}` gives `["path IN ('a') OR id IN ('x', 'y')"]`: one filter
+    (so one delete, one table version) for all of them, batched so no single SQL string holds
+    more than a few hundred values.
+    """
+    items = [(column, value) for column, values in columns.items() for value in sorted(set(values))]
+    filters: list[str] = []
+    for start in range(0, len(items), _IN_LIST_BATCH):
+        batch = items[start : start + _IN_LIST_BATCH]
+        clauses = [
+            f"{column} IN ({', '.join(sql_string(value) for _, value in group)})"
+            for column, group in groupby(batch, key=itemgetter(0))
+        ]
+        filters.append(" OR ".join(clauses))
+    return filters
 
 
 def chunks_schema(dim: int) -> Any:
@@ -66,20 +88,6 @@ def chunks_schema(dim: int) -> Any:
             pa.field("text", pa.string()),
             pa.field("hash", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
-        ]
-    )
-
-
-def files_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            pa.field("path", pa.string()),
-            pa.field("size", pa.int64()),
-            pa.field("mtime_ns", pa.int64()),
-            pa.field("hash", pa.string()),
-            pa.field("checked_ns", pa.int64()),
         ]
     )
 
@@ -126,21 +134,6 @@ def chunk_rows(chunks: Sequence[Chunk], vectors: np.ndarray, dim: int) -> Any:
     )
 
 
-def file_rows(records: Sequence[FileRecord]) -> Any:
-    import pyarrow as pa
-
-    return pa.table(
-        {
-            "path": [r.path for r in records],
-            "size": [r.size for r in records],
-            "mtime_ns": [r.mtime_ns for r in records],
-            "hash": [r.hash for r in records],
-            "checked_ns": [r.checked_ns for r in records],
-        },
-        schema=files_schema(),
-    )
-
-
 def cache_rows(hashes: Sequence[str], vectors: np.ndarray, dim: int) -> Any:
     import pyarrow as pa
 
@@ -184,10 +177,27 @@ class LanceStore:
         return data
 
     def write_identity(self, identity: dict[str, Any]) -> None:
-        path = self.directory / IDENTITY_FILE
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(identity, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(temporary, path)
+        text = json.dumps(identity, indent=2, sort_keys=True)
+        write_atomically(self.directory / IDENTITY_FILE, text.encode("utf-8"))
+
+    # --- file records --------------------------------------------------------------------
+
+    def records_path(self, generation: int) -> Path:
+        return self.directory / f"{RECORDS_PREFIX}{generation}{RECORDS_SUFFIX}"
+
+    def write_records(self, generation: int, records: Iterable[FileRecord]) -> None:
+        """Replace generation `generation`'s file records, atomically."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_atomically(self.records_path(generation), records_json(generation, records))
+
+    def read_records(self, generation: int) -> dict[str, FileRecord]:
+        """Generation `generation`'s file records, keyed by path.
+
+        Raises:
+            OSError: the records file is missing or unreadable.
+            ValueError: it is not a records file of this generation.
+        """
+        return parse_records(self.records_path(generation).read_bytes(), generation)
 
     # --- tables --------------------------------------------------------------------------
 
@@ -205,26 +215,31 @@ class LanceStore:
         if name in self.table_names():
             self.db.drop_table(name)
 
-    def create_generation(self, generation: int) -> tuple[Any, Any]:
-        """Fresh, empty chunks and files tables for `generation` (leftovers dropped first)."""
-        chunks_name, files_name = f"chunks_{generation}", f"files_{generation}"
-        self.drop(chunks_name)
-        self.drop(files_name)
-        chunks = self.db.create_table(chunks_name, schema=chunks_schema(self.dim))
-        files = self.db.create_table(files_name, schema=files_schema())
-        return chunks, files
+    def create_generation(self, generation: int) -> Any:
+        """A fresh, empty chunks table and records file for `generation` (leftovers go first)."""
+        name = f"chunks_{generation}"
+        self.drop(name)
+        chunks = self.db.create_table(name, schema=chunks_schema(self.dim))
+        self.write_records(generation, [])
+        return chunks
 
-    def open_generation(self, generation: int) -> tuple[Any, Any]:
-        return self.db.open_table(f"chunks_{generation}"), self.db.open_table(f"files_{generation}")
+    def open_generation(self, generation: int) -> tuple[Any, dict[str, FileRecord]]:
+        """Generation `generation`'s chunks table and file records (raises if either is bad)."""
+        return self.db.open_table(f"chunks_{generation}"), self.read_records(generation)
 
     def drop_other_generations(self, generation: int) -> None:
-        keep = {f"chunks_{generation}", f"files_{generation}"}
+        """Delete every other generation's table and records, and schema 1's files tables."""
         for name in self.table_names():
-            if name.startswith(("chunks_", "files_")) and name not in keep:
+            # files_<n> tables are schema 1's file records; no generation of schema 2 has one
+            if name.startswith(("chunks_", "files_")) and name != f"chunks_{generation}":
                 try:
                     self.db.drop_table(name)
                 except Exception:  # a leftover we cannot drop costs disk, nothing else
                     pass
+        keep = self.records_path(generation).name
+        for path in self.directory.glob(f"{RECORDS_PREFIX}*{RECORDS_SUFFIX}*"):
+            if path.name != keep and path.is_file():
+                path.unlink(missing_ok=True)
 
     def cache_table(self, model: str) -> Any:
         name = cache_slug(model, self.dim)
@@ -271,14 +286,50 @@ def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
     return chunks, vectors
 
 
-def load_files(table: Any) -> dict[str, FileRecord]:
-    data = table.to_arrow().to_pylist()
-    return {
-        row["path"]: FileRecord(
-            row["path"], row["size"], row["mtime_ns"], row["hash"], row["checked_ns"]
-        )
-        for row in data
-    }
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`: a reader (or a crash) sees the old bytes or the new, never half.
+
+    The bytes go to a temporary file that is flushed to disk before it is renamed over `path`.
+    """
+    temporary = path.with_name(path.name + ".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    os.replace(temporary, path)
+
+
+def records_json(generation: int, records: Iterable[FileRecord]) -> bytes:
+    """The records file's bytes: one `[path, size, mtime_ns, hash, checked_ns]` list a file."""
+    rows = [[r.path, r.size, r.mtime_ns, r.hash, r.checked_ns] for r in records]
+    document = {"generation": generation, "files": rows}
+    return json.dumps(document, separators=(",", ":")).encode("utf-8")
+
+
+def parse_records(data: bytes, generation: int) -> dict[str, FileRecord]:
+    """Read `records_json`'s bytes back (ValueError unless they are generation `generation`'s)."""
+    document = json.loads(data)
+    if not isinstance(document, dict) or document.get("generation") != generation:
+        raise ValueError(f"records file is not generation {generation}'s")
+    rows = document.get("files")
+    if not isinstance(rows, list):
+        raise ValueError("malformed records file")
+    records: dict[str, FileRecord] = {}
+    for row in rows:
+        if not (
+            isinstance(row, list)
+            and len(row) == 5
+            and isinstance(row[0], str)
+            and isinstance(row[3], str)
+            and all(type(number) is int for number in (row[1], row[2], row[4]))
+        ):
+            raise ValueError(f"malformed file record: {row!r}"[:200])
+        records[row[0]] = FileRecord(*row)
+    return records
 
 
 def cache_hashes(table: Any) -> set[str]:

@@ -39,11 +39,14 @@ class EmbeddingFailed(RuntimeError):
 
 @dataclass
 class Generation:
-    """One complete set of tables and their in-memory mirror."""
+    """One complete generation: its chunks table, in-memory mirror and file records.
+
+    `records` is replaced, never mutated, so a reader in another thread that took a reference
+    holds one whole state.
+    """
 
     number: int
     chunks_table: Any
-    files_table: Any
     vectors: VectorMatrix
     records: dict[str, FileRecord] = field(default_factory=dict)
     unindexed: int = 0
@@ -143,16 +146,15 @@ class IndexWriter:
     def new_generation(self, number: int) -> Generation:
         """Create the empty tables of generation `number` (the embedding cache opens too)."""
         self._cache_table = self._store.cache_table(self._embedder.name)
-        chunks_table, files_table = self._store.create_generation(number)
-        return Generation(number, chunks_table, files_table, self._empty_matrix())
+        return Generation(number, self._store.create_generation(number), self._empty_matrix())
 
     def load_generation(self, number: int) -> Generation:
         """Open generation `number` and mirror its vectors in RAM (`unindexed` is left at 0)."""
-        chunks_table, files_table = self._store.open_generation(number)
+        chunks_table, records = self._store.open_generation(number)
         chunks, vectors = store.load_chunks(chunks_table, self._embedder.dim)
         matrix = self._empty_matrix()
         matrix.add(chunks, vectors)
-        return Generation(number, chunks_table, files_table, matrix, store.load_files(files_table))
+        return Generation(number, chunks_table, matrix, records)
 
     def drop_other_generations(self, number: int) -> None:
         """Delete every generation's tables but those of `number`."""
@@ -171,11 +173,10 @@ class IndexWriter:
         """
         if self._cache_table is None:
             self._cache_table = self._store.cache_table(self._embedder.name)
-        chunks_table, files_table = self._store.create_generation(number)
-        fresh = Generation(number, chunks_table, files_table, self._empty_matrix())
+        fresh = Generation(number, self._store.create_generation(number), self._empty_matrix())
         plan = plan_sync(self.workspace, {})
         embedded = self.apply(fresh, plan, progress, previous=previous)
-        store.build_fts(chunks_table)
+        store.build_fts(fresh.chunks_table)
         fresh.unindexed = 0
         return fresh, plan, embedded
 
@@ -238,27 +239,59 @@ class IndexWriter:
             else np.zeros((0, self._embedder.dim), dtype=np.float32)
         )
 
-        stale = [c.record.path for c in plan.changed] + plan.removed
+        # A chunk's id names its path, lines and text, so rows whose id survives the edit are
+        # left alone: the table loses only the stale rows and gains only the new ones.
+        stale_ids, added = self._row_changes(generation.vectors, plan, new_chunks)
+        gone_rows = len(stale_ids) + sum(
+            len(generation.vectors.ids_by_path.get(path, ())) for path in plan.removed
+        )
         with guard if guard is not None else nullcontext():
-            for where in store.in_filters("path", stale):
+            for where in store.any_in_filters({"path": plan.removed, "id": stale_ids}):
                 generation.chunks_table.delete(where)
-            if new_chunks:
+            if added:
                 generation.chunks_table.add(
-                    store.chunk_rows(new_chunks, matrix, self._embedder.dim)
+                    store.chunk_rows(
+                        [new_chunks[i] for i in added], matrix[added], self._embedder.dim
+                    )
                 )
-            removed_rows = generation.vectors.remove_paths(stale)
+            generation.vectors.remove_paths([c.record.path for c in plan.changed] + plan.removed)
             generation.vectors.add(new_chunks, matrix)
-        generation.unindexed += len(new_chunks) + removed_rows
+        generation.unindexed += len(added) + gone_rows
 
         updated = [c.record for c in plan.changed] + plan.touched
-        for where in store.in_filters("path", [r.path for r in updated] + plan.removed):
-            generation.files_table.delete(where)
-        if updated:
-            generation.files_table.add(store.file_rows(updated))
+        records = dict(generation.records)
         for path in plan.removed:
-            generation.records.pop(path, None)
-        generation.records.update({r.path: r for r in updated + plan.rechecked})
+            records.pop(path, None)
+        records.update({r.path: r for r in updated})
+        if updated or plan.removed:
+            self._store.write_records(generation.number, records.values())
+        records.update({r.path: r for r in plan.rechecked})  # a check time only: not persisted
+        generation.records = records
         return embedded
+
+    @staticmethod
+    def _row_changes(
+        vectors: VectorMatrix, plan: SyncPlan, new_chunks: Sequence[Chunk]
+    ) -> tuple[list[str], list[int]]:
+        """What the chunks table must lose and gain for `plan`.
+
+        Returns:
+            The ids of the changed files' rows that no new chunk keeps, and the positions in
+            `new_chunks` of the chunks that are not rows yet.
+        """
+        new_ids = {c.id for c in new_chunks}
+        stale_ids = [
+            chunk_id
+            for changed in plan.changed
+            for chunk_id in vectors.ids_by_path.get(changed.record.path, ())
+            if chunk_id not in new_ids
+        ]
+        added = [
+            i
+            for i, chunk in enumerate(new_chunks)
+            if chunk.id not in vectors.row_of or vectors.chunks[chunk.id].path != chunk.path
+        ]
+        return stale_ids, added
 
     def add_rows(
         self, generation: Generation, chunks: Sequence[Chunk], vectors: np.ndarray
@@ -279,9 +312,8 @@ class IndexWriter:
 
     @staticmethod
     def optimize(generation: Generation) -> None:
-        """Fold unindexed rows into the full-text index and compact both tables."""
+        """Fold unindexed rows into the full-text index and compact the chunks table."""
         generation.chunks_table.optimize()
-        generation.files_table.optimize()
         generation.unindexed = 0
 
     # --- the embedding cache -------------------------------------------------------------

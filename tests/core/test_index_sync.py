@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 from collections.abc import Sequence
@@ -226,7 +227,16 @@ def chunks_table(workspace: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "damage", ["garbage_data", "no_manifest", "no_identity", "garbage_identity", "deleted"]
+    "damage",
+    [
+        "garbage_data",
+        "no_manifest",
+        "no_identity",
+        "garbage_identity",
+        "no_records",
+        "garbage_records",
+        "deleted",
+    ],
 )
 def test_a_damaged_index_rebuilds_itself(
     notes: Path, embedder: CountingEmbedder, damage: str
@@ -246,6 +256,10 @@ def test_a_damaged_index_rebuilds_itself(
         (folder / "identity.json").unlink()
     elif damage == "garbage_identity":
         (folder / "identity.json").write_text("{not json")
+    elif damage == "no_records":
+        (folder / "files_1.json").unlink()
+    elif damage == "garbage_records":
+        (folder / "files_1.json").write_text('{"generation": 1, "files": [["MEMORY.md", "x"]]}')
     else:
         shutil.rmtree(folder)
     embedder.texts.clear()
@@ -260,6 +274,88 @@ def test_a_damaged_index_rebuilds_itself(
     if damage != "deleted":  # the embedding cache survives damage to the chunks table
         assert embedder.texts == []
     assert [type(e) for e in reopened.sync()] == [IndexSynced]
+
+
+def test_an_edit_survives_a_reopen_without_rework(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    path = notes / "memory" / "2026-11-02.md"
+    file_chunks = sum(1 for p in paths_of_all_rows(index) if p == "memory/2026-11-02.md")
+    lines = path.read_text().splitlines(keepends=True)
+    lines[25] = "- 2: the owner of project zero changed to Ada\n"
+    path.write_text("".join(lines))
+    edited = synced(index.sync())
+    index.close()
+    embedder.texts.clear()
+
+    reopened = make_index(notes, embedder)
+    events = reopened.sync()
+
+    assert [type(e) for e in events] == [IndexSynced]
+    assert (events[0].files_changed, events[0].embedded) == (0, 0)
+    assert reopened.status()["chunks"] == edited.chunks_total  # no stale or doubled rows
+    assert reopened.keyword_candidates("Ada", 3)[0][0].startswith("memory/2026-11-02.md:")
+    # only the rows the edit changed were rewritten, not the whole file's
+    assert 0 < reopened.status()["fts_unindexed_rows"] < file_chunks
+    assert file_chunks > 2
+
+
+def paths_of_all_rows(index: MemoryIndex) -> list[str]:
+    hits = index.vector_candidates(index.embedder.embed_query("fact"), 10_000)
+    return [chunk.path for chunk in index.chunks([h for h, _ in hits]).values()]
+
+
+def test_an_index_of_the_previous_layout_is_rebuilt(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    make_index(notes, embedder).sync()
+    folder = notes / ".cairn" / "index"
+    # schema 1 kept the file records in a files_<gen> LanceDB table, not in files_<gen>.json
+    records = json.loads((folder / "files_1.json").read_text())["files"]
+    (folder / "files_1.json").unlink()
+    columns = ["path", "size", "mtime_ns", "hash", "checked_ns"]
+    lancedb.connect(str(folder)).create_table(
+        "files_1", pa.table({name: [row[i] for row in records] for i, name in enumerate(columns)})
+    )
+    identity = json.loads((folder / "identity.json").read_text())
+    (folder / "identity.json").write_text(json.dumps(identity | {"schema_version": 1}))
+    embedder.texts.clear()
+    upgraded = make_index(notes, embedder)
+
+    events = upgraded.sync()
+
+    assert isinstance(events[0], IndexRebuilt)
+    assert "schema_version 1->2" in events[0].reason
+    assert embedder.texts == []  # the embedding cache outlives the layout change
+    assert upgraded.keyword_candidates("tea", 3)[0][0].startswith("MEMORY.md:")
+    names = {p.name for p in folder.iterdir()}
+    assert "files_2.json" in names and "chunks_2.lance" in names
+    assert not names & {"files_1.lance", "files_1.json", "chunks_1.lance"}
+    assert [type(e) for e in upgraded.sync()] == [IndexSynced]
+
+
+def test_a_half_built_generation_is_never_used(notes: Path, embedder: CountingEmbedder) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    (notes / "memory" / "2026-11-04.md").write_text("brand new text\n")
+    embedder.fail = True
+    with pytest.raises(EmbeddingFailed):
+        index.rebuild("user asked")  # dies after generation 2's table and records exist
+    folder = notes / ".cairn" / "index"
+    assert (folder / "files_2.json").exists()
+    index.close()
+    embedder.fail = False
+
+    reopened = make_index(notes, embedder)
+
+    assert reopened.status()["generation"] == 1
+    assert "memory/2026-11-04.md" not in paths_in(reopened)
+    assert not (folder / "files_2.json").exists() and not (folder / "chunks_2.lance").exists()
+    assert synced(reopened.sync()).files_changed == 1
+    assert "memory/2026-11-04.md" in paths_in(reopened)
 
 
 def test_chunking_change_rebuilds_into_a_new_generation(

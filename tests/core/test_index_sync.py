@@ -300,6 +300,29 @@ def test_an_edit_survives_a_reopen_without_rework(notes: Path, embedder: Countin
     assert file_chunks > 2
 
 
+def test_an_edit_and_a_delete_in_one_sync_reach_the_disk(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    (notes / "memory" / "2026-11-01.md").write_text(daily(1).replace("fact number 3 ", "Zed "))
+    (notes / "memory" / "2026-11-03.md").unlink()
+    result = synced(index.sync())
+    index.close()
+
+    reopened = make_index(notes, embedder)
+
+    assert (result.files_changed, result.files_removed) == (1, 1)
+    assert [type(e) for e in reopened.sync()] == [IndexSynced]
+    assert reopened.status()["chunks"] == result.chunks_total
+    assert paths_in(reopened) == {"MEMORY.md", "memory/2026-11-01.md", "memory/2026-11-02.md"}
+    assert reopened.keyword_candidates("Zed", 3)[0][0].startswith("memory/2026-11-01.md:")
+    assert not any(
+        hit.startswith("memory/2026-11-03.md")
+        for hit, _ in reopened.keyword_candidates("fact 3", 50)
+    )
+
+
 def paths_of_all_rows(index: MemoryIndex) -> list[str]:
     hits = index.vector_candidates(index.embedder.embed_query("fact"), 10_000)
     return [chunk.path for chunk in index.chunks([h for h, _ in hits]).values()]

@@ -29,7 +29,8 @@ class RecallService:
         self._searcher: MemorySearch | None = None
         self._ready = threading.Event()
         self._sync_lock = threading.Lock()
-        self._queue: asyncio.Queue[BaseEvent] | None = None
+        # created here, not in start(): a consumer may begin listening before start() runs
+        self._queue: asyncio.Queue[BaseEvent] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._watcher = None
@@ -64,7 +65,6 @@ class RecallService:
     def start(self) -> None:
         """Sync the index in the background, then watch the files for edits."""
         self._loop = asyncio.get_running_loop()
-        self._queue = asyncio.Queue()
         self._tasks.append(asyncio.create_task(self._initial_sync()))
         if self.settings.watch:
             self._tasks.append(asyncio.create_task(self._watch()))
@@ -86,12 +86,12 @@ class RecallService:
 
     def drain(self) -> list[BaseEvent]:
         events: list[BaseEvent] = []
-        while self._queue is not None and not self._queue.empty():
+        while not self._queue.empty():
             events.append(self._queue.get_nowait())
         return events
 
     async def events(self) -> AsyncIterator[BaseEvent]:
-        while self._queue is not None:
+        while True:
             yield await self._queue.get()
 
     async def aclose(self) -> None:
@@ -130,12 +130,11 @@ class RecallService:
         await self._watcher.run(changed)
 
     def _publish(self, event: IndexSyncProgress) -> None:
-        if self._loop is not None and self._queue is not None:
+        if self._loop is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
 
     def _put(self, event: BaseEvent) -> None:
-        if self._queue is not None:
-            self._queue.put_nowait(event)
+        self._queue.put_nowait(event)
 
 
 class _LazySearcher:

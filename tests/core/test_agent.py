@@ -307,3 +307,20 @@ async def test_three_failed_flushes_exhaust_the_cycle_and_compaction_still_runs(
     assert not of(events, ev.FlushStarted)
     assert of(events, ev.CompactionStarted)
     await agent.aclose()
+
+
+async def test_a_listener_that_starts_before_the_session_gets_the_index_events(
+    fake_settings: Settings,
+) -> None:
+    import asyncio
+
+    agent = build_agent(fake_settings)
+    stream = agent.background_events()
+    first = asyncio.ensure_future(anext(stream))  # the TUI's background worker may win the race
+    await asyncio.sleep(0)
+    await collect(agent.start())
+    seen = [await asyncio.wait_for(first, timeout=60)]
+    while not isinstance(seen[-1], ev.IndexSynced):
+        seen.append(await asyncio.wait_for(anext(stream), timeout=60))
+    assert seen[-1].trigger == "session_start"
+    await agent.aclose()

@@ -123,15 +123,24 @@ def find_cut(
 # --- the transcript the summariser reads -----------------------------------------------------
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """Message content as plain text: a string as is; OpenAI content parts (dicts, objects or
+    strings) joined by newlines; anything else as JSON."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
-        return "\n".join(p for p in parts if p)
-    return json.dumps(content, ensure_ascii=False)
+    if isinstance(content, list | tuple):
+        texts = [
+            part
+            if isinstance(part, str)
+            else part.get("text")
+            if isinstance(part, dict)
+            else getattr(part, "text", None)
+            for part in content
+        ]
+        return "\n".join(text for text in texts if isinstance(text, str) and text)
+    return json.dumps(content, ensure_ascii=False, default=str)
 
 
 def trim_middle(text: str, limit: int = TOOL_RESULT_CHARS) -> str:
@@ -146,7 +155,7 @@ def trim_middle(text: str, limit: int = TOOL_RESULT_CHARS) -> str:
 def render_message(message: dict[str, Any], tool_names: dict[str, str] | None = None) -> str:
     """One message as plain transcript lines ("User: …", "Tool memory_search → …")."""
     role = message.get("role")
-    body = _text(message.get("content")).strip()
+    body = content_text(message.get("content")).strip()
     if role == "tool":
         name = message.get("name") or (tool_names or {}).get(message.get("tool_call_id", ""), "")
         return f"Tool {name or 'result'} → {trim_middle(body)}"
@@ -288,7 +297,7 @@ class CompactionResult:
 def _latest_ask(messages: Sequence[dict[str, Any]]) -> str | None:
     for message in reversed(messages):
         if message.get("role") == "user" and not is_summary_message(message):
-            text = _text(message.get("content")).strip()
+            text = content_text(message.get("content")).strip()
             if text:
                 return text
     return None

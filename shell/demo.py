@@ -21,6 +21,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from shell.compaction import content_text
 from shell.context import count_tokens
 
 # --- reading the call: messages (dicts or litellm Message objects) and tools ------------------
@@ -31,18 +32,6 @@ def field(item: Any, key: str) -> Any:
     if isinstance(item, Mapping):
         return item.get(key)
     return getattr(item, key, None)
-
-
-def content_text(content: Any) -> str:
-    """Message content as plain text (OpenAI content parts are joined)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        parts = [field(part, "text") if not isinstance(part, str) else part for part in content]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return str(content)
 
 
 def message_text(message: Any) -> str:

@@ -95,26 +95,22 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
     return 0
 
 
-def index_command(settings: Settings, *, rebuild: bool, out: TextIO) -> int:
+def index_command(settings: Settings, *, action: str, out: TextIO) -> int:
+    """`cairn index`: "status" reports, "sync" catches up with the files, "rebuild" starts over.
+    Events (sync, rebuild) go out as JSON lines, then the index status."""
     from shell.memory.service import RecallService
     from shell.workspace import init_workspace
 
     init_workspace(settings)
     service = RecallService(settings)
-    events = service.index.rebuild("manual") if rebuild else service.sync("manual")
+    events = {
+        "status": list,
+        "sync": lambda: service.sync("manual"),
+        "rebuild": lambda: service.index.rebuild("manual"),
+    }[action]()
     for event in events:
         out.write(to_json(event) + "\n")
     status = service.index.status()
     service.index.close()
     out.write(json.dumps(status, default=str, indent=2) + "\n")
     return 1 if any(isinstance(e, Error) for e in events) else 0
-
-
-def index_status(settings: Settings, *, out: TextIO) -> int:
-    from shell.memory.service import RecallService
-
-    service = RecallService(settings)
-    status = service.index.status()
-    service.index.close()
-    out.write(json.dumps(status, default=str, indent=2) + "\n")
-    return 0

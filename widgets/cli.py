@@ -141,11 +141,10 @@ def dispatch(args: argparse.Namespace) -> int:
                 settings, " ".join(args.query), k=args.k, as_json=args.json, out=sys.stdout
             )
         case "index":
-            from shell.headless import index_command, index_status
+            from shell.headless import index_command
 
-            if args.status:
-                return index_status(settings, out=sys.stdout)
-            return index_command(settings, rebuild=args.rebuild, out=sys.stdout)
+            action = "status" if args.status else "rebuild" if args.rebuild else "sync"
+            return index_command(settings, action=action, out=sys.stdout)
         case "replay":
             from widgets.app import replay_app
             from widgets.replay import load_trace

@@ -178,3 +178,17 @@ def test_headless_flush_compact_and_session_continue(tmp_path: Path) -> None:
     second = cairn("run", "--workspace", ws, "--session", session, "hello", home=tmp_path)
     resumed = events_of(second)[0]
     assert resumed["session_id"] == session and resumed["resumed"] is True
+
+
+def test_cairn_index_status_and_rebuild(
+    remembered: tuple[Path, list[Any], list[Any]], tmp_path: Path
+) -> None:
+    ws, _, _ = remembered
+    status = cairn("index", "--workspace", str(ws), "--status", home=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["chunks"] >= 1
+    rebuilt = cairn("index", "--workspace", str(ws), "--rebuild", home=tmp_path)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    first, _, rest = rebuilt.stdout.partition("\n")
+    assert json.loads(first)["type"] == "index_rebuilt"
+    assert '"chunks"' in rest

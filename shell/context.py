@@ -124,8 +124,5 @@ class ContextBudget:
     def keep_tail(self) -> int:
         return min(self.tail_cap, self.compaction_threshold * 3 // 10)
 
-    def over_flush(self, tokens: int) -> bool:
-        return tokens >= self.flush_threshold
-
     def over_compaction(self, tokens: int) -> bool:
         return tokens >= self.compaction_threshold

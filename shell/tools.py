@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,17 +115,11 @@ class Toolbox:
     def __init__(self, tools: Sequence[Tool] = ()) -> None:
         self._tools = {tool.name: tool for tool in tools}
 
-    def __contains__(self, name: str) -> bool:
-        return name in self._tools
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema() for tool in self._tools.values()]
-
-    def only(self, *names: str) -> Toolbox:
-        return Toolbox([t for n, t in self._tools.items() if n in names])
 
     async def call(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
         tool = self._tools.get(name)

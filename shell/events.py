@@ -187,7 +187,8 @@ class GitLockCleared(BaseEvent):
 @dataclass(frozen=True)
 class SearchPerformed(BaseEvent):
     """One memory_search: `hits` are dicts with path, start_line, end_line, score,
-    vector_score, text_score, citation. `mode`: hybrid, keyword-only, vector-only."""
+    vector_score, text_score, citation, date, in_time_frame. `mode`: hybrid, keyword-only,
+    vector-only. `time_frame`: the time the query named ("last week: 2026-11-23 to …")."""
 
     type: ClassVar[str] = "search_performed"
     query: str
@@ -196,6 +197,7 @@ class SearchPerformed(BaseEvent):
     timings_ms: dict[str, float] = field(default_factory=dict)
     degraded_reason: str | None = None
     nothing_relevant: bool = False
+    time_frame: str | None = None
 
 
 @dataclass(frozen=True)

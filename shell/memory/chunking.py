@@ -1,13 +1,21 @@
-"""Line-based Markdown chunking with overlap (OpenClaw's `chunkMarkdown`, counting real tokens).
+"""Markdown chunking along the document's structure, counted in real tokens.
 
-Lines accumulate into a chunk until the next line would pass `max_tokens`; the chunk is then
-emitted and its trailing lines, up to `overlap_tokens`, start the next one. A line longer than
-`max_tokens` is cut into segments that keep its line number. Line numbers are 1-based.
+A file is read as Markdown blocks: a heading, a list item (with its continuation lines), a
+paragraph, a fenced code block. Each block is one unit of recall, so a bullet is matched on its
+own and never averaged with unrelated neighbours (the fault of fixed-size windows: six facts in
+one 220-token chunk each scored as their average). A block longer than `max_tokens` is split at
+line boundaries; a line longer than that is cut into segments that keep its line number.
+
+Each unit also carries the tail of the unit before it as `context`. The keyword leg searches
+`context + text`, so a dialogue turn like "Yes, it was yesterday" is still found by the words of
+the turn it answers; the vector is made from the unit's own text. The context a hit is *shown*
+with is built at search time (see `shell.memory.windows`). Line numbers are 1-based.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,18 +23,30 @@ from shell.context import count_tokens
 
 TokenCounter = Callable[[str], int]
 
+UNIT_TOKENS, CONTEXT_TOKENS = 120, 100
+"""A unit holds at most 120 tiktoken tokens (a long paragraph becomes several units); the
+keyword context is at most the last 100 tokens of the previous unit. Together they stay under the
+256 word pieces all-MiniLM-L6-v2 reads."""
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """A span of lines of one memory file.
+    """One unit of recall: a block (or part of one) of a memory file.
 
     Attributes:
         id: Stable id, `"{path}:{start_line}:{end_line}:{hash[:12]}"`.
         path: Workspace-relative POSIX path, e.g. `memory/2026-11-30.md`.
         start_line: First line, 1-based.
         end_line: Last line, inclusive.
-        text: The lines joined with "\\n".
-        hash: sha256 hex of `text`; the embedding cache key.
+        text: The unit's lines joined with "\\n".
+        hash: sha256 hex of `embed_text`; the embedding cache key.
+        context: The tail of the previous unit of the file ("" for the first).
+        tokens: Tokens of `text`, one extra per line for its newline.
+        heading: The nearest heading above the unit ("" when none, or the unit is one).
     """
 
     id: str
@@ -35,17 +55,47 @@ class Chunk:
     end_line: int
     text: str
     hash: str
+    context: str = ""
+    tokens: int = 0
+    heading: str = ""
+
+    @property
+    def embed_text(self) -> str:
+        """What the vector is made from: the unit under its heading, so a paragraph keeps the
+        topic its section names ("# Deploy procedure" over "merge to main, then …")."""
+        return f"{self.heading}\n{self.text}" if self.heading else self.text
+
+    @property
+    def search_text(self) -> str:
+        """What the keyword leg matches: the context, then the unit."""
+        return f"{self.context}\n{self.text}" if self.context else self.text
 
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def make_chunk(path: str, start_line: int, end_line: int, text: str) -> Chunk:
+def make_chunk(
+    path: str,
+    start_line: int,
+    end_line: int,
+    text: str,
+    context: str = "",
+    tokens: int = 0,
+    heading: str = "",
+) -> Chunk:
     """Build a Chunk with its hash and stable id."""
-    digest = text_hash(text)
+    digest = text_hash(f"{heading}\n{text}" if heading else text)
     return Chunk(
-        f"{path}:{start_line}:{end_line}:{digest[:12]}", path, start_line, end_line, text, digest
+        f"{path}:{start_line}:{end_line}:{digest[:12]}",
+        path,
+        start_line,
+        end_line,
+        text,
+        digest,
+        context,
+        tokens,
+        heading,
     )
 
 
@@ -80,76 +130,125 @@ def _split_long_line(line: str, limit: int, count: TokenCounter) -> list[tuple[s
     return result
 
 
-CHUNK_TOKENS, OVERLAP_TOKENS = 220, 44
-"""all-MiniLM-L6-v2 reads only 256 of its own tokens. OpenClaw's 400-token chunks lose ~40% of
-their text to that truncation before the vector is made; 220 tiktoken tokens (~235 BERT tokens)
-lose none. The overlap keeps OpenClaw's one-fifth."""
+Line = tuple[int, str]  # (1-based number, text)
 
 
-def chunk_markdown(
-    path: str,
-    content: str,
-    *,
-    max_tokens: int = CHUNK_TOKENS,
-    overlap_tokens: int = OVERLAP_TOKENS,
-    count: TokenCounter = count_tokens,
-) -> list[Chunk]:
-    """Split a file's text into overlapping line-based chunks.
+def markdown_blocks(content: str) -> list[list[Line]]:
+    """The file's blocks in order: headings, list items, paragraphs, fenced code.
 
-    Args:
-        path: Workspace-relative path, recorded in each chunk.
-        content: The file's text.
-        max_tokens: Upper bound on a chunk's tokens (each line counts one extra for its newline).
-        overlap_tokens: Tokens of trailing lines carried into the next chunk (at most half of
-            `max_tokens`).
-        count: Token counter; tiktoken's o200k by default.
-
-    Returns:
-        The chunks in file order; chunks holding only whitespace are dropped. An empty file
-        gives no chunks.
+    Blank lines separate blocks and belong to none; a line that is not a heading, item or fence
+    continues the block before it (a wrapped paragraph or an item's continuation).
     """
-    if not content:
-        return []
-    max_tokens = max(8, max_tokens)
-    overlap_budget = max(0, min(overlap_tokens, max_tokens // 2))
-    chunks: list[Chunk] = []
-    current: list[tuple[int, str, int]] = []  # (line number, segment, tokens incl. newline)
-    current_tokens = 0
-
-    def flush() -> None:
-        text = "\n".join(segment for _, segment, _ in current)
-        if text.strip():
-            chunks.append(make_chunk(path, current[0][0], current[-1][0], text))
-
-    def carry_overlap() -> None:
-        nonlocal current, current_tokens
-        kept: list[tuple[int, str, int]] = []
-        budget = 0
-        for entry in reversed(current):
-            if budget + entry[2] > overlap_budget:
-                break
-            kept.append(entry)
-            budget += entry[2]
-        current = kept[::-1]
-        current_tokens = budget
-
     lines = content.split("\n")
     if content.endswith("\n"):
         lines.pop()  # the empty "line" after the final newline is not a line of the file
+    blocks: list[list[Line]] = []
+    current: list[Line] = []
+    fence: str | None = None
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            blocks.append(current)
+            current = []
+
     for number, line in enumerate(lines, start=1):
+        opener = _FENCE.match(line)
+        if fence is not None:
+            current.append((number, line))
+            if opener and opener.group(1) == fence:
+                fence = None
+                close()
+        elif opener:
+            close()
+            fence = opener.group(1)
+            current.append((number, line))
+        elif not line.strip():
+            close()
+        elif _HEADING.match(line):
+            close()
+            blocks.append([(number, line)])
+        elif _ITEM.match(line):
+            close()
+            current.append((number, line))
+        else:
+            current.append((number, line))
+    close()
+    return blocks
+
+
+def _units(block: list[Line], max_tokens: int, count: TokenCounter) -> list[list[tuple[Line, int]]]:
+    """A block as units of at most `max_tokens`, each line costing its tokens plus one."""
+    units: list[list[tuple[Line, int]]] = []
+    current: list[tuple[Line, int]] = []
+    used = 0
+    for number, line in block:
         tokens = count(line) if line else 0
         if tokens + 1 > max_tokens:
             segments = [(p, n + 1) for p, n in _split_long_line(line, max_tokens - 1, count)]
         else:
             segments = [(line, tokens + 1)]
         for segment, size in segments:
-            if current and current_tokens + size > max_tokens:
-                flush()
-                carry_overlap()
-                if current_tokens + size > max_tokens:
-                    current, current_tokens = [], 0  # the overlap alone would repeat a chunk
-            current.append((number, segment, size))
-            current_tokens += size
+            if current and used + size > max_tokens:
+                units.append(current)
+                current, used = [], 0
+            current.append(((number, segment), size))
+            used += size
     if current:
-        flush()
+        units.append(current)
+    return units
+
+
+def _tail(units: list[tuple[Line, int]], budget: int) -> str:
+    """The last lines of a unit that fit in `budget` tokens (at least part of the last one)."""
+    kept: list[str] = []
+    used = 0
+    for (_, line), size in reversed(units):
+        if used + size > budget:
+            if not kept:
+                kept.append(line[-budget * 3 :])
+            break
+        kept.append(line)
+        used += size
+    return "\n".join(reversed(kept))
+
+
+def chunk_markdown(
+    path: str,
+    content: str,
+    *,
+    max_tokens: int = UNIT_TOKENS,
+    context_tokens: int = CONTEXT_TOKENS,
+    count: TokenCounter = count_tokens,
+) -> list[Chunk]:
+    """Split a file's text into units along its Markdown structure.
+
+    Args:
+        path: Workspace-relative path, recorded in each chunk.
+        content: The file's text.
+        max_tokens: Upper bound on a unit's tokens (each line counts one extra for its newline).
+        context_tokens: Tokens of the previous unit kept as the next unit's keyword context.
+        count: Token counter; tiktoken's o200k by default.
+
+    Returns:
+        The units in file order; whitespace-only units are dropped. An empty file gives none.
+    """
+    max_tokens = max(8, max_tokens)
+    chunks: list[Chunk] = []
+    previous: list[tuple[Line, int]] = []
+    heading = ""
+    for block in markdown_blocks(content):
+        is_heading = len(block) == 1 and _HEADING.match(block[0][1]) is not None
+        for unit in _units(block, max_tokens, count):
+            text = "\n".join(line for (_, line), _ in unit)
+            if not text.strip():
+                continue
+            context = _tail(previous, context_tokens) if previous and context_tokens > 0 else ""
+            tokens = sum(size for _, size in unit)
+            first, last = unit[0][0][0], unit[-1][0][0]
+            under = "" if is_heading else heading
+            chunks.append(make_chunk(path, first, last, text, context, tokens, under))
+            previous = unit
+        if is_heading:
+            heading = block[0][1].strip()[:200]
     return chunks

@@ -26,7 +26,7 @@ import numpy as np
 
 from shell.events import BaseEvent, IndexRebuilt, IndexSynced
 from shell.memory import index_store as store
-from shell.memory.chunking import CHUNK_TOKENS, OVERLAP_TOKENS, Chunk
+from shell.memory.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
 from shell.memory.embed import Embedder
 from shell.memory.index_writer import EmbeddingFailed, Generation, IndexWriter, ProgressCallback
 from shell.memory.sync import is_dirty
@@ -75,8 +75,8 @@ class MemoryIndex:
         embedder: Embedder,
         *,
         index_dir: Path | None = None,
-        chunk_tokens: int = CHUNK_TOKENS,
-        overlap_tokens: int = OVERLAP_TOKENS,
+        chunk_tokens: int = UNIT_TOKENS,
+        context_tokens: int = CONTEXT_TOKENS,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         """Set the index up; nothing is opened or imported until first use.
@@ -85,21 +85,21 @@ class MemoryIndex:
             workspace: The workspace root.
             embedder: Embeds chunk texts; its name and dim are part of the index identity.
             index_dir: Where the LanceDB folder lives (default `<workspace>/.cairn/index`).
-            chunk_tokens: Target tokens per chunk.
-            overlap_tokens: Tokens repeated between neighbouring chunks.
+            chunk_tokens: Most tokens in one unit (a Markdown block or part of one).
+            context_tokens: Tokens of the previous unit kept as keyword context.
             clock: Returns "now" for `last_sync` (UTC wall clock by default).
         """
         self.workspace = Path(workspace)
         self._embedder = embedder
         self.index_dir = Path(index_dir) if index_dir else self.workspace / ".cairn" / "index"
         self.chunk_tokens = chunk_tokens
-        self.overlap_tokens = overlap_tokens
+        self.context_tokens = context_tokens
         self._writer = IndexWriter(
             self.workspace,
             embedder,
             self.index_dir,
             chunk_tokens=chunk_tokens,
-            overlap_tokens=overlap_tokens,
+            context_tokens=context_tokens,
             clock=clock or (lambda: datetime.now(UTC)),
         )
         self._lock = threading.RLock()  # the live generation: searches and commits
@@ -334,6 +334,19 @@ class MemoryIndex:
                 return {}
             known = self._generation.vectors.chunks
             return {chunk_id: known[chunk_id] for chunk_id in ids if chunk_id in known}
+
+    def file_units(self, path: str) -> tuple[list[Chunk], np.ndarray]:
+        """Every unit of one indexed file in line order, with their vectors (one row each)."""
+        self._ensure_open()
+        with self._lock:
+            if self._generation is None:
+                return [], np.zeros((0, self._embedder.dim), dtype=np.float32)
+            matrix = self._generation.vectors
+            ids = sorted(
+                matrix.ids_by_path.get(path, ()),
+                key=lambda i: (matrix.chunks[i].start_line, matrix.chunks[i].end_line),
+            )
+            return [matrix.chunks[i] for i in ids], matrix.matrix[[matrix.row_of[i] for i in ids]]
 
     def status(self) -> dict[str, Any]:
         """A snapshot for `/status` and the UI: files, chunks, model, dim, dirty, index_dir,

@@ -4,8 +4,8 @@ Layout of `<workspace>/.cairn/index/` (derived data, safe to delete):
 
 * `identity.json` - schema version, model, dim, chunking parameters, the live generation and the
   last sync time; replaced atomically, so swapping in a rebuilt generation is one rename.
-* `chunks_<gen>.lance` - id, path, start_line, end_line, text, hash, vector (float32[dim]) with
-  a BM25 full-text index on `text`.
+* `chunks_<gen>.lance` - id, path, start_line, end_line, text, hash, context, tokens, heading,
+  search (context + text), vector (float32[dim]) with a BM25 full-text index on `search`.
 * `files_<gen>.json` - path, size, mtime_ns, hash, checked_ns of every indexed file: one small
   file replaced atomically per sync, where a LanceDB table cost two table versions (schema 1 kept
   these in a `files_<gen>.lance` table; such an index is rebuilt, see `SCHEMA_VERSION`).
@@ -31,10 +31,11 @@ import numpy as np
 from shell.memory.chunking import Chunk
 from shell.memory.sync import FileRecord
 
-SCHEMA_VERSION = 2
-"""2: file records moved from a `files_<gen>` LanceDB table to `files_<gen>.json`."""
+SCHEMA_VERSION = 3
+"""2: file records moved from a `files_<gen>` LanceDB table to `files_<gen>.json`.
+3: chunks are Markdown units with a keyword context (`context`, `tokens`, `search` columns)."""
 IDENTITY_FILE = "identity.json"
-FTS_INDEX_NAME = "text_idx"
+FTS_INDEX_NAME = "search_idx"
 RECORDS_PREFIX = "files_"
 RECORDS_SUFFIX = ".json"
 _IN_LIST_BATCH = 500
@@ -87,6 +88,10 @@ def chunks_schema(dim: int) -> Any:
             pa.field("end_line", pa.int32()),
             pa.field("text", pa.string()),
             pa.field("hash", pa.string()),
+            pa.field("context", pa.string()),
+            pa.field("tokens", pa.int32()),
+            pa.field("heading", pa.string()),
+            pa.field("search", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
     )
@@ -128,6 +133,10 @@ def chunk_rows(chunks: Sequence[Chunk], vectors: np.ndarray, dim: int) -> Any:
             "end_line": pa.array([c.end_line for c in chunks], pa.int32()),
             "text": [c.text for c in chunks],
             "hash": [c.hash for c in chunks],
+            "context": [c.context for c in chunks],
+            "tokens": pa.array([c.tokens for c in chunks], pa.int32()),
+            "heading": [c.heading for c in chunks],
+            "search": [c.search_text for c in chunks],
             "vector": _vector_array(vectors, dim),
         },
         schema=chunks_schema(dim),
@@ -266,7 +275,17 @@ def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
     data = table.to_arrow()
     columns = {
         name: data.column(name).to_pylist()
-        for name in ("id", "path", "start_line", "end_line", "text", "hash")
+        for name in (
+            "id",
+            "path",
+            "start_line",
+            "end_line",
+            "text",
+            "hash",
+            "context",
+            "tokens",
+            "heading",
+        )
     }
     chunks = [
         Chunk(*fields)
@@ -277,6 +296,9 @@ def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
             columns["end_line"],
             columns["text"],
             columns["hash"],
+            columns["context"],
+            columns["tokens"],
+            columns["heading"],
             strict=True,
         )
     ]
@@ -358,7 +380,7 @@ def cache_lookup(table: Any, hashes: Iterable[str], dim: int) -> dict[str, np.nd
 def build_fts(table: Any) -> None:
     from lancedb.index import FTS
 
-    table.create_index("text", config=FTS(with_position=False), replace=True)
+    table.create_index("search", config=FTS(with_position=False), replace=True)
 
 
 def unindexed_rows(table: Any) -> int:
@@ -371,6 +393,6 @@ def fts_search(table: Any, terms: Sequence[str], limit: int) -> list[tuple[str, 
     """BM25 hits for any of `terms` (already reduced to plain word tokens), best first."""
     from lancedb.query import MatchQuery
 
-    query = MatchQuery(" ".join(terms), "text")
+    query = MatchQuery(" ".join(terms), "search")
     data = table.search(query, query_type="fts").select(["id"]).limit(limit).to_arrow()
     return list(zip(data.column("id").to_pylist(), data.column("_score").to_pylist(), strict=True))

@@ -59,8 +59,8 @@ class IndexWriter:
         workspace: The workspace root (the memory files are read from here).
         embedder: Embeds chunk texts; its name and dim are part of the index identity.
         index_dir: Where the LanceDB folder lives.
-        chunk_tokens: Target tokens per chunk.
-        overlap_tokens: Tokens repeated between neighbouring chunks.
+        chunk_tokens: Most tokens in one unit (a Markdown block or part of one).
+        context_tokens: Tokens of the previous unit kept as keyword context.
         clock: Returns "now" for `last_sync`.
     """
 
@@ -71,13 +71,13 @@ class IndexWriter:
         index_dir: Path,
         *,
         chunk_tokens: int,
-        overlap_tokens: int,
+        context_tokens: int,
         clock: Callable[[], datetime],
     ) -> None:
         self.workspace = workspace
         self.index_dir = index_dir
         self.chunk_tokens = chunk_tokens
-        self.overlap_tokens = overlap_tokens
+        self.context_tokens = context_tokens
         self._embedder = embedder
         self._clock = clock
         self._store = store.LanceStore(index_dir, embedder.dim)
@@ -97,7 +97,7 @@ class IndexWriter:
             "model": self._embedder.name,
             "dim": self._embedder.dim,
             "chunk_tokens": self.chunk_tokens,
-            "overlap_tokens": self.overlap_tokens,
+            "context_tokens": self.context_tokens,
             "generation": generation,
             "last_sync": self.last_sync,
         }
@@ -107,7 +107,7 @@ class IndexWriter:
         wanted = self.identity(0)
         changes = [
             f"{key} {recorded.get(key)!r}->{wanted[key]!r}"
-            for key in ("schema_version", "model", "dim", "chunk_tokens", "overlap_tokens")
+            for key in ("schema_version", "model", "dim", "chunk_tokens", "context_tokens")
             if recorded.get(key) != wanted[key]
         ]
         return "identity changed: " + ", ".join(changes) if changes else None
@@ -224,7 +224,7 @@ class IndexWriter:
                     changed.record.path,
                     changed.text,
                     max_tokens=self.chunk_tokens,
-                    overlap_tokens=self.overlap_tokens,
+                    context_tokens=self.context_tokens,
                 )
             )
             if progress is not None:
@@ -335,7 +335,7 @@ class IndexWriter:
             self._cached_hashes = store.cache_hashes(self._cache_table)
         if in_cache := (needed - found.keys()) & self._cached_hashes:
             found.update(store.cache_lookup(self._cache_table, in_cache, self._embedder.dim))
-        texts = {c.hash: c.text for c in chunks if c.hash not in found}
+        texts = {c.hash: c.embed_text for c in chunks if c.hash not in found}
         hashes = list(texts)
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(hashes), EMBED_BATCH):

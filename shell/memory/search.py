@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from shell.memory import ranking
 from shell.memory.index import KeywordSearchUnavailable
 from shell.memory.search_result import (
@@ -42,6 +44,8 @@ from shell.memory.search_result import (
     SearchHit,
     SearchResult,
 )
+from shell.memory.timeframe import TimeFrame, in_frame, time_frame
+from shell.memory.windows import adjacent_similarity, grow_window
 from shell.tools import ToolError
 
 __all__ = [
@@ -50,11 +54,11 @@ __all__ = [
     "DEFAULT_MIN_SCORE",
     "MAX_QUERY_CHARS",
     "MAX_RESULTS_LIMIT",
-    "MMR_POOL",
     "MODE_HYBRID",
     "MODE_KEYWORD_ONLY",
     "MODE_VECTOR_ONLY",
     "NOTHING_RELEVANT",
+    "RANK_POOL",
     "SNIPPET_CHARS",
     "MemorySearch",
     "SearchError",
@@ -78,8 +82,8 @@ CANDIDATE_POOL = 4 * MAX_RESULTS_LIMIT
 """Candidates per leg, the same for every request. OpenClaw used `min(200, maxResults × 4)`, so
 its pool (and with it the top hit) changed with maxResults (#134604). Four times the largest
 allowed `max_results` keeps the old headroom for every request and makes rankings comparable."""
-MMR_POOL = MAX_RESULTS_LIMIT
-"""MMR runs over this many best passing candidates (again independent of `max_results`)."""
+RANK_POOL = MAX_RESULTS_LIMIT
+"""The passing candidates ordered in full (again independent of `max_results`)."""
 SNIPPET_CHARS = 700
 
 logger = logging.getLogger(__name__)
@@ -162,7 +166,7 @@ class MemorySearch:
         timings: dict[str, float] = {}
         started = time.perf_counter()
 
-        vector, vector_error = self._vector_leg(query, timings)
+        qvec, vector, vector_error = self._vector_leg(query, timings)
         keyword, keyword_error = self._keyword_leg(query, timings)
         if vector_error and keyword_error:
             raise SearchError(
@@ -182,7 +186,9 @@ class MemorySearch:
             mode, reason, weights = MODE_HYBRID, None, (ranking.VECTOR_WEIGHT, ranking.TEXT_WEIGHT)
 
         merge_started = time.perf_counter()
-        hits, best = self._rank(vector, keyword, weights, max_results, min_score)
+        hits, best, frame = self._rank(
+            query, qvec, vector, keyword, weights, max_results, min_score
+        )
         timings["merge"] = _ms_since(merge_started)
         timings["total"] = _ms_since(started)
 
@@ -196,6 +202,7 @@ class MemorySearch:
             best_score=best,
             min_score=float(min_score),
             keyword_matched=bool(keyword),
+            time_frame=frame,
         )
         if self._recall is not None and hits:
             recall_started = time.perf_counter()
@@ -208,22 +215,22 @@ class MemorySearch:
 
     def _vector_leg(
         self, query: str, timings: dict[str, float]
-    ) -> tuple[list[tuple[str, float]], str | None]:
+    ) -> tuple[np.ndarray | None, list[tuple[str, float]], str | None]:
         started = time.perf_counter()
         try:
-            qvec = self._index.embedder.embed_query(query)
+            qvec = np.asarray(self._index.embedder.embed_query(query), dtype=np.float32)
         except Exception as error:  # a missing or broken model degrades, never crashes
             timings["embed"] = _ms_since(started)
-            return [], f"the embedder failed ({describe_error(error)})"
+            return None, [], f"the embedder failed ({describe_error(error)})"
         timings["embed"] = _ms_since(started)
         started = time.perf_counter()
         try:
             found = self._index.vector_candidates(qvec, CANDIDATE_POOL)
         except Exception as error:
-            return [], f"vector search failed ({describe_error(error)})"
+            return None, [], f"vector search failed ({describe_error(error)})"
         finally:
             timings["vector"] = _ms_since(started)
-        return found, None
+        return qvec, found, None
 
     def _keyword_leg(
         self, query: str, timings: dict[str, float]
@@ -241,12 +248,14 @@ class MemorySearch:
 
     def _rank(
         self,
+        query: str,
+        qvec: np.ndarray | None,
         vector: Sequence[tuple[str, float]],
         keyword: Sequence[tuple[str, float]],
         weights: tuple[float, float],
         max_results: int,
         min_score: float,
-    ) -> tuple[list[SearchHit], float | None]:
+    ) -> tuple[list[SearchHit], float | None, TimeFrame | None]:
         merged = ranking.blend(
             dict(vector),
             {chunk_id: ranking.normalise_bm25(raw) for chunk_id, raw in keyword},
@@ -254,58 +263,157 @@ class MemorySearch:
             text_weight=weights[1],
         )
         if not merged:
-            return [], None
-        # min_score filters relevance before decay: decay orders old against new, it must not
-        # hide an old note. Filtered after decay (OpenClaw), an exact match in a 6-week-old note
-        # (0.8 × 0.38) would fall under the default 0.35, and memory would forget in weeks.
+            return [], None, None
+        now = self._clock()
+        frame = time_frame(query, now.date())
+        # min_score filters relevance (an absolute measure), never the ordering signals: recency
+        # and the time a query names order the relevant hits, they cannot hide or add one.
         relevant = [s for s in merged if s.score >= min_score]
-        passing = self._decayed_top(relevant)
-        order = ranking.mmr_order(
-            [final for final, _, _ in passing],
-            [ranking.word_tokens(chunk.text) for _, _, chunk in passing],
-            limit=max_results,
+        raw = dict(keyword)
+        text_weight = 1.0 - ranking.ORDER_VECTOR_WEIGHT if weights[0] else 1.0
+        scale = (text_weight if weights[1] else 0.0, max(raw.values(), default=0.0))
+        order = ranking.ordering_score
+        relevant.sort(
+            key=lambda s: (-order(s.vector_score, raw.get(s.chunk_id, 0.0), scale), s.chunk_id)
         )
-        hits = []
-        for i in order:
-            final, scored, chunk = passing[i]
+        candidates = self._index.chunks([s.chunk_id for s in relevant[:RANK_POOL]])
+        files = _FileCache(self._index, qvec if weights[0] else None, raw, scale)
+        ranked = []
+        for scored in relevant[:RANK_POOL]:
+            chunk = candidates.get(scored.chunk_id)
+            if chunk is None:  # removed by a sync between the legs and the fetch
+                continue
+            base = order(scored.vector_score, raw.get(chunk.id, 0.0), scale)
+            day = ranking.note_date(chunk.path)
+            final = (
+                base
+                + ranking.NEIGHBOUR_WEIGHT * files.neighbour_support(chunk)
+                + ranking.RECENCY_WEIGHT * ranking.decay_factor(chunk.path, now)
+                + (ranking.FRAME_BOOST if frame and in_frame(day, frame, grace_days=3) else 0.0)
+            )
+            ranked.append((final, scored, chunk))
+        ranked.sort(key=lambda item: (-item[0], item[1].chunk_id))
+        ranked = newer_first(ranked)
+        return self._windows(ranked, files, frame, max_results), merged[0].score, frame
+
+    def _windows(
+        self,
+        ranked: Sequence[tuple[float, ranking.Scored, Chunk]],
+        files: _FileCache,
+        frame: TimeFrame | None,
+        max_results: int,
+    ) -> list[SearchHit]:
+        """Best first, each hit's unit grown into its window; a unit another hit already cites
+        adds nothing, and a window repeating a chosen one's words (a near-duplicate) is dropped."""
+        hits: list[SearchHit] = []
+        chosen: list[frozenset[str]] = []
+        for _, scored, chunk in ranked:
+            units, adjacent, taken = files.get(chunk.path)
+            center = next((i for i, u in enumerate(units) if u.id == chunk.id), None)
+            if center is None or center in taken:
+                continue
+            window = grow_window(units, adjacent, center, taken)
+            cited = window.units(units)
+            text = "\n".join(u.text for u in cited)
+            words = ranking.word_tokens(text)
+            if any(ranking.jaccard(words, other) >= ranking.DUPLICATE_JACCARD for other in chosen):
+                continue
+            taken.update(range(window.first, window.last + 1))
+            chosen.append(words)
+            day = ranking.note_date(chunk.path)
+            start, end = cited[0].start_line, cited[-1].end_line
             hits.append(
                 SearchHit(
                     path=chunk.path,
-                    start_line=chunk.start_line,
-                    end_line=chunk.end_line,
-                    score=final,
+                    start_line=start,
+                    end_line=end,
+                    score=scored.score,
                     vector_score=scored.vector_score,
                     text_score=scored.text_score,
-                    snippet=ranking.snippet(chunk.text, SNIPPET_CHARS),
-                    citation=ranking.citation(chunk.path, chunk.start_line, chunk.end_line),
+                    snippet=text,
+                    citation=ranking.citation(chunk.path, start, end),
+                    date=day.isoformat() if day else None,
+                    in_time_frame=bool(frame and in_frame(day, frame, grace_days=3)),
                 )
             )
-        return hits, merged[0].score
-
-    def _decayed_top(
-        self, relevant: Sequence[ranking.Scored]
-    ) -> list[tuple[float, ranking.Scored, Chunk]]:
-        """The MMR_POOL best candidates by decayed score, with their chunks, best first.
-
-        `relevant` is sorted by relevance and decay never raises a score, so the walk stops at
-        the first candidate whose relevance is under the worst decayed score kept so far: it and
-        everything after it cannot get in. Usually only the first block is fetched.
-        """
-        now = self._clock()
-        kept: list[tuple[float, ranking.Scored, Chunk]] = []
-        for start in range(0, len(relevant), MMR_POOL):
-            block = relevant[start : start + MMR_POOL]
-            if len(kept) >= MMR_POOL and block[0].score < kept[MMR_POOL - 1][0]:
+            if len(hits) == max_results:
                 break
-            chunks = self._index.chunks([scored.chunk_id for scored in block])
-            for scored in block:
-                chunk = chunks.get(scored.chunk_id)
-                if chunk is None:  # removed by a sync between the legs and the fetch
-                    continue
-                kept.append((scored.score * ranking.decay_factor(chunk.path, now), scored, chunk))
-            kept.sort(key=lambda item: (-item[0], item[1].chunk_id))
-            del kept[MMR_POOL:]
-        return kept
+        return hits
+
+
+def newer_first(
+    ranked: Sequence[tuple[float, ranking.Scored, Chunk]],
+) -> list[tuple[float, ranking.Scored, Chunk]]:
+    """`ranked`, but a newer note that restates a hit (`SUPERSEDE_JACCARD` of its words) moves
+    just ahead of it: what was written later supersedes, however the two scores compare."""
+    words = [ranking.word_tokens(chunk.text) for _, _, chunk in ranked]
+    days = [ranking.note_date(chunk.path) for _, _, chunk in ranked]
+    placed: set[int] = set()
+    order: list[int] = []
+    for i in range(len(ranked)):
+        if i in placed:
+            continue
+        newer = [
+            j
+            for j in range(i + 1, len(ranked))
+            if j not in placed
+            and days[i] is not None
+            and days[j] is not None
+            and days[j] > days[i]
+            and ranking.jaccard(words[i], words[j]) >= ranking.SUPERSEDE_JACCARD
+        ]
+        for j in [*sorted(newer, key=lambda j: days[j], reverse=True), i]:
+            placed.add(j)
+            order.append(j)
+    return [ranked[i] for i in order]
+
+
+class _FileCache:
+    """The units of each file a search touches, their adjacency and the lines already cited."""
+
+    def __init__(
+        self,
+        index: MemoryIndex,
+        qvec: np.ndarray | None,
+        raw: dict[str, float],
+        scale: tuple[float, float],
+    ) -> None:
+        self._index = index
+        self._qvec = qvec
+        self._raw = raw
+        self._scale = scale
+        self._files: dict[str, tuple[list[Chunk], np.ndarray, set[int], np.ndarray]] = {}
+
+    def _load(self, path: str) -> tuple[list[Chunk], np.ndarray, set[int], np.ndarray]:
+        if path not in self._files:
+            units, vectors = self._index.file_units(path)
+            cosines = (
+                vectors @ self._qvec
+                if self._qvec is not None
+                else np.zeros(len(units), dtype=np.float32)
+            )
+            scores = np.array(
+                [
+                    ranking.ordering_score(float(c), self._raw.get(u.id, 0.0), self._scale)
+                    for u, c in zip(units, cosines, strict=True)
+                ]
+            )
+            self._files[path] = (units, adjacent_similarity(vectors), set(), scores)
+        return self._files[path]
+
+    def get(self, path: str) -> tuple[list[Chunk], np.ndarray, set[int]]:
+        units, adjacent, taken, _ = self._load(path)
+        return units, adjacent, taken
+
+    def neighbour_support(self, chunk: Chunk) -> float:
+        """The mean ordering score of the two best other units in the chunk's window."""
+        units, adjacent, _, scores = self._load(chunk.path)
+        center = next((i for i, u in enumerate(units) if u.id == chunk.id), None)
+        if center is None:
+            return 0.0
+        window = grow_window(units, adjacent, center, set())
+        others = [scores[i] for i in range(window.first, window.last + 1) if i != center]
+        return float(np.mean(sorted(others)[-2:])) if others else 0.0
 
 
 def describe_error(error: BaseException) -> str:

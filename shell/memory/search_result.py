@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from shell.events import SearchPerformed
+from shell.memory.timeframe import TimeFrame
 
 DEFAULT_MIN_SCORE = 0.35
 """The relevance a hit needs by default (before recency decay)."""
@@ -38,9 +39,14 @@ class SearchHit:
     text_score: float
     snippet: str
     citation: str
+    date: str | None = None
+    """The date of the daily note the hit comes from (ISO), None for undated files."""
+    in_time_frame: bool = False
+    """True when that date lies in the time the query named."""
 
     def to_model_dict(self) -> dict[str, Any]:
         return {
+            **({"date": self.date, "inTimeFrame": self.in_time_frame} if self.date else {}),
             "path": self.path,
             "startLine": self.start_line,
             "endLine": self.end_line,
@@ -68,6 +74,8 @@ class SearchResult:
     min_score: float = DEFAULT_MIN_SCORE
     keyword_matched: bool = True
     """False when the keyword leg matched nothing, so the vector similarity alone scored."""
+    time_frame: TimeFrame | None = None
+    """The time the query named, whose notes were ranked first."""
 
     def to_event(self) -> SearchPerformed:
         return SearchPerformed(
@@ -77,6 +85,11 @@ class SearchResult:
             timings_ms=dict(self.timings_ms),
             degraded_reason=self.degraded_reason,
             nothing_relevant=self.nothing_relevant,
+            time_frame=(
+                f"{self.time_frame.text}: {self.time_frame.start} to {self.time_frame.end}"
+                if self.time_frame
+                else None
+            ),
         )
 
     def to_model_json(self) -> dict[str, Any]:
@@ -108,9 +121,17 @@ class SearchResult:
                 "read more lines with memory_get if a snippet is cut."
             )
             parts.append(
-                f"score = relevance ({self._relevance_formula()}) × recency decay of dated daily "
-                "notes (30-day half-life); minScore applies to relevance before decay."
+                f"score = relevance ({self._relevance_formula()}); minScore applies to it. "
+                "Hits are ordered by how well they match, notes from the time the query names "
+                "first, and newer notes first among near-equals. `date` is the day of the note "
+                "a hit comes from: use it to say when something was written."
             )
+            if self.time_frame is not None:
+                frame = self.time_frame
+                parts.append(
+                    f'The query names a time ("{frame.text}": {frame.start} to {frame.end}); '
+                    "hits with inTimeFrame true come from it."
+                )
         if self.degraded_reason:
             parts.append(f"Search ran {self.mode}: {self.degraded_reason}.")
         return " ".join(parts)

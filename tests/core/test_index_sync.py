@@ -63,7 +63,7 @@ def make_index(workspace: Path, embedder: CountingEmbedder, **kwargs: int) -> Me
         workspace,
         embedder,
         chunk_tokens=kwargs.get("chunk_tokens", 60),
-        overlap_tokens=kwargs.get("overlap_tokens", 10),
+        context_tokens=kwargs.get("context_tokens", 10),
     )
 
 
@@ -351,7 +351,7 @@ def test_an_index_of_the_previous_layout_is_rebuilt(
     events = upgraded.sync()
 
     assert isinstance(events[0], IndexRebuilt)
-    assert "schema_version 1->2" in events[0].reason
+    assert "schema_version 1->3" in events[0].reason
     assert embedder.texts == []  # the embedding cache outlives the layout change
     assert upgraded.keyword_candidates("tea", 3)[0][0].startswith("MEMORY.md:")
     names = {p.name for p in folder.iterdir()}
@@ -384,14 +384,14 @@ def test_a_half_built_generation_is_never_used(notes: Path, embedder: CountingEm
 def test_chunking_change_rebuilds_into_a_new_generation(
     notes: Path, embedder: CountingEmbedder
 ) -> None:
-    make_index(notes, embedder).sync()
+    make_index(notes, embedder, chunk_tokens=8).sync()
     before = len(embedder.texts)
-    index = make_index(notes, embedder, chunk_tokens=120, overlap_tokens=20)
+    index = make_index(notes, embedder, chunk_tokens=120, context_tokens=20)
 
     events = index.sync()
 
     assert isinstance(events[0], IndexRebuilt)
-    assert "chunk_tokens 60->120" in events[0].reason
+    assert "chunk_tokens 8->120" in events[0].reason
     assert index.status()["generation"] == 2
     assert 0 < len(embedder.texts) - before  # new chunk texts needed new vectors
     tables = {p.name for p in (notes / ".cairn" / "index").iterdir()}

@@ -5,17 +5,20 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from shell.memory.chunking import Chunk, make_chunk
 from shell.memory.ranking import (
+    Scored,
     blend,
     citation,
     decay_factor,
     jaccard,
-    mmr_order,
     normalise_bm25,
     note_date,
+    ordering_score,
     snippet,
     word_tokens,
 )
+from shell.memory.search import newer_first
 
 NOW = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
 
@@ -94,40 +97,35 @@ def test_word_tokens_and_jaccard() -> None:
     assert jaccard(frozenset(), frozenset()) == 0.0
 
 
-def test_mmr_drops_a_near_duplicate() -> None:
-    texts = [
-        "deploy to production with make release then tag the commit",
-        "deploy to production with make release then tag the commit today",
-        "the staging database password rotates every month",
+def test_ordering_score_weighs_bm25_against_the_query_best_match() -> None:
+    scale = (0.4, 8.0)
+    assert ordering_score(0.5, 8.0, scale) == pytest.approx(0.6 * 0.5 + 0.4)
+    assert ordering_score(0.5, 4.0, scale) == pytest.approx(0.6 * 0.5 + 0.2)
+    assert ordering_score(-0.2, 0.0, scale) == 0.0  # an anti-correlated cosine counts as none
+    assert ordering_score(0.5, 3.0, (0.0, 0.0)) == pytest.approx(0.5)  # vector only
+
+
+def _hit(path: str, text: str, score: float) -> tuple[float, Scored, Chunk]:
+    chunk = make_chunk(path, 1, 1, text)
+    return score, Scored(chunk.id, score, score, 0.0), chunk
+
+
+def test_a_newer_note_restating_a_hit_moves_just_ahead_of_it() -> None:
+    ranked = [
+        _hit("memory/2026-09-01.md", "Dana rotates the wifi password every quarter", 0.9),
+        _hit("MEMORY.md", "the office has a standing desk", 0.8),
+        _hit("memory/2026-11-28.md", "Dana rotates the wifi password every quarter now", 0.5),
     ]
-    order = mmr_order([0.9, 0.89, 0.5], [word_tokens(t) for t in texts], limit=3)
-    assert order == [0, 2]
+    order = [chunk.path for _, _, chunk in newer_first(ranked)]
+    assert order == ["memory/2026-11-28.md", "memory/2026-09-01.md", "MEMORY.md"]
 
 
-def test_mmr_prefers_diversity_over_a_similar_slightly_better_hit() -> None:
-    tokens = [
-        word_tokens("alpha beta gamma delta epsilon"),
-        word_tokens("alpha beta gamma delta zeta eta"),  # Jaccard 4/7 with the first
-        word_tokens("one two three four five"),
-        word_tokens("unrelated filler words here now"),
+def test_an_older_restatement_stays_behind() -> None:
+    ranked = [
+        _hit("memory/2026-11-28.md", "Dana rotates the wifi password every quarter", 0.9),
+        _hit("memory/2026-09-01.md", "Dana rotates the wifi password every quarter", 0.8),
     ]
-    order = mmr_order([1.0, 0.95, 0.8, 0.0], tokens, limit=2)
-    assert order == [0, 2]
-
-
-def test_mmr_first_pick_is_the_most_relevant_and_prefixes_are_stable() -> None:
-    tokens = [word_tokens(f"w{i} w{i + 1} shared") for i in range(12)]
-    relevance = [0.3, 0.9, 0.5, 0.7, 0.1, 0.6, 0.8, 0.2, 0.4, 0.65, 0.55, 0.45]
-    full = mmr_order(relevance, tokens, limit=12)
-    assert full[0] == 1
-    for limit in range(1, 12):
-        assert mmr_order(relevance, tokens, limit=limit) == full[:limit]
-
-
-def test_mmr_edge_cases() -> None:
-    assert mmr_order([], [], limit=3) == []
-    assert mmr_order([0.5], [frozenset()], limit=0) == []
-    assert mmr_order([0.5, 0.5], [word_tokens("a"), word_tokens("b")], limit=5) == [0, 1]
+    assert newer_first(ranked) == ranked
 
 
 def test_snippet_is_capped_at_700_chars_on_a_word_boundary() -> None:

@@ -1,0 +1,77 @@
+"""The lines a hit cites: its unit, grown into the neighbours that continue its topic.
+
+Recall matches single units (a bullet, a dialogue turn, part of a paragraph), then cites each
+with context: the window grows one neighbour at a time, on the side whose neighbour is more like
+the unit it touches, while that neighbour's cosine to it reaches `COHERENCE` and the window stays
+within `WINDOW_TOKENS`. In a dialogue (neighbouring turns have cosines of 0.26 and more in 95%
+of LoCoMo's pairs) a hit cites the exchange around it; in a list of unrelated facts it cites the
+one line. A window never grows into lines another hit already cites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shell.memory.chunking import Chunk
+
+WINDOW_TOKENS = 220
+"""A cited window's budget in tiktoken tokens (~240 word pieces): a window never holds more text
+than the 256 word pieces the embedder reads, so a bigger window cannot buy recall."""
+COHERENCE = 0.2
+"""The cosine a neighbour needs to its adjacent unit for the window to take it in."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """A run of neighbouring units of one file, `first..last` as indexes into the file's units."""
+
+    first: int
+    last: int
+
+    def units(self, units: Sequence[Chunk]) -> Sequence[Chunk]:
+        return units[self.first : self.last + 1]
+
+
+def adjacent_similarity(vectors: np.ndarray) -> np.ndarray:
+    """Cosine of each unit with the next one (`len - 1` values) for unit-norm rows."""
+    if len(vectors) < 2:
+        return np.zeros(0, dtype=np.float32)
+    return np.einsum("ij,ij->i", vectors[:-1], vectors[1:])
+
+
+def grow_window(
+    units: Sequence[Chunk],
+    adjacent: np.ndarray,
+    center: int,
+    taken: set[int],
+    *,
+    budget: int = WINDOW_TOKENS,
+    coherence: float = COHERENCE,
+) -> Window:
+    """The window around `units[center]`, grown as the module docstring says.
+
+    Args:
+        units: The file's units in line order.
+        adjacent: `adjacent_similarity` of their vectors.
+        center: The hit's unit.
+        taken: Indexes of units other windows already cite; the window stays out of them.
+        budget: Most tokens in the window (the centre unit always counts in full).
+        coherence: Least cosine between neighbours for the window to grow.
+    """
+    first = last = center
+    used = units[center].tokens
+    while True:
+        options = []
+        if last + 1 < len(units) and last + 1 not in taken and adjacent[last] >= coherence:
+            options.append((float(adjacent[last]), last + 1))
+        if first > 0 and first - 1 not in taken and adjacent[first - 1] >= coherence:
+            options.append((float(adjacent[first - 1]), first - 1))
+        options = [(s, i) for s, i in options if used + units[i].tokens <= budget]
+        if not options:
+            return Window(first, last)
+        _, index = max(options)
+        used += units[index].tokens
+        first, last = min(first, index), max(last, index)

@@ -293,7 +293,7 @@ class MemorySearch:
             )
             ranked.append((final, scored, chunk))
         ranked.sort(key=lambda item: (-item[0], item[1].chunk_id))
-        ranked = newer_first(ranked)
+        ranked = newer_first(ranked, [final >= ranking.FRAME_BOOST for final, _, _ in ranked])
         return self._windows(ranked, files, frame, max_results), merged[0].score, frame
 
     def _windows(
@@ -342,10 +342,12 @@ class MemorySearch:
 
 
 def newer_first(
-    ranked: Sequence[tuple[float, ranking.Scored, Chunk]],
+    ranked: Sequence[tuple[float, ranking.Scored, Chunk]], groups: Sequence[object] | None = None
 ) -> list[tuple[float, ranking.Scored, Chunk]]:
     """`ranked`, but a newer note that restates a hit (`SUPERSEDE_JACCARD` of its words) moves
-    just ahead of it: what was written later supersedes, however the two scores compare."""
+    just ahead of it: what was written later supersedes, however the two scores compare. Only
+    within one group: a note outside the time a query names never jumps one inside it."""
+    groups = groups if groups is not None else [None] * len(ranked)
     words = [ranking.word_tokens(chunk.text) for _, _, chunk in ranked]
     days = [ranking.note_date(chunk.path) for _, _, chunk in ranked]
     placed: set[int] = set()
@@ -360,6 +362,7 @@ def newer_first(
             and days[i] is not None
             and days[j] is not None
             and days[j] > days[i]
+            and groups[j] == groups[i]
             and ranking.jaccard(words[i], words[j]) >= ranking.SUPERSEDE_JACCARD
         ]
         for j in [*sorted(newer, key=lambda j: days[j], reverse=True), i]:

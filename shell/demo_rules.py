@@ -1,10 +1,12 @@
 """The offline demo brain's turn decisions: what it says or which tools it calls for one model
 call, decided purely from the messages and the tools offered.
 
-It saves facts with memory_append, recalls them with memory_search (or memory_get), answers
-with a citation, and takes part in the pre-compaction flush; requests for a compaction summary
-go to `shell.demo_summary`. No litellm and no clock (today's date is injectable), so the same
-input always gives the same reply.
+It saves facts with memory_append at their turn ("remember that …", and every plain statement
+of fact, see `shell.demo_facts`), recalls them with memory_search (or memory_get), answers with a
+citation, and takes part in the pre-compaction flush, which keeps what no turn saved (a fact told
+along with a question, a todo); requests for a compaction summary go to `shell.demo_summary`.
+No litellm and no clock (today's date is injectable), so the same input always gives the same
+reply.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ from shell.demo import (
     tool_calls_of,
     tool_names,
 )
+from shell.demo_facts import durable_facts, is_question, turn_facts
 from shell.demo_summary import (
     collapse,
     display_line,
-    identifiers,
     normalized,
     sentences,
     summary_reply,
@@ -72,82 +74,13 @@ def _call(name: str, **arguments: Any) -> DemoReply:
     return DemoReply(tool_calls=(PlannedCall(name, arguments),))
 
 
-# --- questions and facts ----------------------------------------------------------------------
-
-QUESTION_WORDS = frozenset(
-    "when what who where which how did do does is are was were whats what's".split()
-)
-
-_REMEMBER = re.compile(
-    r"^(?:(?:please|hey|ok|okay|so|and)[,!]?\s+)*(?:can you\s+|could you\s+)?"
-    r"(?:remember|note|don't forget|do not forget|keep in mind)\b[\s:,-]*(?:that\b\s*)?",
-    re.IGNORECASE,
-)
-_STATED = re.compile(
-    r"^(?:(?:i|we)\s+(?:really\s+|now\s+|have\s+|'ve\s+)?"
-    r"(?:prefer|decided|chose|agreed|always|never|will always|will never)\b"
-    r"|(?:i've|we've)\s+decided\b"
-    r"|(?:our|my)\s+[\w' -]{1,40}?\s+(?:is|are|was|will be)\b"
-    r"|from now on\b"
-    r"|(?:the\s+)?decision\b)",
-    re.IGNORECASE,
-)
-_DURABLE = re.compile(
-    r"\b(?:remember|prefer|prefers|preference|decided|decision|agreed|chose|from now on|always"
-    r"|never|deadline|due|todo|to-do|need to|needs to|must|remind|don't forget|we will|we'll"
-    r"|by (?:mon|tue|wed|thu|fri|sat|sun)\w*|(?:our|my) [\w'-]+(?: [\w'-]+)? (?:is|are))\b",
-    re.IGNORECASE,
-)
-
-
-def is_question(text: str) -> bool:
-    text = text.strip()
-    if not text:
-        return False
-    first = text.split()[0].lower().strip(",.!:;")
-    return text.endswith("?") or first in QUESTION_WORDS
+# --- questions and tool payloads -----------------------------------------------------------
 
 
 def question_of(text: str) -> str:
     """The last question sentence in `text`, or all of it when none ends with '?'."""
     asked = [s for s in sentences(text) if s.endswith("?")]
     return asked[-1] if asked else collapse(text)
-
-
-def _clean_fact(text: str) -> str:
-    return collapse(text).rstrip(".! ").strip()
-
-
-def remembered_fact(text: str) -> str | None:
-    """The fact in a "remember that …" request, or None when `text` is not one."""
-    text = text.strip()
-    if text.endswith("?"):
-        return None
-    match = _REMEMBER.match(text)
-    if match is None:
-        return None
-    return _clean_fact(text[match.end() :]) or None
-
-
-def stated_facts(text: str) -> list[str]:
-    """Sentences that state a preference or decision ("I prefer …", "our X is Y", …)."""
-    return [_clean_fact(s) for s in sentences(text) if not s.endswith("?") and _STATED.match(s)]
-
-
-def durable_facts(text: str) -> list[str]:
-    """Everything in a user message worth keeping past compaction: remembered facts, stated
-    preferences and decisions, deadlines, todos, and sentences carrying identifiers."""
-    if (fact := remembered_fact(text)) is not None:
-        return [fact]
-    facts = []
-    for sentence in sentences(text):
-        if is_question(sentence):
-            continue
-        if remembered := remembered_fact(sentence):
-            facts.append(remembered)
-        elif _STATED.match(sentence) or _DURABLE.search(sentence) or identifiers(sentence):
-            facts.append(_clean_fact(sentence))
-    return [f for f in facts if f]
 
 
 def json_strings(text: str) -> str:
@@ -274,7 +207,7 @@ def _append_lines(facts: Sequence[str]) -> str:
 def _user_turn(
     text: str, messages: Sequence[Any], names: set[str], today: Callable[[], date] | None
 ) -> DemoReply:
-    facts = [fact] if (fact := remembered_fact(text)) else []
+    facts = turn_facts(text)
     if not facts and is_question(text):
         if "memory_search" in names:
             return _call("memory_search", query=question_of(text))
@@ -287,7 +220,6 @@ def _user_turn(
                 )
             )
         return _say("I would look that up in memory, but no memory tools are available right now.")
-    facts = facts or stated_facts(text)
     if facts:
         if "memory_append" in names:
             return _call("memory_append", text=_append_lines(facts))
@@ -298,6 +230,21 @@ def _user_turn(
 # --- the pre-compaction flush -----------------------------------------------------------------
 
 
+def _is_control(message: Any) -> bool:
+    text = message_text(message)
+    return field(message, "role") == "system" or any(h in text for h in _CONTROL_HEADERS)
+
+
+def _pending_turn_facts(messages: Sequence[Any]) -> list[str]:
+    """The facts the coming turn saves itself. A flush that runs before a turn's model call sees
+    that turn's user message last (compaction always keeps it); the turn saves its facts at
+    once, where the user sees them, so the flush leaves them to it."""
+    chat = [m for m in messages if not _is_control(m)]
+    if chat and field(chat[-1], "role") == "user":
+        return turn_facts(message_text(chat[-1]))
+    return []
+
+
 def _flush_turn(messages: Sequence[Any], names: set[str]) -> DemoReply:
     start = last_user_index(messages)
     already_acted = any(
@@ -305,11 +252,11 @@ def _flush_turn(messages: Sequence[Any], names: set[str]) -> DemoReply:
     )
     if already_acted or "memory_append" not in names:
         return _say(prompts.NO_REPLY)
-    known: list[str] = []
+    known: list[str] = _pending_turn_facts(messages)
     stated: list[str] = []
     for message in messages:
         role, text = field(message, "role"), message_text(message)
-        if role == "system" or any(header in text for header in _CONTROL_HEADERS):
+        if _is_control(message):
             known.append(text)
         elif role == "user":
             stated.extend(durable_facts(text))

@@ -106,6 +106,9 @@ _CONSTRAINT = re.compile(
     r"\b(?:never|always|don't(?! forget)|do not|must not|prefer|prefers|avoid|not allowed)\b",
     re.IGNORECASE,
 )
+_MEMORY_COMMIT = re.compile(r'"commit":\s*"([0-9a-f]{7,40})"|\(commit ([0-9a-f]{7,40})\)')
+MEMORY_COMMITS = "memory commits: "
+"""Starts the identifiers bullet of memory-write receipts, which the next summary drops."""
 _RETRY_NOTE = re.compile(
     r"Your previous summary failed a quality check:.*?fixing these problems\.", re.DOTALL
 )
@@ -183,13 +186,31 @@ def _heading_for(role: str, sentence: str) -> str | None:
     return todos if _TODO.search(sentence) else None
 
 
+def _receipts(identifiers_found: Sequence[str], transcript: str) -> list[str]:
+    """The identifiers that are commits of memory writes: the memory tools' "commit" fields and
+    the "(commit abc1234)" confirmations, full or short."""
+    commits = {full or short for full, short in _MEMORY_COMMIT.findall(transcript)}
+    return [i for i in identifiers_found if any(c.startswith(i) for c in commits)]
+
+
+def _without_receipts(summary: str) -> str:
+    return "\n".join(
+        line for line in summary.splitlines() if not line.strip().startswith("- " + MEMORY_COMMITS)
+    )
+
+
 def summarise(request: str) -> str:
     """A structured summary of the <conversation> in a summariser request, merged with its
-    <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`."""
+    <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`.
+
+    The commits of memory writes in the conversation are kept verbatim (compaction's quality
+    check looks for them) but in a bullet of their own that the next summary drops: what they
+    saved is in the notes, and carrying every commit forward grew the summary at each compaction
+    until the compacted prompt stood above the flush threshold."""
     transcript = _between(request, "conversation")
     if transcript is None:
         transcript = _RETRY_NOTE.sub("", request.replace(prompts.SUMMARY_MARKER, ""))
-    previous_text = _between(request, "previous-summary") or ""
+    previous_text = _without_receipts(_between(request, "previous-summary") or "")
     previous = _previous_sections(previous_text)
     entries = transcript_entries(transcript)
     user_texts = [text for role, text in entries if role == "user" and text.strip()]
@@ -215,14 +236,18 @@ def summarise(request: str) -> str:
         body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]
 
     previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
+    found_now = identifiers(transcript)
+    receipts = _receipts(found_now, transcript)
     ids = _latest_unique(
-        [*previous_ids, *identifiers(previous_text), *identifiers(transcript)],
+        [*previous_ids, *identifiers(previous_text), *(i for i in found_now if i not in receipts)],
         MAX_BULLETS * IDENTIFIERS_PER_BULLET,
     )
     body[h_ids] = [
         ", ".join(ids[i : i + IDENTIFIERS_PER_BULLET])
         for i in range(0, len(ids), IDENTIFIERS_PER_BULLET)
     ]
+    if receipts:
+        body[h_ids].append(MEMORY_COMMITS + ", ".join(receipts))
     blocks = []
     for heading in prompts.SUMMARY_HEADINGS:
         bullets = body[heading] or ["none"]

@@ -642,7 +642,12 @@ async def test_the_same_input_gives_the_same_output(litellm: Any) -> None:
     for messages, tools in (
         ([SYSTEM, user("what did we decide about PROJ-1234")], NO_SEARCH),
         ([SYSTEM, user("tell me a joke")], ALL_TOOLS),
-        (flush_messages(user("We decided to use Postgres.")), [tool("memory_append")]),
+        (
+            flush_messages(
+                user("We decided to use Postgres."), {"role": "assistant", "content": "Okay."}
+            ),
+            [tool("memory_append")],
+        ),
     ):
         first = await ask(litellm, messages, tools)
         second = await ask(litellm, messages, tools)

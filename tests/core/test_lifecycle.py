@@ -3,6 +3,9 @@
 Dozens of turns with planted facts drive several compactions. Every automatic compaction must
 come after a flush in the same cycle, the facts must land in the daily note exactly once, and the
 agent must still answer questions about the first turns after the context was compacted.
+
+The demo brain saves a plain statement of fact at its turn; a fact told along with a question
+(turns 0 and 21) gets a memory search at its turn instead, so it is the flush that saves it.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from shell.build import build_agent
 from shell.config import Settings
 
 FACTS = {
-    0: ("FYI: ticket PROJ-4101 tracks the login bug.", "PROJ-4101"),
+    0: ("FYI: ticket PROJ-4101 tracks the login bug. Have we seen it before?", "PROJ-4101"),
     7: ("FYI: the staging database runs on db-stage-7:5432.", "db-stage-7:5432"),
     14: ("FYI: error E4012 means the payment token expired.", "E4012"),
-    21: ("FYI: ticket PROJ-4377 tracks the export timeout.", "PROJ-4377"),
+    21: ("FYI: ticket PROJ-4377 tracks the export timeout. Is it assigned yet?", "PROJ-4377"),
     28: ("FYI: the release branch is release/2026.12.", "release/2026.12"),
 }
 CHATTER = [

@@ -161,7 +161,8 @@ def test_headless_flush_compact_and_session_continue(tmp_path: Path) -> None:
         "--flush",
         "--compact",
         "tickets",
-        "FYI: ticket PROJ-7 is open",
+        # a fact told with a question: the turn searches memory, so the flush has it to write
+        "FYI: ticket PROJ-7 is open. Who owns it?",
         home=tmp_path,
     )
     assert first.returncode == 0, first.stderr

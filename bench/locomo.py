@@ -27,7 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +39,7 @@ from shell.memory.chunking import Chunk
 from shell.memory.embed import TOKENIZER_DIR, MiniLMEmbedder
 from shell.memory.index import MemoryIndex
 from shell.memory.search import MemorySearch
-from shell.memory.windows import adjacent_similarity, grow_window
+from shell.memory.windows import FileViews
 
 KS = (1, 5, 10)
 CATEGORIES = (1, 2, 3, 4)
@@ -124,34 +124,19 @@ class Tally:
         return sum(values) / len(values) if values else 0.0
 
 
-class Windows:
+def cite(index: MemoryIndex, chunks: dict[str, Chunk], ranked_ids: list[str]) -> list[Range]:
     """Cites ranked units the way memory_search does: each grown into its window, no repeats."""
-
-    def __init__(self, index: MemoryIndex, paths: list[str]) -> None:
-        self.files = {path: index.file_units(path) for path in paths}
-        self.adjacent = {p: adjacent_similarity(v) for p, (_, v) in self.files.items()}
-        self.position = {
-            u.id: (p, i) for p, (us, _) in self.files.items() for i, u in enumerate(us)
-        }
-
-    def units(self) -> Iterator[tuple[Chunk, np.ndarray]]:
-        for units, vectors in self.files.values():
-            yield from zip(units, vectors, strict=True)
-
-    def cite(self, ranked_ids: list[str], k: int = max(KS)) -> list[Range]:
-        taken: dict[str, set[int]] = {p: set() for p in self.files}
-        ranges: list[Range] = []
-        for chunk_id in ranked_ids:
-            path, center = self.position[chunk_id]
-            if center in taken[path]:
-                continue
-            units = self.files[path][0]
-            window = grow_window(units, self.adjacent[path], center, taken[path])
-            taken[path].update(range(window.first, window.last + 1))
-            ranges.append((path, units[window.first].start_line, units[window.last].end_line))
-            if len(ranges) == k:
-                break
-        return ranges
+    files = FileViews(index.file_units)
+    ranges: list[Range] = []
+    for chunk_id in ranked_ids:
+        cited = files.claim(chunks[chunk_id])
+        if cited is None:
+            continue
+        files.take(cited)
+        ranges.append((cited[0].path, cited[0].start_line, cited[-1].end_line))
+        if len(ranges) == max(KS):
+            break
+    return ranges
 
 
 class Fts5:
@@ -183,10 +168,11 @@ def run_conversation(conversation: Conversation, embedder: MiniLMEmbedder, out: 
         index.sync(trigger="manual")
         out["build_s"].append(time.perf_counter() - started)
         search = MemorySearch(index, clock=lambda: conversation.last)
-        windows = Windows(index, list(conversation.notes))
-        units = list(windows.units())
-        matrix = np.stack([v for _, v in units])
-        fts = Fts5([u for u, _ in units])
+        files = [index.file_units(path) for path in conversation.notes]
+        units = [unit for file_units, _ in files for unit in file_units]
+        chunks = {unit.id: unit for unit in units}
+        matrix = np.concatenate([vectors for _, vectors in files])
+        fts = Fts5(units)
         for question, category, evidence in conversation.questions:
             started = time.perf_counter()
             result = search.search(question, max_results=max(KS))
@@ -195,9 +181,9 @@ def run_conversation(conversation: Conversation, embedder: MiniLMEmbedder, out: 
             out["cited_lines"].extend(h.snippet for h in result.hits)
             out["best"].append(result.best_score or 0.0)
             qvec = embedder.embed_query(question)
-            by_cosine = [units[i][0].id for i in np.argsort(-(matrix @ qvec))[:200]]
-            bm25 = hit_at(windows.cite(fts.rank(question)), evidence)
-            cosine = hit_at(windows.cite(by_cosine), evidence)
+            by_cosine = [units[i].id for i in np.argsort(-(matrix @ qvec))[:200]]
+            bm25 = hit_at(cite(index, chunks, fts.rank(question)), evidence)
+            cosine = hit_at(cite(index, chunks, by_cosine), evidence)
             out["cairn"].add(category, hit_at(cairn, evidence))
             out["bm25"].add(category, bm25)
             out["cosine"].add(category, cosine)

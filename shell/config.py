@@ -64,6 +64,10 @@ class Settings:
     """"minilm" (the real local model) or "hash" (a tiny deterministic stand-in for UI tests)."""
     watch: bool = True
     """Watch memory files and re-index edits made outside Cairn."""
+    recency_weight: float = 0.03
+    """memory_search: the most recency adds to a hit's order (0 turns recency off)."""
+    recency_half_life_days: float = 30.0
+    """memory_search: the age at which a note's recency bonus has halved."""
     clock: Callable[[], datetime] = field(default=_now, compare=False, repr=False)
 
     @property

@@ -1,25 +1,27 @@
 """memory_search: hybrid recall over the memory index.
 
-The pipeline: validate → vector leg (embed the query, cosine top-k) and keyword leg (BM25
-top-k) → relevance 0.7·vector + 0.3·text → keep relevance ≥ min_score → score = relevance ×
-decay of dated daily notes (30-day half-life) → MMR re-rank with near-duplicate drop → cited
-hits. The ranking math lives in `shell.memory.ranking`, the result types and the payload the
-model sees in `shell.memory.search_result`, and the tool wrapper in `shell.memory.search_tool`;
-this module orchestrates, degrades, times and reports.
+The pipeline: validate → vector leg (embed the query, cosine top-k over units) and keyword leg
+(BM25 top-k over each unit with the one before it) → relevance 0.7·vector + 0.3·text → keep
+relevance ≥ min_score → order by match, the window's support, the time the query names and
+recency → cite each hit's unit grown into its window (`shell.memory.windows`), dropping units
+already cited and near-duplicates. The ranking math lives in `shell.memory.ranking`, the time
+words in `shell.memory.timeframe`, the result types and the payload the model sees in
+`shell.memory.search_result`, and the tool wrapper in `shell.memory.search_tool`; this module
+orchestrates, degrades, times and reports.
 
 What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4, §9):
 
-* The candidate pool per leg is fixed (`CANDIDATE_POOL`), not `maxResults × 4`. OpenClaw's pool
-  grew with maxResults, so asking for more results could change the top hit (#134604). Here the
-  ranking is computed once over the same pool and cut afterwards: the top hit never depends on
-  `max_results`, and a smaller result list is always a prefix of a larger one.
+* It matches Markdown units and cites windows, instead of scoring fixed 400-token chunks: a fact
+  is never averaged with its unrelated neighbours, a dialogue turn is cited with its exchange.
+* Recency orders near-equal hits only; it never scales relevance. OpenClaw's multiplicative
+  30-day decay pushed month-old answers out of the top hits (LoCoMo hit@5 0.37 with it).
+* The candidate pool per leg is fixed (`CANDIDATE_POOL`), not `maxResults × 4`: the top hit never
+  depends on `max_results` (#134604), and a smaller result list is a prefix of a larger one.
 * It abstains. When nothing reaches `min_score`, `nothing_relevant` is set and the model is told
   plainly that memory holds nothing relevant (OpenClaw returns the least bad hits, #147349).
 * Degradation is explicit: a failed leg yields `mode` "keyword-only" or "vector-only" with a
-  `degraded_reason`; both failing is a clear error, never a silent empty list.
-* `min_score` applies before decay, so decay orders old against new but never hides an old
-  note; and when no stored word matches the query (a paraphrase), the cosine carries the whole
-  relevance instead of being capped at 0.7 of it.
+  `degraded_reason`; both failing is a clear error, never a silent empty list. When no stored
+  word matches the query (a paraphrase), the cosine carries the whole relevance.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from shell.memory.search_result import (
     SearchResult,
 )
 from shell.memory.timeframe import TimeFrame, in_frame, time_frame
-from shell.memory.windows import adjacent_similarity, grow_window
+from shell.memory.windows import FileViews
 from shell.tools import ToolError
 
 __all__ = [
@@ -126,7 +128,9 @@ class MemorySearch:
     Args:
         index: the memory index (its embedder embeds the query).
         recall: where surfaced hits are recorded for dreaming; None records nothing.
-        clock: the current time for temporal decay and recall stamps (UTC now by default).
+        clock: the current time for recency, named times and recall stamps (UTC now by default).
+        recency_weight: the most recency adds to a hit's order (`ranking.RECENCY_WEIGHT`).
+        half_life_days: the age at which that bonus has halved.
     """
 
     def __init__(
@@ -135,10 +139,13 @@ class MemorySearch:
         *,
         recall: RecallTracker | None = None,
         clock: Callable[[], datetime] | None = None,
+        recency_weight: float = ranking.RECENCY_WEIGHT,
+        half_life_days: float = ranking.HALF_LIFE_DAYS,
     ) -> None:
         self._index = index
         self._recall = recall
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._recency = (recency_weight, half_life_days)
 
     @property
     def index(self) -> MemoryIndex:
@@ -272,151 +279,85 @@ class MemorySearch:
         raw = dict(keyword)
         text_weight = 1.0 - ranking.ORDER_VECTOR_WEIGHT if weights[0] else 1.0
         scale = (text_weight if weights[1] else 0.0, max(raw.values(), default=0.0))
-        order = ranking.ordering_score
-        relevant.sort(
-            key=lambda s: (-order(s.vector_score, raw.get(s.chunk_id, 0.0), scale), s.chunk_id)
-        )
-        candidates = self._index.chunks([s.chunk_id for s in relevant[:RANK_POOL]])
-        files = _FileCache(self._index, qvec if weights[0] else None, raw, scale)
+
+        def order(cosine: float, chunk_id: str) -> float:
+            return ranking.ordering_score(cosine, raw.get(chunk_id, 0.0), scale)
+
+        def score_units(units: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
+            cosines = vectors @ qvec if qvec is not None and weights[0] else [0.0] * len(units)
+            return np.array([order(float(c), u.id) for u, c in zip(units, cosines, strict=True)])
+
+        relevant.sort(key=lambda s: (-order(s.vector_score, s.chunk_id), s.chunk_id))
+        relevant = relevant[:RANK_POOL]
+        chunks = self._index.chunks([s.chunk_id for s in relevant])
+        files = FileViews(self._index.file_units, score_units)
         ranked = []
-        for scored in relevant[:RANK_POOL]:
-            chunk = candidates.get(scored.chunk_id)
+        for scored in relevant:
+            chunk = chunks.get(scored.chunk_id)
             if chunk is None:  # removed by a sync between the legs and the fetch
                 continue
-            base = order(scored.vector_score, raw.get(chunk.id, 0.0), scale)
             day = ranking.note_date(chunk.path)
+            framed = frame is not None and in_frame(day, frame, grace_days=ranking.FRAME_GRACE_DAYS)
             final = (
-                base
+                order(scored.vector_score, chunk.id)
                 + ranking.NEIGHBOUR_WEIGHT * files.neighbour_support(chunk)
-                + ranking.RECENCY_WEIGHT * ranking.decay_factor(chunk.path, now)
-                + (ranking.FRAME_BOOST if frame and in_frame(day, frame, grace_days=3) else 0.0)
+                + self._recency[0]
+                * ranking.decay_factor(chunk.path, now, half_life_days=self._recency[1])
+                + ranking.FRAME_BOOST * framed
             )
-            ranked.append((final, scored, chunk))
-        ranked.sort(key=lambda item: (-item[0], item[1].chunk_id))
-        ranked = newer_first(ranked, [final >= ranking.FRAME_BOOST for final, _, _ in ranked])
-        return self._windows(ranked, files, frame, max_results), merged[0].score, frame
+            ranked.append((final, framed, scored, chunk))
+        ranked.sort(key=lambda item: (-item[0], item[2].chunk_id))
+        ranked = [
+            ranked[i]
+            for i in ranking.newer_first(
+                [ranking.note_date(chunk.path) for _, _, _, chunk in ranked],
+                [ranking.word_tokens(chunk.text) for _, _, _, chunk in ranked],
+                [framed for _, framed, _, _ in ranked],
+            )
+        ]
+        return self._cite(ranked, files, max_results), merged[0].score, frame
 
-    def _windows(
-        self,
-        ranked: Sequence[tuple[float, ranking.Scored, Chunk]],
-        files: _FileCache,
-        frame: TimeFrame | None,
+    @staticmethod
+    def _cite(
+        ranked: Sequence[tuple[float, bool, ranking.Scored, Chunk]],
+        files: FileViews,
         max_results: int,
     ) -> list[SearchHit]:
-        """Best first, each hit's unit grown into its window; a unit another hit already cites
-        adds nothing, and a window repeating a chosen one's words (a near-duplicate) is dropped."""
+        """Best first, each hit's unit grown into its window; a unit an earlier hit cites adds
+        nothing, and a window repeating a chosen one's words is dropped."""
         hits: list[SearchHit] = []
         chosen: list[frozenset[str]] = []
-        for _, scored, chunk in ranked:
-            units, adjacent, taken = files.get(chunk.path)
-            center = next((i for i, u in enumerate(units) if u.id == chunk.id), None)
-            if center is None or center in taken:
+        for _, framed, scored, chunk in ranked:
+            cited = files.claim(chunk)
+            if cited is None:  # an earlier hit cites this unit already
                 continue
-            window = grow_window(units, adjacent, center, taken)
-            cited = window.units(units)
-            text = "\n".join(u.text for u in cited)
+            text = "\n".join(unit.text for unit in cited)
             words = ranking.word_tokens(text)
             if any(ranking.jaccard(words, other) >= ranking.DUPLICATE_JACCARD for other in chosen):
-                continue
-            taken.update(range(window.first, window.last + 1))
+                continue  # a near-duplicate of a better hit
+            files.take(cited)
             chosen.append(words)
-            day = ranking.note_date(chunk.path)
-            start, end = cited[0].start_line, cited[-1].end_line
-            hits.append(
-                SearchHit(
-                    path=chunk.path,
-                    start_line=start,
-                    end_line=end,
-                    score=scored.score,
-                    vector_score=scored.vector_score,
-                    text_score=scored.text_score,
-                    snippet=text,
-                    citation=ranking.citation(chunk.path, start, end),
-                    date=day.isoformat() if day else None,
-                    in_time_frame=bool(frame and in_frame(day, frame, grace_days=3)),
-                )
-            )
+            hits.append(_hit(scored, cited, text, framed))
             if len(hits) == max_results:
                 break
         return hits
 
 
-def newer_first(
-    ranked: Sequence[tuple[float, ranking.Scored, Chunk]], groups: Sequence[object] | None = None
-) -> list[tuple[float, ranking.Scored, Chunk]]:
-    """`ranked`, but a newer note that restates a hit (`SUPERSEDE_JACCARD` of its words) moves
-    just ahead of it: what was written later supersedes, however the two scores compare. Only
-    within one group: a note outside the time a query names never jumps one inside it."""
-    groups = groups if groups is not None else [None] * len(ranked)
-    words = [ranking.word_tokens(chunk.text) for _, _, chunk in ranked]
-    days = [ranking.note_date(chunk.path) for _, _, chunk in ranked]
-    placed: set[int] = set()
-    order: list[int] = []
-    for i in range(len(ranked)):
-        if i in placed:
-            continue
-        newer = [
-            j
-            for j in range(i + 1, len(ranked))
-            if j not in placed
-            and days[i] is not None
-            and days[j] is not None
-            and days[j] > days[i]
-            and groups[j] == groups[i]
-            and ranking.jaccard(words[i], words[j]) >= ranking.SUPERSEDE_JACCARD
-        ]
-        for j in [*sorted(newer, key=lambda j: days[j], reverse=True), i]:
-            placed.add(j)
-            order.append(j)
-    return [ranked[i] for i in order]
-
-
-class _FileCache:
-    """The units of each file a search touches, their adjacency and the lines already cited."""
-
-    def __init__(
-        self,
-        index: MemoryIndex,
-        qvec: np.ndarray | None,
-        raw: dict[str, float],
-        scale: tuple[float, float],
-    ) -> None:
-        self._index = index
-        self._qvec = qvec
-        self._raw = raw
-        self._scale = scale
-        self._files: dict[str, tuple[list[Chunk], np.ndarray, set[int], np.ndarray]] = {}
-
-    def _load(self, path: str) -> tuple[list[Chunk], np.ndarray, set[int], np.ndarray]:
-        if path not in self._files:
-            units, vectors = self._index.file_units(path)
-            cosines = (
-                vectors @ self._qvec
-                if self._qvec is not None
-                else np.zeros(len(units), dtype=np.float32)
-            )
-            scores = np.array(
-                [
-                    ranking.ordering_score(float(c), self._raw.get(u.id, 0.0), self._scale)
-                    for u, c in zip(units, cosines, strict=True)
-                ]
-            )
-            self._files[path] = (units, adjacent_similarity(vectors), set(), scores)
-        return self._files[path]
-
-    def get(self, path: str) -> tuple[list[Chunk], np.ndarray, set[int]]:
-        units, adjacent, taken, _ = self._load(path)
-        return units, adjacent, taken
-
-    def neighbour_support(self, chunk: Chunk) -> float:
-        """The mean ordering score of the two best other units in the chunk's window."""
-        units, adjacent, _, scores = self._load(chunk.path)
-        center = next((i for i, u in enumerate(units) if u.id == chunk.id), None)
-        if center is None:
-            return 0.0
-        window = grow_window(units, adjacent, center, set())
-        others = [scores[i] for i in range(window.first, window.last + 1) if i != center]
-        return float(np.mean(sorted(others)[-2:])) if others else 0.0
+def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool) -> SearchHit:
+    path, start, end = cited[0].path, cited[0].start_line, cited[-1].end_line
+    day = ranking.note_date(path)
+    return SearchHit(
+        path=path,
+        start_line=start,
+        end_line=end,
+        score=scored.score,
+        vector_score=scored.vector_score,
+        text_score=scored.text_score,
+        snippet=text,
+        citation=ranking.citation(path, start, end),
+        date=day.isoformat() if day else None,
+        in_time_frame=framed,
+    )
 
 
 def describe_error(error: BaseException) -> str:

@@ -54,7 +54,13 @@ class RecallService:
 
             recall_file = self.settings.state_dir / "dreams" / "recall.json"
             tracker = RecallTracker(recall_file, self.settings.clock)
-            self._searcher = MemorySearch(self.index, recall=tracker, clock=self.settings.clock)
+            self._searcher = MemorySearch(
+                self.index,
+                recall=tracker,
+                clock=self.settings.clock,
+                recency_weight=self.settings.recency_weight,
+                half_life_days=self.settings.recency_half_life_days,
+            )
         return self._searcher
 
     def tool(self) -> Tool:

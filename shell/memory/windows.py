@@ -10,8 +10,8 @@ one line. A window never grows into lines another hit already cites.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -75,3 +75,70 @@ def grow_window(
         _, index = max(options)
         used += units[index].tokens
         first, last = min(first, index), max(last, index)
+
+
+UnitScorer = Callable[[Sequence[Chunk], np.ndarray], np.ndarray]
+"""Scores every unit of a file from the units and their vectors (one score per unit)."""
+
+
+@dataclass
+class FileView:
+    """One file's units in line order, their vectors' adjacency, scores and cited units."""
+
+    units: list[Chunk]
+    adjacent: np.ndarray
+    scores: np.ndarray
+    position: dict[str, int]
+    taken: set[int] = field(default_factory=set)
+
+
+class FileViews:
+    """The files one search touches, loaded once each, and the lines its hits already cite.
+
+    Args:
+        units_of: Returns a file's units in line order and their vectors
+            (`MemoryIndex.file_units`).
+        score: Scores a file's units for `neighbour_support`; None scores every unit 0.
+    """
+
+    def __init__(
+        self,
+        units_of: Callable[[str], tuple[list[Chunk], np.ndarray]],
+        score: UnitScorer | None = None,
+    ) -> None:
+        self._units_of = units_of
+        self._score = score
+        self._files: dict[str, FileView] = {}
+
+    def view(self, path: str) -> FileView:
+        if path not in self._files:
+            units, vectors = self._units_of(path)
+            scores = self._score(units, vectors) if self._score else np.zeros(len(units))
+            position = {unit.id: i for i, unit in enumerate(units)}
+            self._files[path] = FileView(units, adjacent_similarity(vectors), scores, position)
+        return self._files[path]
+
+    def neighbour_support(self, chunk: Chunk) -> float:
+        """The mean score of the two best other units in the chunk's window (0 when alone)."""
+        view = self.view(chunk.path)
+        center = view.position.get(chunk.id)
+        if center is None:
+            return 0.0
+        window = grow_window(view.units, view.adjacent, center, set())
+        others = sorted(view.scores[i] for i in range(window.first, window.last + 1) if i != center)
+        return float(np.mean(others[-2:])) if others else 0.0
+
+    def claim(self, chunk: Chunk) -> list[Chunk] | None:
+        """The units a hit on `chunk` cites, grown around it outside what earlier hits cite;
+        None when an earlier hit already cites the chunk. Call `take` to keep the window."""
+        view = self.view(chunk.path)
+        center = view.position.get(chunk.id)
+        if center is None or center in view.taken:
+            return None
+        return list(grow_window(view.units, view.adjacent, center, view.taken).units(view.units))
+
+    def take(self, cited: Sequence[Chunk]) -> None:
+        """Mark these units (all of one file) as cited."""
+        for unit in cited:
+            view = self.view(unit.path)
+            view.taken.add(view.position[unit.id])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from shell.config import load_settings
 from shell.memory.embed import MiniLMEmbedder
 from shell.memory.index import MemoryIndex
 from shell.memory.search import MemorySearch
@@ -112,3 +113,20 @@ def test_a_named_time_ranks_that_days_note_first(tmp_path: Path, searcher: Memor
     assert early.hits[0].path == "memory/2026-11-02.md" and early.hits[0].in_time_frame
     late = search.search("what did Sam and I talk about yesterday?")
     assert late.hits[0].path == "memory/2026-11-30.md"
+
+
+def test_recency_weight_is_a_setting(tmp_path: Path, searcher: MemorySearch) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-06-01.md").write_text("- We ate ramen at Ichiran.\n")
+    (tmp_path / "memory" / "2026-11-30.md").write_text("- Dinner was pizza with the team.\n")
+    index = MemoryIndex(tmp_path, searcher.index.embedder)
+    index.sync()
+
+    def top(weight: float) -> str:
+        search = MemorySearch(index, clock=lambda: NOW, recency_weight=weight)
+        return search.search("where did we eat ramen?", min_score=0.0).hits[0].path
+
+    assert top(0.0) == "memory/2026-06-01.md"  # the better match
+    assert top(5.0) == "memory/2026-11-30.md"  # recency outweighing relevance, on request
+    settings = load_settings(env={"CAIRN_RECENCY_WEIGHT": "0"}, file=tmp_path / "none.toml")
+    assert settings.recency_weight == 0.0

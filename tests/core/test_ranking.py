@@ -1,24 +1,22 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from shell.memory.chunking import Chunk, make_chunk
 from shell.memory.ranking import (
-    Scored,
     blend,
     citation,
     decay_factor,
     jaccard,
+    newer_first,
     normalise_bm25,
     note_date,
     ordering_score,
     snippet,
     word_tokens,
 )
-from shell.memory.search import newer_first
 
 NOW = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
 
@@ -105,27 +103,22 @@ def test_ordering_score_weighs_bm25_against_the_query_best_match() -> None:
     assert ordering_score(0.5, 3.0, (0.0, 0.0)) == pytest.approx(0.5)  # vector only
 
 
-def _hit(path: str, text: str, score: float) -> tuple[float, Scored, Chunk]:
-    chunk = make_chunk(path, 1, 1, text)
-    return score, Scored(chunk.id, score, score, 0.0), chunk
-
-
 def test_a_newer_note_restating_a_hit_moves_just_ahead_of_it() -> None:
-    ranked = [
-        _hit("memory/2026-09-01.md", "Dana rotates the wifi password every quarter", 0.9),
-        _hit("MEMORY.md", "the office has a standing desk", 0.8),
-        _hit("memory/2026-11-28.md", "Dana rotates the wifi password every quarter now", 0.5),
+    days = [date(2026, 9, 1), None, date(2026, 11, 28)]
+    words = [
+        word_tokens("Dana rotates the wifi password every quarter"),
+        word_tokens("the office has a standing desk"),
+        word_tokens("Dana rotates the wifi password every quarter now"),
     ]
-    order = [chunk.path for _, _, chunk in newer_first(ranked)]
-    assert order == ["memory/2026-11-28.md", "memory/2026-09-01.md", "MEMORY.md"]
+    assert newer_first(days, words, [None] * 3) == [2, 0, 1]
+    # a note outside the time a query names never jumps one inside it
+    assert newer_first(days, words, [True, False, False]) == [0, 1, 2]
 
 
 def test_an_older_restatement_stays_behind() -> None:
-    ranked = [
-        _hit("memory/2026-11-28.md", "Dana rotates the wifi password every quarter", 0.9),
-        _hit("memory/2026-09-01.md", "Dana rotates the wifi password every quarter", 0.8),
-    ]
-    assert newer_first(ranked) == ranked
+    days = [date(2026, 11, 28), date(2026, 9, 1)]
+    words = [word_tokens("Dana rotates the wifi password every quarter")] * 2
+    assert newer_first(days, words, [None, None]) == [0, 1]
 
 
 def test_snippet_is_capped_at_700_chars_on_a_word_boundary() -> None:

@@ -186,18 +186,6 @@ def newer_first(
     return order
 
 
-def snippet(text: str, limit: int = 700) -> str:
-    """`text` stripped and cut to at most `limit` characters, at a word boundary when it can."""
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
-
-
 def citation(path: str, start_line: int, end_line: int) -> str:
     """`path#Lx-Ly`, the form the model is told to cite."""
     return f"{path}#L{start_line}-L{end_line}"

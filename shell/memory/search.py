@@ -61,7 +61,6 @@ __all__ = [
     "MODE_VECTOR_ONLY",
     "NOTHING_RELEVANT",
     "RANK_POOL",
-    "SNIPPET_CHARS",
     "MemorySearch",
     "SearchError",
     "SearchHit",
@@ -86,7 +85,6 @@ its pool (and with it the top hit) changed with maxResults (#134604). Four times
 allowed `max_results` keeps the old headroom for every request and makes rankings comparable."""
 RANK_POOL = MAX_RESULTS_LIMIT
 """The passing candidates ordered in full (again independent of `max_results`)."""
-SNIPPET_CHARS = 700
 
 logger = logging.getLogger(__name__)
 

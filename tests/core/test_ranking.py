@@ -14,7 +14,6 @@ from shell.memory.ranking import (
     normalise_bm25,
     note_date,
     ordering_score,
-    snippet,
     word_tokens,
 )
 
@@ -119,14 +118,6 @@ def test_an_older_restatement_stays_behind() -> None:
     days = [date(2026, 11, 28), date(2026, 9, 1)]
     words = [word_tokens("Dana rotates the wifi password every quarter")] * 2
     assert newer_first(days, words, [None, None]) == [0, 1]
-
-
-def test_snippet_is_capped_at_700_chars_on_a_word_boundary() -> None:
-    text = " ".join(["memory"] * 300)
-    cut = snippet(text)
-    assert len(cut) <= 700
-    assert cut.endswith("memory…")
-    assert snippet("  short  ") == "short"
 
 
 def test_citation_format() -> None:

@@ -8,8 +8,9 @@ one `- Speaker: text` line per turn under a `## <time>` heading), the production
 evidence lines lies inside a range that one of the top k hits cites.
 
 Baselines on the same units, cited by the same windows, in the same run: BM25 alone (stdlib
-sqlite FTS5, as a plain keyword search would), cosine alone (the index's own MiniLM vectors),
-and their oracle union (hit when either is).
+sqlite FTS5, as a plain keyword search would), cosine alone (the index's own MiniLM vectors:
+Cairn's vector leg), Cairn's own keyword leg alone (LanceDB's stemmed BM25 over each unit and
+the one before it), and the oracle union of BM25 and cosine (hit when either is).
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ from shell.memory.search import MemorySearch
 from shell.memory.windows import FileViews
 
 KS = (1, 5, 10)
+SYSTEMS = {
+    "cairn": "cairn memory_search",
+    "bm25": "BM25 alone (sqlite FTS5)",
+    "cosine": "cosine alone (MiniLM, cairn's vector leg)",
+    "keyword": "cairn's keyword leg alone (LanceDB BM25)",
+    "union": "oracle union BM25 | cosine",
+}
+THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5)
+"""minScore values whose effect the calibration reports."""
 CATEGORIES = (1, 2, 3, 4)
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 Range = tuple[str, int, int]
@@ -184,6 +194,8 @@ def run_conversation(conversation: Conversation, embedder: MiniLMEmbedder, out: 
             by_cosine = [units[i].id for i in np.argsort(-(matrix @ qvec))[:200]]
             bm25 = hit_at(cite(index, chunks, fts.rank(question)), evidence)
             cosine = hit_at(cite(index, chunks, by_cosine), evidence)
+            by_keyword = [i for i, _ in index.keyword_candidates(question, 200)]
+            out["keyword"].add(category, hit_at(cite(index, chunks, by_keyword), evidence))
             out["cairn"].add(category, hit_at(cairn, evidence))
             out["bm25"].add(category, bm25)
             out["cosine"].add(category, cosine)
@@ -237,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         "latency_ms": [],
         "cited_lines": [],
         "best": [],
-        **{name: Tally() for name in ("cairn", "bm25", "cosine", "union")},
+        **{name: Tally() for name in SYSTEMS},
     }
     for conversation in conversations:
         run_conversation(conversation, embedder, out)
@@ -256,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(out: dict[str, Any], unrelated: list[float], conversations: int) -> dict[str, Any]:
     systems = {}
-    for name in ("cairn", "bm25", "cosine", "union"):
+    for name in SYSTEMS:
         tally: Tally = out[name]
         systems[name] = {
             f"hit@{k}": {
@@ -274,15 +286,17 @@ def _report(out: dict[str, Any], unrelated: list[float], conversations: int) -> 
         "index_build_s_per_conversation": round(statistics.median(out["build_s"]), 1),
         "max_cited_word_pieces": word_pieces(out["cited_lines"]),
         "relevance": {
-            "answerable_best_p5_p50": _percentiles(relevant),
-            "unrelated_best_p50_p95": _percentiles(unrelated, (50, 95)),
-            "unrelated_passing_0.35": _share(unrelated, 0.35),
-            "answerable_passing_0.35": _share(relevant, 0.35),
+            "answerable_best_p1_p5_p50": _percentiles(relevant, (1, 5, 50)),
+            "unrelated_best_p5_p50_p95": _percentiles(unrelated, (5, 50, 95)),
+            "passing": {
+                str(t): {"answerable": _share(relevant, t), "unrelated": _share(unrelated, t)}
+                for t in THRESHOLDS
+            },
         },
     }
 
 
-def _percentiles(values: list[float], points: tuple[int, int] = (5, 50)) -> list[float]:
+def _percentiles(values: list[float], points: tuple[int, ...]) -> list[float]:
     return [round(float(np.percentile(values, p)), 3) for p in points] if values else []
 
 
@@ -298,21 +312,16 @@ def _table(report: dict[str, Any]) -> list[str]:
         "| system | hit@1 | hit@5 | hit@10 | hit@5 cat 1 | cat 2 | cat 3 | cat 4 |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    names = {
-        "cairn": "cairn memory_search",
-        "bm25": "BM25 alone (FTS5)",
-        "cosine": "cosine alone (MiniLM)",
-        "union": "oracle union BM25|cosine",
-    }
-    for name, label in names.items():
+    for name, label in SYSTEMS.items():
         s = report["systems"][name]
         cats = " | ".join(f"{s['hit@5'][str(c)]:.3f}" for c in CATEGORIES)
         lines.append(
             f"| {label} | {s['hit@1']['all']:.3f} | {s['hit@5']['all']:.3f} | "
             f"{s['hit@10']['all']:.3f} | {cats} |"
         )
-    best_leg = max(report["systems"][n]["hit@5"]["all"] for n in ("bm25", "cosine"))
-    cairn = report["systems"]["cairn"]["hit@5"]["all"]
+    hit5 = {name: report["systems"][name]["hit@5"]["all"] for name in SYSTEMS}
+    best_leg = max(hit5["bm25"], hit5["cosine"], hit5["keyword"])
+    cairn = hit5["cairn"]
     relevance = report["relevance"]
     lines += [
         "",
@@ -320,11 +329,16 @@ def _table(report: dict[str, Any]) -> list[str]:
         f"search p50 {report['search_p50_ms']} ms; index build "
         f"{report['index_build_s_per_conversation']} s per conversation (median)",
         f"largest cited window: {report['max_cited_word_pieces']} word pieces (limit 256)",
-        f"relevance of the best candidate: answerable p5/p50 {relevance['answerable_best_p5_p50']}"
-        f", unrelated p50/p95 {relevance['unrelated_best_p50_p95']}; passing 0.35: "
-        f"answerable {relevance['answerable_passing_0.35']}, "
-        f"unrelated {relevance['unrelated_passing_0.35']}",
+        "",
+        "minScore calibration: the best candidate's relevance for each question in its own",
+        "conversation (answerable) and in the next one's notes (unrelated: another person's life)",
+        f"answerable p1/p5/p50 {relevance['answerable_best_p1_p5_p50']}, "
+        f"unrelated p5/p50/p95 {relevance['unrelated_best_p5_p50_p95']}",
+        "| minScore | answerable kept | unrelated passing |",
+        "| ---: | ---: | ---: |",
     ]
+    for threshold, share in relevance["passing"].items():
+        lines.append(f"| {threshold} | {share['answerable']} | {share['unrelated']} |")
     return lines
 
 

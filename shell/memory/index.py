@@ -43,6 +43,16 @@ OPTIMIZE_MIN_ROWS = 500
 """Fold new rows into the FTS index once this many (or 5% of the table) are unindexed."""
 _MAX_QUERY_TERMS = 32
 _TERM = re.compile(r"\w+", re.UNICODE)
+QUESTION_STOP_WORDS = frozenset(
+    """a an the of to in on at for and or is are was were be been being do did does what when
+    where who whom whose which how why that this these those with from by as it its i you he
+    she they we my your his her their our me him them us have has had will would can could
+    should may might must about into than then there here not no so if but just also very any
+    some""".split()
+)
+"""Words of a question that name no fact. LanceDB drops Lucene's 33 English stop words; these
+also drop "what", "did", "her" and the like, which otherwise match half of a dialogue (+0.005
+hit@5 on LoCoMo)."""
 
 
 class KeywordSearchUnavailable(RuntimeError):
@@ -61,9 +71,11 @@ class KeywordSearchUnavailable(RuntimeError):
 
 
 def query_terms(query: str) -> list[str]:
-    """Plain word tokens of a user query: no FTS syntax can pass through."""
-    terms = [t for t in _TERM.findall(query) if len(t) <= 40]
-    return list(dict.fromkeys(terms))[:_MAX_QUERY_TERMS]
+    """Plain word tokens of a user query, question words left out unless nothing else is left:
+    no FTS syntax can pass through."""
+    terms = list(dict.fromkeys(t for t in _TERM.findall(query) if len(t) <= 40))
+    content = [t for t in terms if t.lower() not in QUESTION_STOP_WORDS]
+    return (content or terms)[:_MAX_QUERY_TERMS]
 
 
 class MemoryIndex:

@@ -72,7 +72,15 @@ def test_keyword_candidates_treat_query_syntax_as_plain_words(index: MemoryIndex
     )
     assert index.keyword_candidates("?!  ...", 5) == []
     assert index.keyword_candidates("zebra", 5) == []
-    assert query_terms('a "b" c:d (e) a') == ["a", "b", "c", "d", "e"]
+    assert query_terms('x "b" c:d (e) x') == ["x", "b", "c", "d", "e"]
+    # question words match half of any dialogue: they go, unless nothing else is left
+    assert query_terms("When did Caroline go to the support group?") == [
+        "Caroline",
+        "go",
+        "support",
+        "group",
+    ]
+    assert query_terms("who are you") == ["who", "are", "you"]
 
 
 def test_vector_candidates_and_chunks(index: MemoryIndex) -> None:

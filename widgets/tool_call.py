@@ -112,6 +112,8 @@ class ToolCallCard(Vertical):
         assert self.search is not None
         search = self.search
         heading = Text.assemble(("query ", "bold"), search.query, ("  mode ", "bold"), search.mode)
+        if search.time_frame:
+            heading.append(f"\ntime named: {search.time_frame} (its notes rank first)")
         if search.degraded_reason:
             heading.append(f"\ndegraded: {search.degraded_reason}", style="italic")
         table = Table.grid(expand=True)
@@ -152,6 +154,8 @@ class ToolCallCard(Vertical):
         parts = [f"tool {self.tool_name}({one_line(self.arguments, 200)})"]
         if self.search is not None:
             parts.append(f"search {self.search.query!r} mode={self.search.mode}")
+            if self.search.time_frame:
+                parts.append(f"time named: {self.search.time_frame}")
             if self.search.degraded_reason:
                 parts.append(f"degraded: {self.search.degraded_reason}")
             if self.search.nothing_relevant or not self.search.hits:

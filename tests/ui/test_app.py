@@ -127,6 +127,7 @@ async def test_search_with_nothing_relevant_and_degraded_mode(workspace: Path) -
             [],
             degraded_reason="embedder failed",
             nothing_relevant=True,
+            time_frame="last week: 2026-11-23 to 2026-11-29",
         ),
         ToolCallFinished("s1", "memory_search", "[]"),
         TurnFinished(1, "completed"),
@@ -137,6 +138,7 @@ async def test_search_with_nothing_relevant_and_degraded_mode(workspace: Path) -
         text = painted(app.query_one(ToolCallCard).query_one(".tool-call--search", Static))
         assert "mode keyword-only" in text
         assert "degraded: embedder failed" in text
+        assert "time named: last week: 2026-11-23 to 2026-11-29" in text
         assert "memory holds nothing relevant" in text
 
 

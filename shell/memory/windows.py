@@ -3,9 +3,8 @@
 Recall matches single units (a bullet, a dialogue turn, part of a paragraph), then cites each
 with context: the window grows one neighbour at a time, on the side whose neighbour is more like
 the unit it touches, while that neighbour's cosine to it reaches `COHERENCE` and the window stays
-within `WINDOW_TOKENS`. In a dialogue (neighbouring turns have cosines of 0.26 and more in 95%
-of LoCoMo's pairs) a hit cites the exchange around it; in a list of unrelated facts it cites the
-one line. A window never grows into lines another hit already cites.
+within `WINDOW_TOKENS`. In a dialogue a hit cites the exchange around it; in a list of unrelated
+facts it cites the one line. A window never grows into lines another hit already cites.
 """
 
 from __future__ import annotations
@@ -20,8 +19,11 @@ from shell.memory.chunking import Chunk
 WINDOW_TOKENS = 220
 """A cited window's budget in tiktoken tokens (~240 word pieces): a window never holds more text
 than the 256 word pieces the embedder reads, so a bigger window cannot buy recall."""
-COHERENCE = 0.2
-"""The cosine a neighbour needs to its adjacent unit for the window to take it in."""
+COHERENCE = 0.35
+"""The cosine a neighbour needs to its adjacent unit for the window to take it in. Neighbouring
+LoCoMo turns have a median cosine of 0.52 (a quarter under 0.41); thirty unrelated facts under
+one heading (which every vector shares) 0.06-0.51, median 0.2, two pairs over 0.35. LoCoMo hit@5
+is 0.875 at 0.2 and 0.867 at 0.35, where a fact is cited alone or with one neighbour."""
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,8 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
         return 0
     out.write(f"{result.mode} search for {query!r}")
     out.write(f" (degraded: {result.degraded_reason})\n" if result.degraded_reason else "\n")
+    if frame := result.time_frame:
+        out.write(f"time named: {frame.text!r}, {frame.start} to {frame.end} (ranked first)\n")
     if result.nothing_relevant or not result.hits:
         out.write("Memory holds nothing relevant to this query.\n")
         return 0

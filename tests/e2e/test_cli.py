@@ -94,6 +94,9 @@ def test_cairn_search_finds_by_meaning_and_by_token(
     as_json = cairn("search", "--workspace", str(ws), "--json", "14:00", home=tmp_path)
     payload = json.loads(as_json.stdout)
     assert payload["results"][0]["textScore"] > 0
+    assert payload["results"][0]["date"]  # the note the hit comes from is dated
+    named = cairn("search", "--workspace", str(ws), "deploy window set today", home=tmp_path)
+    assert "time named: 'today'" in named.stdout and "Friday 14:00" in named.stdout
 
 
 def test_stdin_lines_are_turns_and_trace_matches_stdout(tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ def bench_size(size: int, queries: int, workdir: Path) -> dict[str, Any]:
     overlap: list[float] = []
 
     def run_cairn(text: str) -> Any:
-        # min_score 0: every candidate passes, so fetch + decay + MMR run on the whole pool
+        # min_score 0: every candidate passes, so order + cite run on the whole pool
         return cairn.search(text, max_results=TOP_K, min_score=0.0)
 
     systems: list[tuple[str, Callable[[str, np.ndarray], Any]]] = [
@@ -323,7 +323,7 @@ def print_table(report: dict[str, Any]) -> None:
             ("cairn hybrid", "hybrid", "cairn"),
             ("  vector leg", "vector", None),
             ("  keyword leg", "keyword", None),
-            ("  merge+MMR", "merge", None),
+            ("  merge+cite", "merge", None),
             ("floor", "floor", "floor"),
             ("lancedb hybrid", "lancedb", "lancedb"),
         ]

@@ -29,6 +29,7 @@ from shell.memory import index_store as store
 from shell.memory.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
 from shell.memory.embed import Embedder
 from shell.memory.index_writer import EmbeddingFailed, Generation, IndexWriter, ProgressCallback
+from shell.memory.ranking import QUESTION_STOP_WORDS
 from shell.memory.sync import is_dirty
 
 __all__ = [
@@ -43,16 +44,6 @@ OPTIMIZE_MIN_ROWS = 500
 """Fold new rows into the FTS index once this many (or 5% of the table) are unindexed."""
 _MAX_QUERY_TERMS = 32
 _TERM = re.compile(r"\w+", re.UNICODE)
-QUESTION_STOP_WORDS = frozenset(
-    """a an the of to in on at for and or is are was were be been being do did does what when
-    where who whom whose which how why that this these those with from by as it its i you he
-    she they we my your his her their our me him them us have has had will would can could
-    should may might must about into than then there here not no so if but just also very any
-    some""".split()
-)
-"""Words of a question that name no fact. LanceDB drops Lucene's 33 English stop words; these
-also drop "what", "did", "her" and the like, which otherwise match half of a dialogue (+0.005
-hit@5 on LoCoMo)."""
 
 
 class KeywordSearchUnavailable(RuntimeError):
@@ -346,6 +337,12 @@ class MemoryIndex:
                 return {}
             known = self._generation.vectors.chunks
             return {chunk_id: known[chunk_id] for chunk_id in ids if chunk_id in known}
+
+    def paths(self) -> list[str]:
+        """Every indexed file's workspace-relative path."""
+        self._ensure_open()
+        with self._lock:
+            return [] if self._generation is None else list(self._generation.vectors.ids_by_path)
 
     def file_units(self, path: str) -> tuple[list[Chunk], np.ndarray]:
         """Every unit of one indexed file in line order, with their vectors (one row each)."""

@@ -274,6 +274,8 @@ class MemorySearch:
         # min_score filters relevance (an absolute measure), never the ordering signals: recency
         # and the time a query names order the relevant hits, they cannot hide or add one.
         relevant = [s for s in merged if s.score >= min_score]
+        if frame is not None and ranking.asks_only_about_time(query, frame.text):
+            relevant += self._dated_units(frame, qvec, weights[0], {s.chunk_id for s in relevant})
         raw = dict(keyword)
         text_weight = 1.0 - ranking.ORDER_VECTOR_WEIGHT if weights[0] else 1.0
         scale = (text_weight if weights[1] else 0.0, max(raw.values(), default=0.0))
@@ -285,25 +287,33 @@ class MemorySearch:
             cosines = vectors @ qvec if qvec is not None and weights[0] else [0.0] * len(units)
             return np.array([order(float(c), u.id) for u, c in zip(units, cosines, strict=True)])
 
-        relevant.sort(key=lambda s: (-order(s.vector_score, s.chunk_id), s.chunk_id))
-        relevant = relevant[:RANK_POOL]
         chunks = self._index.chunks([s.chunk_id for s in relevant])
+
+        def framed(chunk_id: str) -> bool:
+            chunk = chunks.get(chunk_id)
+            day = ranking.note_date(chunk.path) if chunk else None
+            return frame is not None and in_frame(day, frame, grace_days=ranking.FRAME_GRACE_DAYS)
+
+        relevant.sort(
+            key=lambda s: (
+                -order(s.vector_score, s.chunk_id) - ranking.FRAME_BOOST * framed(s.chunk_id),
+                s.chunk_id,
+            )
+        )
         files = FileViews(self._index.file_units, score_units)
         ranked = []
-        for scored in relevant:
+        for scored in relevant[:RANK_POOL]:
             chunk = chunks.get(scored.chunk_id)
             if chunk is None:  # removed by a sync between the legs and the fetch
                 continue
-            day = ranking.note_date(chunk.path)
-            framed = frame is not None and in_frame(day, frame, grace_days=ranking.FRAME_GRACE_DAYS)
             final = (
                 order(scored.vector_score, chunk.id)
                 + ranking.NEIGHBOUR_WEIGHT * files.neighbour_support(chunk)
                 + self._recency[0]
                 * ranking.decay_factor(chunk.path, now, half_life_days=self._recency[1])
-                + ranking.FRAME_BOOST * framed
+                + ranking.FRAME_BOOST * framed(chunk.id)
             )
-            ranked.append((final, framed, scored, chunk))
+            ranked.append((final, framed(chunk.id), scored, chunk))
         ranked.sort(key=lambda item: (-item[0], item[2].chunk_id))
         ranked = [
             ranked[i]
@@ -314,6 +324,23 @@ class MemorySearch:
             )
         ]
         return self._cite(ranked, files, max_results), merged[0].score, frame
+
+    def _dated_units(
+        self, frame: TimeFrame, qvec: np.ndarray | None, vector_weight: float, known: set[str]
+    ) -> list[ranking.Scored]:
+        """Every unit of the notes dated in `frame` not in `known`, scored by its cosine alone:
+        when a query asks only what happened then, being from then is what makes it relevant."""
+        found = []
+        for path in self._index.paths():
+            if not in_frame(ranking.note_date(path), frame):
+                continue
+            units, vectors = self._index.file_units(path)
+            cosines = vectors @ qvec if qvec is not None else np.zeros(len(units))
+            for unit, cosine in zip(units, cosines, strict=True):
+                if unit.id not in known:
+                    relevance = vector_weight * max(0.0, float(cosine))
+                    found.append(ranking.Scored(unit.id, relevance, float(cosine), 0.0))
+        return found
 
     @staticmethod
     def _cite(

@@ -11,6 +11,7 @@ import pytest
 from shell.config import load_settings
 from shell.memory.embed import MiniLMEmbedder
 from shell.memory.index import MemoryIndex
+from shell.memory.ranking import asks_only_about_time
 from shell.memory.search import MemorySearch
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -130,3 +131,36 @@ def test_recency_weight_is_a_setting(tmp_path: Path, searcher: MemorySearch) -> 
     assert top(5.0) == "memory/2026-11-30.md"  # recency outweighing relevance, on request
     settings = load_settings(env={"CAIRN_RECENCY_WEIGHT": "0"}, file=tmp_path / "none.toml")
     assert settings.recency_weight == 0.0
+
+
+def test_a_question_about_a_time_alone_lists_that_days_note(
+    tmp_path: Path, searcher: MemorySearch
+) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-10-22.md").write_text(
+        "- The Heron launch party is at the old boathouse.\n", encoding="utf-8"
+    )
+    (tmp_path / "memory" / "2026-12-01.md").write_text(
+        "# Notes\n\n- My sister lives in Tromsø.\n", encoding="utf-8"
+    )
+    index = MemoryIndex(tmp_path, searcher.index.embedder)
+    index.sync()
+    search = MemorySearch(index, clock=lambda: NOW)
+
+    result = search.search("What did I note on 22 October?")
+    assert [h.citation for h in result.hits][:1] == ["memory/2026-10-22.md#L1-L1"]
+    assert result.hits[0].in_time_frame
+    # a topic that no note holds still abstains, even with a time named
+    assert search.search("recipe for banana bread from last week").nothing_relevant
+
+
+@pytest.mark.parametrize(
+    ("query", "time_words", "only"),
+    [
+        ("What did I note on 22 October?", "on 22 October", True),
+        ("what happened last week", "last week", True),
+        ("What did Sam say about Lisbon yesterday?", "yesterday", False),
+    ],
+)
+def test_asks_only_about_time(query: str, time_words: str, only: bool) -> None:
+    assert asks_only_about_time(query, time_words) is only

@@ -21,6 +21,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 import argparse
+import contextlib
 import json
 import re
 import sqlite3
@@ -28,7 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -167,15 +168,25 @@ class Fts5:
         return [row[0] for row in rows]
 
 
-def run_conversation(conversation: Conversation, embedder: MiniLMEmbedder, out: dict) -> None:
+@contextlib.contextmanager
+def indexed(conversation: Conversation, embedder: MiniLMEmbedder) -> Iterator[MemoryIndex]:
+    """A fresh workspace holding the conversation's notes, its index built (in a temp dir)."""
     with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as tmp:
         workspace = Path(tmp)
         for path, lines in conversation.notes.items():
             (workspace / path).parent.mkdir(parents=True, exist_ok=True)
             (workspace / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
         index = MemoryIndex(workspace, embedder, index_dir=workspace / ".cairn" / "index")
-        started = time.perf_counter()
         index.sync(trigger="manual")
+        try:
+            yield index
+        finally:
+            index.close()
+
+
+def run_conversation(conversation: Conversation, embedder: MiniLMEmbedder, out: dict) -> None:
+    started = time.perf_counter()
+    with indexed(conversation, embedder) as index:
         out["build_s"].append(time.perf_counter() - started)
         search = MemorySearch(index, clock=lambda: conversation.last)
         files = [index.file_units(path) for path in conversation.notes]
@@ -210,17 +221,10 @@ def unrelated_best(conversations: list[Conversation], embedder: MiniLMEmbedder) 
         other = conversations[(i + 1) % len(conversations)]
         if other is conversation:
             return []
-        with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as tmp:
-            workspace = Path(tmp)
-            for path, lines in other.notes.items():
-                (workspace / path).parent.mkdir(parents=True, exist_ok=True)
-                (workspace / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-            index = MemoryIndex(workspace, embedder, index_dir=workspace / ".cairn" / "index")
-            index.sync()
+        with indexed(other, embedder) as index:
             search = MemorySearch(index, clock=lambda other=other: other.last)
             for question, _, _ in conversation.questions:
                 scores.append(search.search(question, min_score=0.0).best_score or 0.0)
-            index.close()
     return scores
 
 

@@ -50,6 +50,16 @@ FACTS = [
 ]
 
 
+def indexed(workspace: Path, notes: dict[str, str], searcher: MemorySearch) -> MemoryIndex:
+    """An index over `notes` (path -> text) in `workspace`, with the module's embedder."""
+    for path, text in notes.items():
+        (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / path).write_text(text, encoding="utf-8")
+    index = MemoryIndex(workspace, searcher.index.embedder)
+    index.sync()
+    return index
+
+
 @pytest.fixture(scope="module")
 def searcher(tmp_path_factory: pytest.TempPathFactory) -> MemorySearch:
     workspace = tmp_path_factory.mktemp("facts")
@@ -82,32 +92,22 @@ def test_each_fact_is_found_in_the_top_3_and_cited_alone(searcher: MemorySearch)
 def test_a_month_old_fact_is_found_before_todays_unrelated_notes(
     tmp_path: Path, searcher: MemorySearch
 ) -> None:
-    workspace = tmp_path
-    (workspace / "memory").mkdir()
-    (workspace / "memory" / "2026-10-22.md").write_text(
-        "- The Heron launch party is at the boathouse.\n", encoding="utf-8"
-    )
-    (workspace / "memory" / "2026-12-01.md").write_text(
-        "".join(f"- {fact}\n" for fact, _ in FACTS), encoding="utf-8"
-    )
-    index = MemoryIndex(workspace, searcher.index.embedder)
-    index.sync()
+    notes = {
+        "memory/2026-10-22.md": "- The Heron launch party is at the boathouse.\n",
+        "memory/2026-12-01.md": "".join(f"- {fact}\n" for fact, _ in FACTS),
+    }
+    index = indexed(tmp_path, notes, searcher)
     result = MemorySearch(index, clock=lambda: NOW).search("where is the Heron launch party?")
     assert result.hits[0].path == "memory/2026-10-22.md"
     assert result.hits[0].date == "2026-10-22"
 
 
 def test_a_named_time_ranks_that_days_note_first(tmp_path: Path, searcher: MemorySearch) -> None:
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "2026-11-30.md").write_text(
-        "- Met Sam for lunch and talked about the Lisbon trip.\n", encoding="utf-8"
-    )
-    (tmp_path / "memory" / "2026-11-02.md").write_text(
-        "- Met Sam for lunch and talked about the Lisbon trip and hotels.\n", encoding="utf-8"
-    )
-    index = MemoryIndex(tmp_path, searcher.index.embedder)
-    index.sync()
-    search = MemorySearch(index, clock=lambda: NOW)
+    notes = {
+        "memory/2026-11-30.md": "- Met Sam for lunch and talked about the Lisbon trip.\n",
+        "memory/2026-11-02.md": "- Lunch with Sam: we talked about the Lisbon trip and hotels.\n",
+    }
+    search = MemorySearch(indexed(tmp_path, notes, searcher), clock=lambda: NOW)
 
     early = search.search("what did Sam and I talk about on 2 November?")
     assert early.time_frame is not None
@@ -117,11 +117,11 @@ def test_a_named_time_ranks_that_days_note_first(tmp_path: Path, searcher: Memor
 
 
 def test_recency_weight_is_a_setting(tmp_path: Path, searcher: MemorySearch) -> None:
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "2026-06-01.md").write_text("- We ate ramen at Ichiran.\n")
-    (tmp_path / "memory" / "2026-11-30.md").write_text("- Dinner was pizza with the team.\n")
-    index = MemoryIndex(tmp_path, searcher.index.embedder)
-    index.sync()
+    notes = {
+        "memory/2026-06-01.md": "- We ate ramen at Ichiran.\n",
+        "memory/2026-11-30.md": "- Dinner was pizza with the team.\n",
+    }
+    index = indexed(tmp_path, notes, searcher)
 
     def top(weight: float) -> str:
         search = MemorySearch(index, clock=lambda: NOW, recency_weight=weight)
@@ -136,16 +136,11 @@ def test_recency_weight_is_a_setting(tmp_path: Path, searcher: MemorySearch) -> 
 def test_a_question_about_a_time_alone_lists_that_days_note(
     tmp_path: Path, searcher: MemorySearch
 ) -> None:
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "2026-10-22.md").write_text(
-        "- The Heron launch party is at the old boathouse.\n", encoding="utf-8"
-    )
-    (tmp_path / "memory" / "2026-12-01.md").write_text(
-        "# Notes\n\n- My sister lives in Tromsø.\n", encoding="utf-8"
-    )
-    index = MemoryIndex(tmp_path, searcher.index.embedder)
-    index.sync()
-    search = MemorySearch(index, clock=lambda: NOW)
+    notes = {
+        "memory/2026-10-22.md": "- The Heron launch party is at the old boathouse.\n",
+        "memory/2026-12-01.md": "# Notes\n\n- My sister lives in Tromsø.\n",
+    }
+    search = MemorySearch(indexed(tmp_path, notes, searcher), clock=lambda: NOW)
 
     result = search.search("What did I note on 22 October?")
     assert [h.citation for h in result.hits][:1] == ["memory/2026-10-22.md#L1-L1"]

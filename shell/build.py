@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from shell.agent import Agent
 from shell.config import Settings
+from shell.demo import register as register_demo
 from shell.llm import LLM
 from shell.memory.files import MemoryFiles
 from shell.memory.service import RecallService
@@ -29,6 +30,7 @@ def build_agent(
     messages = sessions.messages(record.session_id) if resumed else []
     if resumed and record.compaction_count:
         record.needs_reinjection = True  # the rules re-injected after compaction live in memory
+    register_demo()
     llm = LLM(
         settings.model,
         api_base=settings.api_base,

@@ -22,6 +22,7 @@ from typing import Any
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from shell.events import ModelRetry, TextDelta
+from shell.messages import field as read_field
 
 DEMO_PROVIDER = DEMO_MODEL.split("/", 1)[0]
 LOCAL_DUMMY_KEY = "sk-cairn-local"
@@ -45,6 +46,7 @@ _MAX_RETRY_AFTER = 60.0
 
 _prepare_lock = threading.Lock()
 _litellm: Any = None
+_providers: dict[str, Callable[[], Any]] = {}
 
 
 class ModelError(Exception):
@@ -96,7 +98,7 @@ def prepare_litellm() -> Any:
     """Import and quieten litellm once (thread-safe); return the module.
 
     Sets the offline/quiet environment first (without overriding values the user set), turns
-    off litellm's stdout banners and stderr log lines, and registers the demo brain provider.
+    off litellm's stdout banners and stderr log lines, and installs the registered providers.
     Call it off the UI thread: the first call takes about 3 s.
     """
     global _litellm
@@ -119,23 +121,27 @@ def prepare_litellm() -> Any:
                 logger.removeHandler(handler)
             logger.addHandler(logging.NullHandler())
             logger.propagate = False
-        _register_demo_brain(litellm)
+        for name, make_handler in _providers.items():
+            _install_provider(litellm, name, make_handler)
         _litellm = litellm
         return litellm
 
 
-def _register_demo_brain(litellm: Any) -> None:
-    try:
-        from shell.demo import DemoBrain  # type: ignore[attr-defined, unused-ignore]
-    except ImportError as error:
-        if error.name != "shell.demo":
-            raise
-        return
-    others = [p for p in litellm.custom_provider_map if p.get("provider") != DEMO_PROVIDER]
-    litellm.custom_provider_map = [
-        *others,
-        {"provider": DEMO_PROVIDER, "custom_handler": DemoBrain()},
-    ]
+def register_provider(name: str, make_handler: Callable[[], Any]) -> None:
+    """Route the models `name/…` to a litellm custom provider (a `litellm.CustomLLM`).
+
+    `make_handler` is called once litellm is imported (now, if it already is), so registering
+    costs no import. Registering a name again replaces its handler.
+    """
+    with _prepare_lock:
+        _providers[name] = make_handler
+        if _litellm is not None:
+            _install_provider(_litellm, name, make_handler)
+
+
+def _install_provider(litellm: Any, name: str, make_handler: Callable[[], Any]) -> None:
+    others = [p for p in litellm.custom_provider_map if p.get("provider") != name]
+    litellm.custom_provider_map = [*others, {"provider": name, "custom_handler": make_handler()}]
 
 
 @dataclass(frozen=True)
@@ -346,25 +352,25 @@ class _ReplyBuilder:
                 continue
             self.finish_reason = getattr(choice, "finish_reason", None) or self.finish_reason
             delta = getattr(choice, "delta", None)
-            piece += _field(delta, "content") or ""
-            for call in _field(delta, "tool_calls") or []:
+            piece += read_field(delta, "content") or ""
+            for call in read_field(delta, "tool_calls") or []:
                 self._add_call(call)
         self.text.append(piece)
         return piece
 
     def _add_call(self, call: Any) -> None:
-        index, call_id = _field(call, "index"), _field(call, "id")
+        index, call_id = read_field(call, "index"), read_field(call, "id")
         if index is None:  # some providers omit the index: match by id, else continue the last
             by_id = {c["id"]: i for i, c in self.calls.items() if c["id"]}
             last = max(self.calls, default=0)
             index = by_id.get(call_id, len(self.calls) if call_id and self.calls else last)
         entry = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
-        function = _field(call, "function")
+        function = read_field(call, "function")
         if call_id:
             entry["id"] = call_id
-        if name := _field(function, "name"):
+        if name := read_field(function, "name"):
             entry["name"] = name
-        if arguments := _field(function, "arguments"):
+        if arguments := read_field(function, "arguments"):
             entry["arguments"].append(arguments)
 
     def build(self) -> ModelReply:
@@ -383,12 +389,6 @@ class _ReplyBuilder:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
-
-
-def _field(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
 async def _close(response: Any) -> None:

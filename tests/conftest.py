@@ -16,6 +16,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from shell.config import DEMO_MODEL, Settings
+from shell.demo import register as register_demo
 from tests.fakes.openai_server import FakeOpenAI
 
 FIXED_NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=1)))
@@ -32,6 +33,12 @@ class Clock:
 
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def demo_brain_registered() -> None:
+    """Models "cairn-demo/…" reach the demo brain, as `build_agent` arranges in the product."""
+    register_demo()
 
 
 @pytest.fixture

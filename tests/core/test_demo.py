@@ -41,12 +41,12 @@ NO_SEARCH = [tool("memory_get"), tool("memory_append")]
 def litellm() -> Iterator[Any]:
     import litellm as module
 
-    from shell.demo import DemoBrain
+    from shell.demo.provider import demo_brain
 
     module.suppress_debug_info = True
     saved = module.custom_provider_map
     module.custom_provider_map = [
-        {"provider": "cairn-demo", "custom_handler": DemoBrain(today=lambda: date(2030, 1, 2))}
+        {"provider": "cairn-demo", "custom_handler": demo_brain(today=lambda: date(2030, 1, 2))}
     ]
     yield module
     module.custom_provider_map = saved
@@ -690,7 +690,7 @@ def test_the_sync_paths_give_the_same_reply(litellm: Any) -> None:
 
 
 def test_importing_the_module_does_not_import_litellm() -> None:
-    probe = "import shell.demo, sys; print('litellm' in sys.modules)"
+    probe = "import shell.demo.provider, sys; print('litellm' in sys.modules)"
     completed = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
+from shell.demo import register as register_demo
 from shell.events import ModelRetry, TextDelta
 from shell.llm import (
     LLM,
@@ -404,14 +404,15 @@ def test_context_window_comes_from_model_info_or_is_unknown() -> None:
     )
 
 
-def test_prepare_litellm_is_idempotent_and_registers_the_demo_brain_once() -> None:
+def test_prepare_litellm_is_idempotent_and_installs_a_registered_provider_once() -> None:
+    register_demo()
     litellm = prepare_litellm()
+    register_demo()  # after the import: installed at once, replacing the earlier entry
 
     assert prepare_litellm() is litellm
     assert litellm.suppress_debug_info is True
     demo_entries = [p for p in litellm.custom_provider_map if p["provider"] == "cairn-demo"]
-    expected = 1 if importlib.util.find_spec("shell.demo") else 0
-    assert len(demo_entries) == expected
+    assert len(demo_entries) == 1
 
 
 QUIET_SCRIPT = """

@@ -1,13 +1,13 @@
 """Cairn's offline demo brain as a litellm custom provider for "cairn-demo/brain": the plumbing.
 
-This module reads the messages litellm hands over (dicts or litellm Message objects), counts
-usage with tiktoken, and returns the reply whole or streamed as `GenericStreamingChunk`s. What
-the brain says is decided in `shell.demo_rules` (turns) and `shell.demo_summary` (compaction
-summaries); it needs no API key and no network, and the same input always gives the same output.
+This module counts usage with tiktoken and returns the reply whole or streamed as
+`GenericStreamingChunk`s. What the brain says is decided in `shell.demo.rules` (turns) and
+`shell.demo.summary` (compaction summaries); it needs no API key and no network, and the same
+input always gives the same output.
 
-`DemoBrain` subclasses `litellm.CustomLLM`, so it only exists once litellm is imported: the
-class is built on first access (`from shell.demo import DemoBrain`), which imports litellm.
-Importing this module alone does not.
+`DemoBrain` subclasses `litellm.CustomLLM`, so it only exists once litellm is imported:
+`demo_brain()` builds the class on first call, which imports litellm. Importing this module
+alone does not.
 """
 
 from __future__ import annotations
@@ -15,137 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from shell.compaction import content_text
 from shell.context import count_tokens
-
-# --- reading the call: messages (dicts or litellm Message objects) and tools ------------------
-
-
-def field(item: Any, key: str) -> Any:
-    """`item[key]` for a mapping, `item.key` for an object, None when absent."""
-    if isinstance(item, Mapping):
-        return item.get(key)
-    return getattr(item, key, None)
-
-
-def message_text(message: Any) -> str:
-    """A message's content as plain text."""
-    return content_text(field(message, "content"))
-
-
-@dataclass(frozen=True)
-class CallInfo:
-    """A tool call the assistant made earlier in the messages."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-def tool_calls_of(message: Any) -> list[CallInfo]:
-    """The tool calls an assistant message made (none for other messages)."""
-    calls = []
-    for call in field(message, "tool_calls") or ():
-        function = field(call, "function")
-        calls.append(
-            CallInfo(
-                id=str(field(call, "id") or ""),
-                name=str(field(function, "name") or ""),
-                arguments=str(field(function, "arguments") or ""),
-            )
-        )
-    return calls
-
-
-def tool_names(tools: Sequence[Any] | None) -> set[str]:
-    """Names of the function tools offered to the model."""
-    names = set()
-    for tool in tools or ():
-        if isinstance(name := field(field(tool, "function"), "name"), str):
-            names.add(name)
-    return names
-
-
-def last_user_index(messages: Sequence[Any]) -> int:
-    """Index of the last user message, -1 when there is none."""
-    for index in range(len(messages) - 1, -1, -1):
-        if field(messages[index], "role") == "user":
-            return index
-    return -1
-
-
-def last_user_text(messages: Sequence[Any]) -> str:
-    """The last user message's text, stripped; empty when there is none."""
-    index = last_user_index(messages)
-    return message_text(messages[index]).strip() if index >= 0 else ""
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """One tool message: the tool's name and what it returned."""
-
-    name: str
-    content: str
-
-    @property
-    def error(self) -> str | None:
-        """The error message when the tool failed ("Error: …"), else None."""
-        text = self.content.strip()
-        return text.removeprefix("Error:").strip() if text.startswith("Error") else None
-
-    def payload(self) -> dict[str, Any]:
-        """The result as a JSON object; empty when it is not one."""
-        try:
-            value = json.loads(self.content)
-        except json.JSONDecodeError:
-            return {}
-        return value if isinstance(value, dict) else {}
-
-
-def latest_tool_results(messages: Sequence[Any]) -> list[ToolResult]:
-    """The trailing tool messages (the last round of calls), in order, each named by its call."""
-    names = {call.id: call.name for m in messages for call in tool_calls_of(m)}
-    results: list[ToolResult] = []
-    for message in reversed(messages):
-        if field(message, "role") != "tool":
-            break
-        name = field(message, "name") or names.get(str(field(message, "tool_call_id")), "tool")
-        results.append(ToolResult(str(name), message_text(message)))
-    return results[::-1]
-
-
-# --- the reply --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlannedCall:
-    """A tool call the demo brain decided to make."""
-
-    name: str
-    arguments: dict[str, Any]
-
-    @property
-    def arguments_json(self) -> str:
-        return json.dumps(self.arguments, ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class DemoReply:
-    """What the demo brain says for one model call: text, or tool calls, never both."""
-
-    text: str = ""
-    tool_calls: tuple[PlannedCall, ...] = ()
-
-    @property
-    def finish_reason(self) -> str:
-        return "tool_calls" if self.tool_calls else "stop"
-
+from shell.demo.messages import DemoReply, field, message_text, tool_calls_of
+from shell.demo.rules import decide
 
 # --- usage and the litellm adapter ------------------------------------------------------------
 
@@ -221,7 +98,8 @@ def stream_chunks(
 
 
 @lru_cache(maxsize=1)
-def _demo_brain_class() -> type:
+def demo_brain_class() -> type:
+    """The `DemoBrain` class (a `litellm.CustomLLM`); imports litellm on the first call."""
     import litellm
     from litellm.types.utils import (
         ChatCompletionMessageToolCall,
@@ -231,9 +109,6 @@ def _demo_brain_class() -> type:
         ModelResponse,
         Usage,
     )
-
-    # Imported here, not at the top: the turn rules read messages with this module's helpers.
-    from shell.demo_rules import decide
 
     class DemoBrain(litellm.CustomLLM):  # type: ignore[misc, unused-ignore]
         """The offline demo brain as a litellm custom provider (register it under "cairn-demo").
@@ -293,7 +168,6 @@ def _demo_brain_class() -> type:
     return DemoBrain
 
 
-def __getattr__(name: str) -> Any:
-    if name == "DemoBrain":
-        return _demo_brain_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def demo_brain(today: Callable[[], date] | None = None) -> Any:
+    """A new demo brain provider, ready for `litellm.custom_provider_map`."""
+    return demo_brain_class()(today)

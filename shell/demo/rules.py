@@ -2,9 +2,9 @@
 call, decided purely from the messages and the tools offered.
 
 It saves facts with memory_append at their turn ("remember that …", and every plain statement
-of fact, see `shell.demo_facts`), recalls them with memory_search (or memory_get), answers with a
+of fact, see `shell.demo.facts`), recalls them with memory_search (or memory_get), answers with a
 citation, and takes part in the pre-compaction flush, which keeps what no turn saved (a fact told
-along with a question, a todo); requests for a compaction summary go to `shell.demo_summary`.
+along with a question, a todo); requests for a compaction summary go to `shell.demo.summary`.
 No litellm and no clock (today's date is injectable), so the same input always gives the same
 reply.
 """
@@ -20,10 +20,11 @@ from datetime import date, datetime
 from typing import Any
 
 from shell import prompts
-from shell.demo import (
+from shell.demo.facts import durable_facts, is_question, turn_facts
+from shell.demo.messages import (
     DemoReply,
     PlannedCall,
-    ToolResult,
+    ToolOutcome,
     field,
     last_user_index,
     last_user_text,
@@ -32,14 +33,8 @@ from shell.demo import (
     tool_calls_of,
     tool_names,
 )
-from shell.demo_facts import durable_facts, is_question, turn_facts
-from shell.demo_summary import (
-    collapse,
-    display_line,
-    normalized,
-    sentences,
-    summary_reply,
-)
+from shell.demo.summary import summary_reply
+from shell.demo.text import collapse, display_line, normalized, sentences
 
 MAX_FLUSH_FACTS = 20
 _CONTROL_HEADERS = (
@@ -307,7 +302,7 @@ def _append_confirmation(payload: dict[str, Any]) -> str:
     return f"Noted — saved to {path}, but not committed ({reason})."
 
 
-def _recall_candidates(results: Sequence[ToolResult]) -> Iterator[Candidate]:
+def _recall_candidates(results: Sequence[ToolOutcome]) -> Iterator[Candidate]:
     for result in results:
         payload = result.payload()
         if payload.get("nothingRelevant") is True:
@@ -327,7 +322,7 @@ def _recall_candidates(results: Sequence[ToolResult]) -> Iterator[Candidate]:
                 yield Candidate(line, f"{payload.get('path')}#L{first + offset}")
 
 
-def _recall_answer(question: str, results: Sequence[ToolResult]) -> str:
+def _recall_answer(question: str, results: Sequence[ToolOutcome]) -> str:
     found = best_line(question, _recall_candidates(results))
     if found is None:
         return "I checked my memory and found nothing about that."

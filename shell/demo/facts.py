@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from shell.demo_summary import collapse, identifiers, sentences
+from shell.demo.text import collapse, identifiers, sentences
 
 MIN_WORDS = 4
 

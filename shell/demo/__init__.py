@@ -1,0 +1,22 @@
+"""Cairn's offline demo brain: a deterministic stand-in for a model, served through litellm.
+
+It needs no API key and no network. Its modules import one way, each only those below it:
+`provider` (the litellm custom provider) → `rules` (what to say or call for one model call) →
+`facts` (what a user message states) → `summary` (compaction summaries) → `text` (sentences and
+identifiers) → `messages` (reading the call, planning the reply). The model caller does not
+know it exists: the composition root calls `register()`.
+"""
+
+from __future__ import annotations
+
+from shell.config import DEMO_MODEL
+
+PROVIDER = DEMO_MODEL.split("/", 1)[0]
+
+
+def register() -> None:
+    """Serve `cairn-demo/…` models with the demo brain (litellm is imported only when used)."""
+    from shell.demo.provider import demo_brain
+    from shell.llm import register_provider
+
+    register_provider(PROVIDER, demo_brain)

@@ -8,7 +8,6 @@ the compaction fails and the history is kept as it was. A bad summary is never s
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -25,6 +24,8 @@ from shell.events import (
     CompactionStarted,
     TextDelta,
 )
+from shell.messages import content_text
+from shell.text import shorten
 
 if TYPE_CHECKING:
     from shell.llm import LLM
@@ -121,26 +122,6 @@ def find_cut(
 
 
 # --- the transcript the summariser reads -----------------------------------------------------
-
-
-def content_text(content: Any) -> str:
-    """Message content as plain text: a string as is; OpenAI content parts (dicts, objects or
-    strings) joined by newlines; anything else as JSON."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list | tuple):
-        texts = [
-            part
-            if isinstance(part, str)
-            else part.get("text")
-            if isinstance(part, dict)
-            else getattr(part, "text", None)
-            for part in content
-        ]
-        return "\n".join(text for text in texts if isinstance(text, str) and text)
-    return json.dumps(content, ensure_ascii=False, default=str)
 
 
 def trim_middle(text: str, limit: int = TOOL_RESULT_CHARS) -> str:
@@ -274,8 +255,7 @@ def quality_problems(
     if missing_ids:
         problems.append("identifiers not kept verbatim: " + ", ".join(missing_ids))
     if latest_ask and not ask_reflected(summary, latest_ask):
-        shown = latest_ask if len(latest_ask) <= 120 else latest_ask[:119] + "…"
-        problems.append(f"the latest user ask is not reflected: {shown!r}")
+        problems.append(f"the latest user ask is not reflected: {shorten(latest_ask, 120)!r}")
     return problems
 
 

@@ -27,6 +27,7 @@ from shell.events import (
     TextDelta,
     ToolCallStarted,
 )
+from shell.text import shorten
 from shell.tools import Tool, ToolResult, event_arguments
 
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ class FlushOutcome:
 
 
 def _short(error: str) -> str:
-    return error if len(error) <= MAX_ERROR_CHARS else error[: MAX_ERROR_CHARS - 1] + "…"
+    return shorten(error, MAX_ERROR_CHARS)
 
 
 async def run_flush(

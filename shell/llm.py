@@ -23,6 +23,7 @@ from typing import Any
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from shell.events import ModelRetry, TextDelta
 from shell.messages import field as read_field
+from shell.text import shorten
 
 DEMO_PROVIDER = DEMO_MODEL.split("/", 1)[0]
 LOCAL_DUMMY_KEY = "sk-cairn-local"
@@ -408,7 +409,7 @@ def _detail(error: BaseException) -> str:
     text = _PREFIX.sub("", text).strip()
     line = text.splitlines()[0].strip() if text else ""
     line = line or type(error).__name__
-    return line if len(line) <= 300 else line[:299] + "…"
+    return shorten(line, 300)
 
 
 def _retry_after(error: BaseException) -> float | None:

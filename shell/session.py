@@ -11,12 +11,10 @@ Under `<state_dir>/sessions/` each session has two files:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import secrets
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from shell.compaction import CompactionResult, summary_message
+from shell.fsio import write_atomically
 
 
 class SessionNotFound(LookupError):
@@ -75,15 +74,6 @@ def compaction_entry(result: CompactionResult) -> dict[str, Any]:
         "tokens_after": result.tokens_after,
         "turns_summarised": result.turns_summarised,
     }
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a directory
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class SessionStore:
@@ -161,18 +151,7 @@ class SessionStore:
         path = self._record_path(record.session_id)
         self.folder.mkdir(parents=True, exist_ok=True)
         data = json.dumps(dataclasses.asdict(record), indent=2, ensure_ascii=False) + "\n"
-        fd, temp = tempfile.mkstemp(prefix=f".{record.session_id}.", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-        _fsync_dir(self.folder)
+        write_atomically(path, data, mode=0o600)  # private, as the record has always been
 
     def append(self, session_id: str, entry: dict[str, Any]) -> None:
         """Append one transcript entry as a JSON line, flushed and fsynced.

@@ -12,6 +12,7 @@ from pathlib import Path
 from shell.config import Settings
 from shell.events import BaseEvent, BootstrapMissing, BootstrapTruncated
 from shell.memory.git import GitStore
+from shell.text import shorten
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "MEMORY.md")
 MIN_REMAINING_CHARS = 64
@@ -89,7 +90,7 @@ def truncate_middle(text: str, limit: int, name: str) -> str:
         room = max(0, limit - len(marker(head, tail)))
         head, tail = room * 7 // 9, room * 2 // 9
     joined = text[:head] + marker(head, tail) + text[len(text) - tail :]
-    return joined if len(joined) <= limit else joined[: max(0, limit - 1)] + "…"
+    return shorten(joined, limit)
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,7 @@ def load_bootstrap(
                 reason = "per_file" if limit == max_chars else "total"
                 original = len(body)
                 body = truncate_middle(body, limit, name)
-                if len(body) > remaining:
-                    body = body[: remaining - 1] + "…"
+                body = shorten(body, remaining)
                 events.append(BootstrapTruncated(name, original, len(body), reason))
         remaining -= len(body)
         chars[name] = len(body)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shell.text import shorten
+
 
 def tokens(count: int) -> str:
     """Compact token count: 950, 1.2k, 8.2k, 128k, 1.0M."""
@@ -32,7 +34,7 @@ def one_line(value: Any, limit: int = 80) -> str:
     else:
         text = str(value)
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def short_sha(sha: str | None) -> str:

@@ -72,6 +72,7 @@ class StatusBar(Horizontal):
 
     @staticmethod
     def _short_session_label(session_id: str) -> str:
+        # not shorten(): ids share their date prefix, so this keeps the end
         return f"…{session_id[-6:]}" if len(session_id) > 8 else session_id
 
     def show_session(self, *, model: str, session_id: str, demo: bool) -> None:

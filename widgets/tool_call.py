@@ -102,7 +102,7 @@ class ToolCallCard(Vertical):
             text.append(f"{value}\n")
         if self.finished is not None:
             result = self.finished.error or self.finished.result
-            if len(result) > RESULT_PREVIEW_CHARS:
+            if len(result) > RESULT_PREVIEW_CHARS:  # not shorten(): this one also gives the length
                 result = result[:RESULT_PREVIEW_CHARS] + f"… ({len(result)} chars)"
             text.append("result: ", style="bold")
             text.append(result)

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import fcntl
 import hashlib
-import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from shell.events import GitLockCleared, MemoryWritten
+from shell.fsio import exclusive_lock, write_atomically
 from shell.memory.git import GitStore
 from shell.memory.paths import CURATED_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.tools import ToolError
@@ -241,18 +239,8 @@ class MemoryFiles:
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
         """Hold the in-process lock and the cross-process `flock` together."""
-        lock_path = self.root / ".cairn" / "locks" / "memory.lock"
-        with self._thread_lock:
-            lock_path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                try:
-                    yield
-                finally:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
+        with self._thread_lock, exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"):
+            yield
 
     def _read_bytes(self, path: Path, name: str) -> bytes:
         try:
@@ -344,23 +332,6 @@ def _added_lines(before: bytes, after: bytes) -> int:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same folder, fsync, rename over, fsync the folder."""
+    """Create the file's folder if needed, then replace the file atomically, keeping its mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    write_atomically(path, data)

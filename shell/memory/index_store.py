@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from shell.fsio import write_atomically
 from shell.memory.chunking import Chunk
 from shell.memory.sync import FileRecord
 
@@ -187,7 +188,7 @@ class LanceStore:
 
     def write_identity(self, identity: dict[str, Any]) -> None:
         text = json.dumps(identity, indent=2, sort_keys=True)
-        write_atomically(self.directory / IDENTITY_FILE, text.encode("utf-8"))
+        write_atomically(self.directory / IDENTITY_FILE, text, mode=0o644)
 
     # --- file records --------------------------------------------------------------------
 
@@ -197,7 +198,8 @@ class LanceStore:
     def write_records(self, generation: int, records: Iterable[FileRecord]) -> None:
         """Replace generation `generation`'s file records, atomically."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.records_path(generation), records_json(generation, records))
+        records_bytes = records_json(generation, records)
+        write_atomically(self.records_path(generation), records_bytes, mode=0o644)
 
     def read_records(self, generation: int) -> dict[str, FileRecord]:
         """Generation `generation`'s file records, keyed by path.
@@ -246,7 +248,13 @@ class LanceStore:
                 except Exception:  # a leftover we cannot drop costs disk, nothing else
                     pass
         keep = self.records_path(generation).name
-        for path in self.directory.glob(f"{RECORDS_PREFIX}*{RECORDS_SUFFIX}*"):
+        # other generations' records, and the temp files of writes killed before their rename
+        # (`files_<n>.json.tmp` from older versions, `.files_<n>.json.<random>.tmp` now)
+        stale = [
+            *self.directory.glob(f"{RECORDS_PREFIX}*{RECORDS_SUFFIX}*"),
+            *self.directory.glob(f".{RECORDS_PREFIX}*{RECORDS_SUFFIX}.*.tmp"),
+        ]
+        for path in stale:
             if path.name != keep and path.is_file():
                 path.unlink(missing_ok=True)
 
@@ -306,23 +314,6 @@ def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
     if len(vectors) != len(chunks):
         raise ValueError("chunks table has vectors of the wrong size")
     return chunks, vectors
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`: a reader (or a crash) sees the old bytes or the new, never half.
-
-    The bytes go to a temporary file that is flushed to disk before it is renamed over `path`.
-    """
-    temporary = path.with_name(path.name + ".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    os.replace(temporary, path)
 
 
 def records_json(generation: int, records: Iterable[FileRecord]) -> bytes:

@@ -17,17 +17,17 @@ File shape::
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from shell.fsio import exclusive_lock, write_atomically
 
 if TYPE_CHECKING:
     from shell.memory.search import SearchHit
@@ -115,13 +115,8 @@ class RecallTracker:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        with self._thread_lock, open(self._lock_path, "a+b") as lock_file:
-            fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock_file.fileno(), fcntl.LOCK_UN)
+        with self._thread_lock, exclusive_lock(self._lock_path):
+            yield
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
@@ -151,17 +146,7 @@ class RecallTracker:
 
     def _write(self, entries: dict[str, dict[str, Any]]) -> None:
         payload = json.dumps({"version": FORMAT_VERSION, "entries": entries}, ensure_ascii=False)
-        fd, temp = tempfile.mkstemp(prefix=".recall-", suffix=".tmp", dir=self._path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, self._path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-            raise
+        write_atomically(self._path, payload, mode=0o600)  # private, as it has always been
 
 
 def _bounded_append(values: list[str], value: str, limit: int) -> list[str]:

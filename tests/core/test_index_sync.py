@@ -15,6 +15,7 @@ import pytest
 from shell.events import IndexRebuilt, IndexSynced, IndexSyncProgress
 from shell.memory.embed import HashEmbedder
 from shell.memory.index import EmbeddingFailed, MemoryIndex
+from shell.memory.index_store import LanceStore
 from shell.memory.watch import MemoryWatcher
 
 
@@ -470,3 +471,22 @@ async def test_watcher_awaits_an_async_callback(notes: Path) -> None:
     await asyncio.wait_for(task, 10)
 
     assert seen == [{"MEMORY.md"}]
+
+
+def test_dropping_generations_sweeps_old_records_and_killed_writes_temp_files(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "index"
+    folder.mkdir()
+    for name in (
+        "identity.json",
+        "files_1.json",
+        "files_2.json",
+        "files_2.json.tmp",  # left by a killed write of an older version
+        ".files_2.json.0a1b2c3d.tmp",  # left by a killed shell.fsio.write_atomically
+    ):
+        (folder / name).write_text("{}")
+
+    LanceStore(folder, dim=8).drop_other_generations(2)
+
+    assert sorted(p.name for p in folder.iterdir()) == ["files_2.json", "identity.json"]

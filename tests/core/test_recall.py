@@ -136,7 +136,7 @@ def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
     entries = RecallTracker(store, SteppingClock()).entries()
     assert entries["memory/2026-11-30.md:1:5"]["recall_count"] == 60
     assert all(entries[f"memory/p{n}.md:1:2"]["recall_count"] == 20 for n in range(3))
-    assert not list(store.parent.glob(".recall-*.tmp"))  # every temp file was renamed
+    assert not list(store.parent.glob("*.tmp"))  # every temp file was renamed
 
 
 def test_corrupt_file_is_moved_aside_and_started_fresh(tmp_path: Path) -> None:

@@ -55,6 +55,14 @@ def test_counters_survive_a_restart(tmp_path: Path) -> None:
     assert list((tmp_path / ".cairn" / "sessions").glob("*.tmp")) == []
 
 
+def test_record_file_is_private_to_its_owner(tmp_path: Path) -> None:
+    sessions = store(tmp_path)
+    record = sessions.create("m")
+    sessions.save(record)
+    path = tmp_path / ".cairn" / "sessions" / f"{record.session_id}.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
 def test_session_ids_are_short_and_sort_by_creation(tmp_path: Path) -> None:
     sessions = store(tmp_path)
     ids = [sessions.create("m").session_id for _ in range(3)]

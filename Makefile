@@ -23,6 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check shell widgets themes tests bench
 	$(BIN)/ruff format --check --quiet shell widgets themes tests bench
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.search $(ARGS)

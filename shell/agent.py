@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,7 @@ class Agent:
         self.recall.start()
         yield self.usage()
 
-    async def submit(self, text: str) -> AsyncIterator[BaseEvent]:
+    async def submit(self, text: str) -> AsyncGenerator[BaseEvent]:
         """A user prompt, or a slash command: /compact [focus], /flush, /new."""
         command, _, argument = text.strip().partition(" ")
         match command:
@@ -133,7 +133,7 @@ class Agent:
             async for event in events:
                 yield event
 
-    async def run_turn(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def run_turn(self, prompt: str) -> AsyncGenerator[BaseEvent]:
         self.record.turns += 1
         turn = self.record.turns
         yield TurnStarted(session_id=self.session_id, turn=turn, prompt=prompt)
@@ -213,18 +213,18 @@ class Agent:
                     yield event
                 yield TurnFinished(turn=turn, reason=reason)
 
-    async def compact(self, focus: str | None = None) -> AsyncIterator[BaseEvent]:
+    async def compact(self, focus: str | None = None) -> AsyncGenerator[BaseEvent]:
         """Manual /compact: flush first if this cycle has not been flushed, then compact."""
         async for event in self.lifecycle.flush_then_compact("manual", focus):
             yield event
         yield self.usage()
 
-    async def flush(self) -> AsyncIterator[BaseEvent]:
+    async def flush(self) -> AsyncGenerator[BaseEvent]:
         async for event in self.lifecycle.flush("manual"):
             yield event
         yield self.usage()
 
-    async def new_session(self) -> AsyncIterator[BaseEvent]:
+    async def new_session(self) -> AsyncGenerator[BaseEvent]:
         self.save()
         self.record = self.sessions.create(self.settings.model, prelude=True)
         self.messages = []

@@ -105,11 +105,13 @@ def index_command(settings: Settings, *, action: str, out: TextIO) -> int:
 
     init_workspace(settings)
     service = RecallService(settings)
-    events = {
-        "status": list,
-        "sync": lambda: service.sync("manual"),
-        "rebuild": lambda: service.index.rebuild("manual"),
-    }[action]()
+    match action:
+        case "sync":
+            events = service.sync("manual")
+        case "rebuild":
+            events = service.index.rebuild("manual")
+        case _:
+            events = []
     for event in events:
         out.write(to_json(event) + "\n")
     status = service.index.status()

@@ -112,7 +112,7 @@ def prepare_litellm() -> Any:
             warnings.simplefilter("ignore")
             import litellm
         litellm.suppress_debug_info = True
-        litellm.set_verbose = False
+        litellm.set_verbose = False  # type: ignore[attr-defined]  # set, though not exported
         # Python warnings go to stderr too; these fire lazily inside litellm's calls.
         warnings.filterwarnings("ignore", module=r"litellm(\.|$)")
         warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
@@ -268,7 +268,7 @@ class LLM:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, max(self.max_delay, _MAX_RETRY_AFTER))
-        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1)) * self._jitter()
+        return min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1)) * self._jitter()
 
     def _classify(self, error: Exception, litellm: Any, *, streaming: bool) -> _Failure:
         """Return the retryable failure, or raise the final `ModelError` from `error`."""

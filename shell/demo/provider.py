@@ -100,7 +100,7 @@ def stream_chunks(
 @lru_cache(maxsize=1)
 def demo_brain_class() -> type:
     """The `DemoBrain` class (a `litellm.CustomLLM`); imports litellm on the first call."""
-    import litellm
+    from litellm.llms.custom_llm import CustomLLM
     from litellm.types.utils import (
         ChatCompletionMessageToolCall,
         Choices,
@@ -110,7 +110,7 @@ def demo_brain_class() -> type:
         Usage,
     )
 
-    class DemoBrain(litellm.CustomLLM):  # type: ignore[misc, unused-ignore]
+    class DemoBrain(CustomLLM):  # type: ignore[misc, unused-ignore]
         """The offline demo brain as a litellm custom provider (register it under "cairn-demo").
 
         Args:
@@ -144,7 +144,11 @@ def demo_brain_class() -> type:
             return ModelResponse(
                 model=model,
                 choices=[Choices(index=0, message=message, finish_reason=reply.finish_reason)],
-                usage=Usage(**usage),
+                usage=Usage(
+                    prompt_tokens=usage["prompt_tokens"],
+                    completion_tokens=usage["completion_tokens"],
+                    total_tokens=usage["total_tokens"],
+                ),
             )
 
         async def acompletion(
@@ -158,7 +162,8 @@ def demo_brain_class() -> type:
             reply, usage, ids = self._answer(messages, kwargs)
             yield from stream_chunks(reply, usage, ids)
 
-        async def astreaming(
+        # litellm calls it with keywords; its base declares a bare (*args, **kwargs) signature
+        async def astreaming(  # type: ignore[override]
             self, model: str, messages: list[Any], *args: Any, **kwargs: Any
         ) -> AsyncIterator[Any]:
             reply, usage, ids = self._answer(messages, kwargs)

@@ -384,6 +384,7 @@ def fts_search(table: Any, terms: Sequence[str], limit: int) -> list[tuple[str, 
     """BM25 hits for any of `terms` (already reduced to plain word tokens), best first."""
     from lancedb.query import MatchQuery
 
-    query = MatchQuery(" ".join(terms), "search")
+    # lancedb's type hints mark MatchQuery's defaulted fields as required; the defaults hold
+    query = MatchQuery(" ".join(terms), "search")  # type: ignore[call-arg]
     data = table.search(query, query_type="fts").select(["id"]).limit(limit).to_arrow()
     return list(zip(data.column("id").to_pylist(), data.column("_score").to_pylist(), strict=True))

@@ -159,7 +159,7 @@ def decay_factor(path: str, now: datetime, *, half_life_days: float = HALF_LIFE_
     written = datetime(day.year, day.month, day.day, tzinfo=UTC)
     current = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
     age_days = max(0.0, (current - written).total_seconds() / 86_400)
-    return 0.5 ** (age_days / half_life_days)
+    return float(0.5 ** (age_days / half_life_days))
 
 
 def word_tokens(text: str) -> frozenset[str]:
@@ -208,7 +208,7 @@ def newer_first(
             and groups[j] == groups[i]
             and jaccard(words[i], words[j]) >= SUPERSEDE_JACCARD
         ]
-        for j in [*sorted(newer, key=lambda j: days[j] or day, reverse=True), i]:
+        for j in [*sorted(newer, key=lambda j: days[j] or date.min, reverse=True), i]:
             placed.add(j)
             order.append(j)
     return order

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shell.events import BaseEvent, Notice
 from shell.memory.search import (
@@ -18,11 +18,14 @@ from shell.memory.search import (
     DEFAULT_MIN_SCORE,
     MAX_QUERY_CHARS,
     MAX_RESULTS_LIMIT,
-    MemorySearch,
+    SearchResult,
     describe_error,
     validate_request,
 )
 from shell.tools import Tool, ToolResult, json_result
+
+if TYPE_CHECKING:
+    from shell.memory.index import MemoryIndex
 
 TOOL_NAME = "memory_search"
 DESCRIPTION = (
@@ -65,8 +68,17 @@ def parameters_schema() -> dict[str, Any]:
     }
 
 
+class Searcher(Protocol):
+    """What the tool needs of a search: `MemorySearch`, or a stand-in that builds one lazily."""
+
+    @property
+    def index(self) -> MemoryIndex: ...
+
+    def search(self, query: str, *, max_results: int, min_score: float) -> SearchResult: ...
+
+
 def search_tool(
-    searcher: MemorySearch,
+    searcher: Searcher,
     *,
     before_search: Callable[[], list[BaseEvent]] | None = None,
 ) -> Tool:
@@ -112,7 +124,7 @@ def _mark_stale(payload: dict[str, Any], sync_failure: str | None) -> Notice:
     return Notice(message=f"{TOOL_NAME}: {warning}", level="warning")
 
 
-def _is_dirty(searcher: MemorySearch) -> bool:
+def _is_dirty(searcher: Searcher) -> bool:
     try:
         return bool(searcher.index.is_dirty())
     except Exception:  # a staleness probe must not fail the search it qualifies

@@ -19,7 +19,8 @@ from shell.tools import Tool
 
 if TYPE_CHECKING:
     from shell.memory.index import MemoryIndex
-    from shell.memory.search import MemorySearch
+    from shell.memory.search import MemorySearch, SearchResult
+    from shell.memory.watch import MemoryWatcher
 
 
 class RecallService:
@@ -33,7 +34,7 @@ class RecallService:
         self._queue: asyncio.Queue[BaseEvent] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._watcher = None
+        self._watcher: MemoryWatcher | None = None
 
     @property
     def index(self) -> MemoryIndex:
@@ -126,14 +127,14 @@ class RecallService:
         from shell.memory.watch import MemoryWatcher
 
         asyncio.current_task().set_name("watch")  # type: ignore[union-attr]
-        self._watcher = MemoryWatcher(self.settings.workspace)
+        self._watcher = watcher = MemoryWatcher(self.settings.workspace)
         await asyncio.to_thread(self._ready.wait)
 
         async def changed(_paths: set[str]) -> None:
             for event in await asyncio.to_thread(self.sync, "watch"):
                 self._put(event)
 
-        await self._watcher.run(changed)
+        await watcher.run(changed)
 
     def _publish(self, event: IndexSyncProgress) -> None:
         if self._loop is not None:
@@ -149,5 +150,9 @@ class _LazySearcher:
     def __init__(self, service: RecallService) -> None:
         self._service = service
 
-    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
-        return getattr(self._service.searcher, name)
+    @property
+    def index(self) -> MemoryIndex:
+        return self._service.index
+
+    def search(self, query: str, *, max_results: int, min_score: float) -> SearchResult:
+        return self._service.searcher.search(query, max_results=max_results, min_score=min_score)

@@ -41,7 +41,8 @@ def adjacent_similarity(vectors: np.ndarray) -> np.ndarray:
     """Cosine of each unit with the next one (`len - 1` values) for unit-norm rows."""
     if len(vectors) < 2:
         return np.zeros(0, dtype=np.float32)
-    return np.einsum("ij,ij->i", vectors[:-1], vectors[1:])
+    similarity: np.ndarray = np.einsum("ij,ij->i", vectors[:-1], vectors[1:])
+    return similarity
 
 
 def grow_window(

@@ -63,8 +63,7 @@ def compaction_entry(result: CompactionResult) -> dict[str, Any]:
     """The transcript entry for a compaction, for `SessionStore.append`.
 
     `kept` is how many messages at the end of the live list survived verbatim, so `messages()`
-    rebuilds exactly what the agent had: the summary followed by those messages. (An entry with
-    `first_kept`, the index of the first kept message in the live list, works too.)
+    rebuilds exactly what the agent had: the summary followed by those messages.
     """
     return {
         "kind": "compaction",
@@ -203,10 +202,7 @@ class SessionStore:
             if kind == "message" and isinstance(entry.get("message"), dict):
                 live.append(entry["message"])
             elif kind == "compaction" and isinstance(entry.get("summary"), str):
-                if "kept" in entry:
-                    first_kept = max(0, len(live) - int(entry["kept"]))
-                else:  # the index of the first kept message in the live list
-                    first_kept = min(len(live), max(0, int(entry.get("first_kept", len(live)))))
+                first_kept = max(0, len(live) - int(entry.get("kept", 0)))
                 live = [summary_message(entry["summary"]), *live[first_kept:]]
         return live
 

@@ -132,14 +132,6 @@ class MemoryFiles:
             truncated=cut,
         )
 
-    def read_all(self, rel: str) -> str:
-        """The whole memory file as text ("" if missing), for panes and bootstrap.
-
-        Unlike `read`, this does not count as having read the file before a `write`.
-        """
-        path, name = locate(self.root, rel)
-        return self._read_bytes(path, name).decode("utf-8", errors="replace")
-
     # --- writes ----------------------------------------------------------------------------
 
     def append(self, rel: str, text: str, *, reason: str, origin: str = "") -> WriteOutcome:

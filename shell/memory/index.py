@@ -263,13 +263,6 @@ class MemoryIndex:
             self._writer.wipe()
         self._writer.restore_cache(salvaged)
 
-    def optimize(self) -> None:
-        """Fold recently added rows into the FTS index and compact the tables (for idle time)."""
-        with self._write_lock:
-            self._ensure_open()
-            if self._generation is not None:
-                self._writer.optimize(self._generation)
-
     # --- reading -------------------------------------------------------------------------
 
     def is_dirty(self) -> bool:

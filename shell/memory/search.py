@@ -66,15 +66,13 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "describe_error",
-    "search_tool",
     "validate_request",
 ]
 
 if TYPE_CHECKING:
     from shell.memory.chunking import Chunk
+    from shell.memory.hit_log import HitLog
     from shell.memory.index import MemoryIndex
-    from shell.memory.recall import RecallTracker
-    from shell.memory.search_tool import search_tool
 
 MAX_QUERY_CHARS = 2_000
 MAX_RESULTS_LIMIT = 50
@@ -125,7 +123,7 @@ class MemorySearch:
 
     Args:
         index: the memory index (its embedder embeds the query).
-        recall: where surfaced hits are recorded for dreaming; None records nothing.
+        hit_log: where surfaced hits are recorded for dreaming; None records nothing.
         clock: the current time for recency, named times and recall stamps (UTC now by default).
         recency_weight: the most recency adds to a hit's order (`ranking.RECENCY_WEIGHT`).
         half_life_days: the age at which that bonus has halved.
@@ -135,13 +133,13 @@ class MemorySearch:
         self,
         index: MemoryIndex,
         *,
-        recall: RecallTracker | None = None,
+        hit_log: HitLog | None = None,
         clock: Callable[[], datetime] | None = None,
         recency_weight: float = ranking.RECENCY_WEIGHT,
         half_life_days: float = ranking.HALF_LIFE_DAYS,
     ) -> None:
         self._index = index
-        self._recall = recall
+        self._hit_log = hit_log
         self._clock = clock or (lambda: datetime.now(UTC))
         self._recency = (recency_weight, half_life_days)
 
@@ -209,12 +207,12 @@ class MemorySearch:
             keyword_matched=bool(keyword),
             time_frame=frame,
         )
-        if self._recall is not None and hits:
+        if self._hit_log is not None and hits:
             recall_started = time.perf_counter()
             try:
-                self._recall.record(query, hits)
+                self._hit_log.record(query, hits)
             except OSError as error:  # recall feeds dreaming; losing one record is not fatal
-                logger.warning("recall tracking failed: %s", describe_error(error))
+                logger.warning("the hit log failed: %s", describe_error(error))
             timings["recall"] = _ms_since(recall_started)
         return result
 
@@ -394,13 +392,3 @@ def describe_error(error: BaseException) -> str:
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-def __getattr__(name: str) -> Any:
-    # `search_tool` moved to shell.memory.search_tool, which imports this module; a plain
-    # re-export here would be circular, so it resolves on first use instead.
-    if name == "search_tool":
-        from shell.memory.search_tool import search_tool
-
-        return search_tool
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

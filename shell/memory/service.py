@@ -50,14 +50,14 @@ class RecallService:
     @property
     def searcher(self) -> MemorySearch:
         if self._searcher is None:
-            from shell.memory.recall import RecallTracker
+            from shell.memory.hit_log import HitLog
             from shell.memory.search import MemorySearch
 
             recall_file = self.settings.state_dir / "dreams" / "recall.json"
-            tracker = RecallTracker(recall_file, self.settings.clock)
+            hits = HitLog(recall_file, self.settings.clock)
             self._searcher = MemorySearch(
                 self.index,
-                recall=tracker,
+                hit_log=hits,
                 clock=self.settings.clock,
                 recency_weight=self.settings.recency_weight,
                 half_life_days=self.settings.recency_half_life_days,
@@ -65,7 +65,7 @@ class RecallService:
         return self._searcher
 
     def tool(self) -> Tool:
-        from shell.memory.search import search_tool
+        from shell.memory.search_tool import search_tool
 
         return search_tool(_LazySearcher(self), before_search=self.before_search)
 

@@ -159,7 +159,6 @@ def test_symlink_between_memory_files_writes_through_and_keeps_the_link(
 def test_read_missing_file_is_empty_text(memory_files: MemoryFiles) -> None:
     result = memory_files.read("memory/2001-01-01.md")
     assert (result.text, result.lines, result.total_lines, result.next_from) == ("", 0, 0, None)
-    assert memory_files.read_all("MEMORY.md") == ""
 
 
 def test_read_bounds_from_and_lines(memory_files: MemoryFiles, memory_root: Path) -> None:

@@ -12,15 +12,15 @@ import pytest
 
 from shell.events import SearchPerformed
 from shell.memory.embed import MiniLMEmbedder
+from shell.memory.hit_log import HitLog, recall_path
 from shell.memory.index import MemoryIndex
-from shell.memory.recall import RecallTracker, recall_path
 from shell.memory.search import (
     NOTHING_RELEVANT,
     MemorySearch,
     SearchError,
     SearchResult,
-    search_tool,
 )
+from shell.memory.search_tool import search_tool
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -297,8 +297,8 @@ async def test_an_unsynced_edit_is_reported_as_stale(fresh: tuple[Path, MemoryIn
 
 
 def test_recall_json_records_every_surfaced_hit(index: MemoryIndex, tmp_path: Path) -> None:
-    tracker = RecallTracker(recall_path(tmp_path), clock=lambda: NOW)
-    result = MemorySearch(index, recall=tracker, clock=lambda: NOW).search("office wifi")
+    tracker = HitLog(recall_path(tmp_path), clock=lambda: NOW)
+    result = MemorySearch(index, hit_log=tracker, clock=lambda: NOW).search("office wifi")
     assert result.hits
     entries = tracker.entries()
     assert set(entries) == {f"{h.path}:{h.start_line}:{h.end_line}" for h in result.hits}
@@ -310,8 +310,8 @@ def test_recall_json_records_every_surfaced_hit(index: MemoryIndex, tmp_path: Pa
 
 
 def test_abstention_records_nothing(index: MemoryIndex, tmp_path: Path) -> None:
-    tracker = RecallTracker(recall_path(tmp_path), clock=lambda: NOW)
-    MemorySearch(index, recall=tracker, clock=lambda: NOW).search("recipe for banana bread")
+    tracker = HitLog(recall_path(tmp_path), clock=lambda: NOW)
+    MemorySearch(index, hit_log=tracker, clock=lambda: NOW).search("recipe for banana bread")
     assert tracker.entries() == {}
 
 

@@ -184,24 +184,6 @@ def test_messages_after_compactions_are_summary_plus_tail(tmp_path: Path) -> Non
     assert (entry["tokens_before"], entry["tokens_after"]) == (5000, 900)
 
 
-def test_compaction_entry_by_first_kept_index(tmp_path: Path) -> None:
-    sessions = store(tmp_path)
-    sid = sessions.create("m").session_id
-    for n in range(6):
-        sessions.append_message(sid, message(n))
-    sessions.append(
-        sid,
-        {
-            "kind": "compaction",
-            "summary": "s",
-            "first_kept": 4,
-            "tokens_before": 10,
-            "tokens_after": 5,
-        },
-    )
-    assert sessions.messages(sid) == [summary_message("s"), message(4), message(5)]
-
-
 def test_new_record_defaults(tmp_path: Path) -> None:
     record = store(tmp_path).create("openai/gpt-4o", prelude=False)
     assert record == SessionRecord(

@@ -1,4 +1,4 @@
-"""Recall tracking: which memory chunks memory_search surfaced, how often, for which queries.
+"""The hit log: which memory lines memory_search surfaced, how often, for which queries.
 
 Dreaming reads this later to find what keeps being recalled. The store is operational data in
 `<workspace>/.cairn/dreams/recall.json` (derived, git-ignored). It is bounded, written atomically,
@@ -54,7 +54,7 @@ def hit_key(path: str, start_line: int, end_line: int) -> str:
     return f"{path}:{start_line}:{end_line}"
 
 
-class RecallTracker:
+class HitLog:
     """Records every hit surfaced to the model.
 
     Args:

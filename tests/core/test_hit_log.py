@@ -6,11 +6,11 @@ import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from shell.memory.recall import (
+from shell.memory.hit_log import (
     MAX_DAYS,
     MAX_ENTRIES,
     MAX_QUERY_HASHES,
-    RecallTracker,
+    HitLog,
     query_hash,
     recall_path,
 )
@@ -46,7 +46,7 @@ def hit(path: str = "memory/2026-11-30.md", start: int = 1, end: int = 5, score:
 
 
 def test_records_counts_scores_queries_and_days(tmp_path: Path) -> None:
-    tracker = RecallTracker(recall_path(tmp_path), SteppingClock(timedelta(hours=20)))
+    tracker = HitLog(recall_path(tmp_path), SteppingClock(timedelta(hours=20)))
     tracker.record("Deploy procedure", [hit(score=0.4), hit("MEMORY.md", 3, 9, 0.9)])
     tracker.record("  deploy   PROCEDURE ", [hit(score=0.6)])
     tracker.record("who owns billing", [hit(score=0.5)])
@@ -65,14 +65,14 @@ def test_records_counts_scores_queries_and_days(tmp_path: Path) -> None:
 
 
 def test_an_empty_hit_list_writes_nothing(tmp_path: Path) -> None:
-    tracker = RecallTracker(recall_path(tmp_path), SteppingClock())
+    tracker = HitLog(recall_path(tmp_path), SteppingClock())
     tracker.record("anything", [])
     assert not recall_path(tmp_path).exists()
     assert tracker.entries() == {}
 
 
 def test_store_is_bounded_and_evicts_the_least_recent(tmp_path: Path) -> None:
-    tracker = RecallTracker(recall_path(tmp_path), SteppingClock())
+    tracker = HitLog(recall_path(tmp_path), SteppingClock())
     tracker.record("first", [hit("memory/keep.md", 1, 1)])
     tracker.record("batch", [hit(f"memory/n{i}.md", 1, 1) for i in range(MAX_ENTRIES)])
     tracker.record("again", [hit("memory/keep.md", 1, 1)])  # recalled again: most recent now
@@ -88,7 +88,7 @@ def test_store_is_bounded_and_evicts_the_least_recent(tmp_path: Path) -> None:
 
 
 def test_query_hashes_and_days_are_bounded(tmp_path: Path) -> None:
-    tracker = RecallTracker(recall_path(tmp_path), SteppingClock(timedelta(days=1)))
+    tracker = HitLog(recall_path(tmp_path), SteppingClock(timedelta(days=1)))
     for i in range(MAX_QUERY_HASHES + 8):
         tracker.record(f"query number {i}", [hit()])
     (entry,) = tracker.entries().values()
@@ -100,9 +100,9 @@ def test_query_hashes_and_days_are_bounded(tmp_path: Path) -> None:
 
 
 def test_concurrent_threads_lose_no_update(tmp_path: Path) -> None:
-    trackers = [RecallTracker(recall_path(tmp_path), SteppingClock()) for _ in range(4)]
+    trackers = [HitLog(recall_path(tmp_path), SteppingClock()) for _ in range(4)]
 
-    def work(tracker: RecallTracker, worker: int) -> None:
+    def work(tracker: HitLog, worker: int) -> None:
         for i in range(15):
             tracker.record(f"q{worker}-{i}", [hit(), hit(f"memory/w{worker}.md", 1, 2)])
 
@@ -117,7 +117,7 @@ def test_concurrent_threads_lose_no_update(tmp_path: Path) -> None:
 
 
 def _record_in_process(store: str, worker: int, rounds: int) -> None:
-    tracker = RecallTracker(Path(store), SteppingClock())
+    tracker = HitLog(Path(store), SteppingClock())
     for i in range(rounds):
         tracker.record(f"p{worker}-{i}", [hit(), hit(f"memory/p{worker}.md", 1, 2)])
 
@@ -133,7 +133,7 @@ def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
     for worker in workers:
         worker.join(timeout=30)
         assert worker.exitcode == 0
-    entries = RecallTracker(store, SteppingClock()).entries()
+    entries = HitLog(store, SteppingClock()).entries()
     assert entries["memory/2026-11-30.md:1:5"]["recall_count"] == 60
     assert all(entries[f"memory/p{n}.md:1:2"]["recall_count"] == 20 for n in range(3))
     assert not list(store.parent.glob("*.tmp"))  # every temp file was renamed
@@ -143,7 +143,7 @@ def test_corrupt_file_is_moved_aside_and_started_fresh(tmp_path: Path) -> None:
     store = recall_path(tmp_path)
     store.parent.mkdir(parents=True)
     store.write_text('{"version": 1, "entries": {"x": ', encoding="utf-8")
-    tracker = RecallTracker(store, SteppingClock())
+    tracker = HitLog(store, SteppingClock())
 
     tracker.record("deploy", [hit()])
 
@@ -156,7 +156,7 @@ def test_wrong_layout_counts_as_corrupt(tmp_path: Path) -> None:
     store = recall_path(tmp_path)
     store.parent.mkdir(parents=True)
     store.write_text(json.dumps({"version": 1, "entries": {"k": {"path": 3}}}), encoding="utf-8")
-    tracker = RecallTracker(store, SteppingClock())
+    tracker = HitLog(store, SteppingClock())
     assert tracker.entries() == {}
     assert len(list(store.parent.glob("recall.json.corrupt-*"))) == 1
     store.write_text("[1, 2]", encoding="utf-8")

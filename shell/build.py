@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shell.agent import Agent
 from shell.config import Settings
 from shell.demo import register as register_demo
 from shell.llm import LLM
 from shell.memory.files import MemoryFiles
+from shell.memory.git import GitStore
 from shell.memory.service import RecallService
 from shell.session import SessionRecord, SessionStore
 from shell.workspace import init_workspace
+
+
+def open_history(workspace: Path) -> GitStore:
+    """The workspace's commit history (one commit per memory write), for a replay's git pane."""
+    return GitStore(workspace)
 
 
 def build_agent(

@@ -239,6 +239,6 @@ def replay_app(events: list[BaseEvent], workspace: Path, *, stepped: bool = Fals
 
     The side panes read the workspace as it is now, and the git pane shows its real log.
     """
-    from shell.memory.git import GitStore
+    from shell.build import open_history
 
-    return CairnApp(ReplayAgent(events, workspace, stepped=stepped, git=GitStore(workspace)))
+    return CairnApp(ReplayAgent(events, workspace, stepped=stepped, git=open_history(workspace)))

@@ -30,6 +30,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -274,54 +275,52 @@ class MemorySearch:
         relevant = [s for s in merged if s.score >= min_score]
         if frame is not None and ranking.asks_only_about_time(query, frame.text):
             relevant += self._dated_units(frame, qvec, weights[0], {s.chunk_id for s in relevant})
-        raw = dict(keyword)
-        text_weight = 1.0 - ranking.ORDER_VECTOR_WEIGHT if weights[0] else 1.0
-        scale = (text_weight if weights[1] else 0.0, max(raw.values(), default=0.0))
-
-        def order(cosine: float, chunk_id: str) -> float:
-            return ranking.ordering_score(cosine, raw.get(chunk_id, 0.0), scale)
-
-        def score_units(units: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
-            cosines = vectors @ qvec if qvec is not None and weights[0] else [0.0] * len(units)
-            return np.array([order(float(c), u.id) for u, c in zip(units, cosines, strict=True)])
-
-        chunks = self._index.chunks([s.chunk_id for s in relevant])
-
-        def framed(chunk_id: str) -> bool:
-            chunk = chunks.get(chunk_id)
-            day = ranking.note_date(chunk.path) if chunk else None
-            return frame is not None and in_frame(day, frame, grace_days=ranking.FRAME_GRACE_DAYS)
-
-        relevant.sort(
-            key=lambda s: (
-                -order(s.vector_score, s.chunk_id) - ranking.FRAME_BOOST * framed(s.chunk_id),
-                s.chunk_id,
-            )
+        text_weight = (
+            0.0 if not weights[1] else 1.0 - ranking.ORDER_VECTOR_WEIGHT * bool(weights[0])
         )
-        files = FileViews(self._index.file_units, score_units)
+        ordering = _Ordering(
+            raw=dict(keyword),
+            text_weight=text_weight,
+            best_raw=max((raw for _, raw in keyword), default=0.0),
+            qvec=qvec if weights[0] else None,
+            frame=frame,
+            chunks=self._index.chunks([s.chunk_id for s in relevant]),
+        )
+        relevant.sort(key=lambda s: (-ordering.first_order(s), s.chunk_id))
+        files = FileViews(self._index.file_units, ordering.score_units)
+        ranked = self._order(relevant[:RANK_POOL], ordering, files, now)
+        return self._cite(ranked, files, max_results), merged[0].score, frame
+
+    def _order(
+        self,
+        candidates: Sequence[ranking.Scored],
+        ordering: _Ordering,
+        files: FileViews,
+        now: datetime,
+    ) -> list[tuple[float, bool, ranking.Scored, Chunk]]:
+        """The candidates in their final order: match, window support, recency, named time; then
+        a newer note that restates a hit moves ahead of it."""
         ranked = []
-        for scored in relevant[:RANK_POOL]:
-            chunk = chunks.get(scored.chunk_id)
+        for scored in candidates:
+            chunk = ordering.chunks.get(scored.chunk_id)
             if chunk is None:  # removed by a sync between the legs and the fetch
                 continue
+            framed = ordering.framed(chunk.id)
             final = (
-                order(scored.vector_score, chunk.id)
+                ordering.match(scored.vector_score, chunk.id)
                 + ranking.NEIGHBOUR_WEIGHT * files.neighbour_support(chunk)
                 + self._recency[0]
                 * ranking.decay_factor(chunk.path, now, half_life_days=self._recency[1])
-                + ranking.FRAME_BOOST * framed(chunk.id)
+                + ranking.FRAME_BOOST * framed
             )
-            ranked.append((final, framed(chunk.id), scored, chunk))
+            ranked.append((final, framed, scored, chunk))
         ranked.sort(key=lambda item: (-item[0], item[2].chunk_id))
-        ranked = [
-            ranked[i]
-            for i in ranking.newer_first(
-                [ranking.note_date(chunk.path) for _, _, _, chunk in ranked],
-                [ranking.word_tokens(chunk.text) for _, _, _, chunk in ranked],
-                [framed for _, framed, _, _ in ranked],
-            )
-        ]
-        return self._cite(ranked, files, max_results), merged[0].score, frame
+        order = ranking.newer_first(
+            [ranking.note_date(chunk.path) for _, _, _, chunk in ranked],
+            [ranking.word_tokens(chunk.text) for _, _, _, chunk in ranked],
+            [framed for _, framed, _, _ in ranked],
+        )
+        return [ranked[i] for i in order]
 
     def _dated_units(
         self, frame: TimeFrame, qvec: np.ndarray | None, vector_weight: float, known: set[str]
@@ -364,6 +363,40 @@ class MemorySearch:
             if len(hits) == max_results:
                 break
         return hits
+
+
+@dataclass(frozen=True)
+class _Ordering:
+    """What orders the relevant candidates of one search (the terms are in `ranking`)."""
+
+    raw: dict[str, float]
+    """Raw BM25 by chunk id, from the keyword leg."""
+    text_weight: float
+    best_raw: float
+    qvec: np.ndarray | None
+    """The query vector, None when the vector leg has no weight."""
+    frame: TimeFrame | None
+    chunks: dict[str, Chunk]
+
+    def match(self, cosine: float, chunk_id: str) -> float:
+        raw = self.raw.get(chunk_id, 0.0)
+        return ranking.ordering_score(cosine, raw, (self.text_weight, self.best_raw))
+
+    def framed(self, chunk_id: str) -> bool:
+        chunk = self.chunks.get(chunk_id)
+        day = ranking.note_date(chunk.path) if chunk else None
+        return self.frame is not None and in_frame(
+            day, self.frame, grace_days=ranking.FRAME_GRACE_DAYS
+        )
+
+    def first_order(self, scored: ranking.Scored) -> float:
+        """The order before the window's support is known, to pick the candidates ranked."""
+        framed = ranking.FRAME_BOOST * self.framed(scored.chunk_id)
+        return self.match(scored.vector_score, scored.chunk_id) + framed
+
+    def score_units(self, units: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
+        cosines = vectors @ self.qvec if self.qvec is not None else np.zeros(len(units))
+        return np.array([self.match(float(c), u.id) for u, c in zip(units, cosines, strict=True)])
 
 
 def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool) -> SearchHit:

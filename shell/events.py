@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -360,6 +361,18 @@ Event = (
 )
 
 EVENT_TYPES: dict[str, type[BaseEvent]] = {cls.type: cls for cls in BaseEvent.__subclasses__()}
+EVENT_CLASSES: tuple[type[BaseEvent], ...] = typing.get_args(Event)
+
+
+def as_event(event: BaseEvent) -> Event:
+    """`event` as the `Event` union the consumers match on exhaustively.
+
+    Raises:
+        TypeError: its class is not in the union (a new event must be added to it).
+    """
+    if not isinstance(event, EVENT_CLASSES):
+        raise TypeError(f"{type(event).__name__} is not in shell.events.Event")
+    return typing.cast(Event, event)
 
 
 def to_dict(event: BaseEvent) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from textual.events import Resize
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
-from shell.events import BaseEvent, Error, to_json
+from shell.events import BaseEvent, Error, as_event, to_json
 from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES, DEFAULT_THEME
 from themes.user import load_user_themes
 from widgets.bridge import EventBridge
@@ -160,7 +160,7 @@ class CairnApp(App[None]):
 
     async def on_agent_event(self, message: AgentEvent) -> None:
         if self._bridge is not None:
-            await self._bridge.route(message.event)
+            await self._bridge.route(as_event(message.event))
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "agent" or not event.worker.is_finished:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from shell.events import (
     AssistantMessage,
-    BaseEvent,
     BootstrapMissing,
     BootstrapTruncated,
     CompactionFailed,
@@ -15,6 +14,7 @@ from shell.events import (
     CompactionStarted,
     ContextReinjected,
     Error,
+    Event,
     FlushFinished,
     FlushGateEvaluated,
     FlushStarted,
@@ -55,7 +55,7 @@ class EventBridge:
         self._flush: FlushBlock | None = None
         self._compaction: CompactionReceipt | None = None
 
-    async def route(self, event: BaseEvent) -> None:
+    async def route(self, event: Event) -> None:
         transcript = self.transcript
         match event:
             case SessionStarted(session_id=session_id, resumed=resumed, model=model, demo=demo):
@@ -159,7 +159,7 @@ class EventBridge:
                     f"startup prelude: recent notes {names} ({tokens(chars)} chars) as background"
                 )
             case _:
-                pass
+                assert_never(event)  # a new event type needs a case here (mypy checks)
 
     async def _open_receipt(self, trigger: str, tokens_before: int) -> CompactionReceipt:
         receipt = self._compaction

@@ -54,3 +54,11 @@ def test_events_are_frozen() -> None:
     event = events.TextDelta(text="hi")
     with pytest.raises(dataclasses.FrozenInstanceError):
         event.text = "changed"  # type: ignore[misc]
+
+
+def test_every_event_class_is_in_the_union_the_bridge_matches() -> None:
+    assert set(events.EVENT_CLASSES) == set(events.BaseEvent.__subclasses__())
+    notice = events.Notice(message="hi")
+    assert events.as_event(notice) is notice
+    with pytest.raises(TypeError, match=r"object is not in shell\.events\.Event"):
+        events.as_event(typing.cast(events.BaseEvent, object()))

@@ -38,7 +38,7 @@ def build_agent(
     messages = sessions.messages(record.session_id) if resumed else []
     if resumed and record.compaction_count:
         record.needs_reinjection = True  # the rules re-injected after compaction live in memory
-    register_demo()
+    register_demo(today=lambda: settings.clock().date())
     llm = LLM(
         settings.model,
         api_base=settings.api_base,

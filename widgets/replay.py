@@ -7,7 +7,7 @@ stepped, up to the first turn), and in stepped mode each Enter in the prompt pla
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -44,14 +44,14 @@ class ReplayBudget:
     compaction_threshold: int
 
 
-def _trace_day(events: Sequence[BaseEvent]) -> str:
-    """The day the trace was recorded, from the last daily note it wrote."""
+def _trace_day(events: Sequence[BaseEvent], today: Callable[[], date]) -> str:
+    """The day the trace was recorded, from the last daily note it wrote (else `today`)."""
     for event in reversed(events):
         path = event.path if isinstance(event, MemoryWritten) else None
         path = event.target if isinstance(event, FlushStarted) else path
         if path and (match := _DAILY_NOTE.search(path.replace("\\", "/"))):
             return match.group(1)
-    return date.today().isoformat()
+    return today().isoformat()
 
 
 def split_turns(events: Sequence[BaseEvent]) -> list[list[BaseEvent]]:
@@ -74,6 +74,7 @@ class ReplayAgent:
         *,
         stepped: bool = False,
         git: GitLogSource | None = None,
+        today: Callable[[], date] = date.today,
     ) -> None:
         started = next((e for e in events if isinstance(e, SessionStarted)), None)
         usage = next((e for e in events if isinstance(e, UsageUpdated)), None)
@@ -81,7 +82,7 @@ class ReplayAgent:
             workspace=workspace,
             model=started.model if started else "replay",
             demo=started.demo if started else False,
-            day=_trace_day(events),
+            day=_trace_day(events, today),
         )
         self.budget = ReplayBudget(
             window=usage.window if usage else 8192,

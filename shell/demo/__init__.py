@@ -9,14 +9,21 @@ know it exists: the composition root calls `register()`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import date
+
 from shell.config import DEMO_MODEL
 
 PROVIDER = DEMO_MODEL.split("/", 1)[0]
 
 
-def register() -> None:
-    """Serve `cairn-demo/…` models with the demo brain (litellm is imported only when used)."""
+def register(today: Callable[[], date] | None = None) -> None:
+    """Serve `cairn-demo/…` models with the demo brain (litellm is imported only when used).
+
+    Args:
+        today: The injected clock's date, for when the system prompt states none.
+    """
     from shell.demo.provider import demo_brain
     from shell.llm import register_provider
 
-    register_provider(PROVIDER, demo_brain)
+    register_provider(PROVIDER, lambda: demo_brain(today))

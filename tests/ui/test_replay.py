@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,8 @@ def test_a_bad_trace_line_names_its_line(tmp_path: Path) -> None:
     trace.write_text('{"type": "notice", "message": "hi"}\n\n{"type": "nope"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.jsonl:3"):
         load_trace(trace)
+
+
+def test_a_trace_without_a_daily_note_takes_the_injected_day(tmp_path: Path) -> None:
+    agent = ReplayAgent([], tmp_path, today=lambda: date(2030, 1, 2))
+    assert agent.settings.day == "2030-01-02"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 DEMO_MODEL = "cairn-demo/brain"
-"""The offline demo brain, a litellm custom provider (see shell/demo.py)."""
+"""The offline demo brain: a litellm custom provider (shell/demo/) the composition root adds."""
 
 DEMO_CONTEXT_WINDOW = 4096
 """Small on purpose: flush and compaction show up within minutes of demo chat."""

@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shell.calls import ModelCall, ToolDone, run_tool_calls
 from shell.config import DEMO_CONTEXT_WINDOW, Settings
 from shell.context import ContextBudget, TokenCounter
+from shell.conversation import Conversation
 from shell.events import (
     AssistantMessage,
     BaseEvent,
@@ -22,7 +25,6 @@ from shell.events import (
     Notice,
     SessionStarted,
     StartupPreludeInjected,
-    ToolCallStarted,
     TurnFinished,
     TurnStarted,
     UsageUpdated,
@@ -36,7 +38,7 @@ from shell.memory.tools import memory_tools
 from shell.reinject import startup_prelude
 from shell.request import RequestBuilder
 from shell.session import SessionRecord, SessionStore
-from shell.tools import Toolbox, event_arguments
+from shell.tools import Toolbox
 
 UNKNOWN_WINDOW = 128_000
 
@@ -61,27 +63,41 @@ class Agent:
         self.llm = llm
         self.git = git
         self.files = files
-        self.sessions = sessions
-        self.record = record
-        self.messages = messages
         self.recall = recall
         self.counter = TokenCounter()
-        self.budget = _budget(
-            settings,
-            settings.context_window or DEMO_CONTEXT_WINDOW,
-            "config" if settings.context_window else "demo",
-        )
         self._resumed = resumed
         self._window_resolved = settings.context_window is not None or settings.demo
         self._last_reported = (0, 0)
         self.toolbox = Toolbox(
-            [
-                recall.tool(),
-                *memory_tools(files, today=settings.today, origin=self.origin),
-            ]
+            [recall.tool(), *memory_tools(files, today=settings.today, origin=self.origin)]
         )
         self.prompt = RequestBuilder(settings, self.counter, self.toolbox.schemas())
-        self.lifecycle = MemoryLifecycle(self)
+        self.conversation = Conversation(sessions, record, messages, count_prompt=self.prompt.count)
+        self.lifecycle = MemoryLifecycle(
+            self.conversation,
+            llm=llm,
+            files=files,
+            prompt=self.prompt,
+            budget=_budget(
+                settings,
+                settings.context_window or DEMO_CONTEXT_WINDOW,
+                "config" if settings.context_window else "demo",
+            ),
+            clock=settings.clock,
+            force_flush_transcript_bytes=settings.force_flush_transcript_bytes,
+        )
+
+    @property
+    def record(self) -> SessionRecord:
+        return self.conversation.record
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.conversation.messages
+
+    @property
+    def budget(self) -> ContextBudget:
+        return self.lifecycle.budget
 
     @property
     def session_id(self) -> str:
@@ -135,83 +151,87 @@ class Agent:
 
     async def run_turn(self, prompt: str) -> AsyncGenerator[BaseEvent]:
         self.record.turns += 1
-        turn = self.record.turns
-        yield TurnStarted(session_id=self.session_id, turn=turn, prompt=prompt)
+        turn = _Turn(self.record.turns)
+        yield TurnStarted(session_id=self.session_id, turn=turn.number, prompt=prompt)
         for event in self.recall.drain():
             yield event
-        if self.record.needs_prelude:
-            self.prompt.prelude, files = startup_prelude(
-                self.workspace, today=self.settings.clock().date()
-            )
-            self.record.needs_prelude = False
-            if files:
-                yield StartupPreludeInjected(files=files, chars=len(self.prompt.prelude))
-        self._append({"role": "user", "content": prompt})
-        reason = "completed"
-        overflow_retried = False
-        rounds = 0
+        if prelude := self._startup_prelude():
+            yield prelude
+        self.conversation.append({"role": "user", "content": prompt})
         try:
-            while True:
-                async for event in self.lifecycle.before_model_call():
-                    yield event
-                reply: ModelReply | None = None
-                try:
-                    async for item in self.llm.stream(
-                        self.prompt.request(self.messages), self.toolbox.schemas()
-                    ):
-                        if isinstance(item, ModelReply):
-                            reply = item
-                        else:
-                            yield item
-                except ModelError as error:
-                    if error.kind == "context_overflow" and not overflow_retried:
-                        overflow_retried = True
-                        yield Notice(f"The provider reported a context overflow: {error.message}")
-                        async for event in self.lifecycle.flush_then_compact("overflow", None):
-                            yield event
-                        continue
-                    yield Error(kind=error.kind, message=error.message)
-                    reason = "error"
-                    return
-                assert reply is not None
-                self._last_reported = (reply.prompt_tokens, reply.completion_tokens)
-                self.record.prompt_tokens_total += reply.prompt_tokens
-                self.record.completion_tokens_total += reply.completion_tokens
-                self._append(reply.message())
-                if reply.text:
-                    yield AssistantMessage(text=reply.text)
-                if not reply.tool_calls:
-                    yield self.usage()
-                    return
-                for call in reply.tool_calls:
-                    yield ToolCallStarted(
-                        call_id=call.id, name=call.name, arguments=event_arguments(call.arguments)
-                    )
-                    result = await self.toolbox.call(call.name, call.arguments)
-                    for event in (*self.recall.drain(), *result.events):
-                        yield event
-                    yield result.finished(call.id, call.name)
-                    self._append(
-                        {"role": "tool", "tool_call_id": call.id, "content": result.content}
-                    )
-                rounds += 1
-                if rounds >= self.settings.max_tool_rounds:
-                    yield Notice(
-                        f"Stopped after {rounds} tool rounds in one turn.", level="warning"
-                    )
-                    reason = "tool_limit"
-                    return
+            async for event in self._rounds(turn):
+                yield event
         except (asyncio.CancelledError, GeneratorExit):
-            reason = "cancelled"
+            turn.reason = "cancelled"
             raise
         finally:
-            self._close_open_tool_calls()
+            self.conversation.close_open_tool_calls()
             self.prompt.prelude = ""
             self.save()
-            if reason != "cancelled":
+            if turn.reason != "cancelled":
                 for event in self.recall.drain():
                     yield event
-                yield TurnFinished(turn=turn, reason=reason)
+                yield TurnFinished(turn=turn.number, reason=turn.reason)
+
+    async def _rounds(self, turn: _Turn) -> AsyncIterator[BaseEvent]:
+        """Model call → tool calls → model call …, until the model answers without tools; the
+        gate (and a flush, a compaction) before every call."""
+        overflow_retried = False
+        rounds = 0
+        while True:
+            async for event in self.lifecycle.before_model_call():
+                yield event
+            yield self.usage()
+            call = ModelCall(self.llm, self.prompt.request(self.messages), self.toolbox.schemas())
+            try:
+                async for event in call.events():
+                    yield event
+            except ModelError as error:
+                if error.kind == "context_overflow" and not overflow_retried:
+                    overflow_retried = True
+                    yield Notice(f"The provider reported a context overflow: {error.message}")
+                    async for event in self.lifecycle.flush_then_compact("overflow", None):
+                        yield event
+                    continue
+                yield Error(kind=error.kind, message=error.message)
+                turn.reason = "error"
+                return
+            reply = call.reply
+            self._count_usage(reply)
+            self.conversation.append(reply.message())
+            if reply.text:
+                yield AssistantMessage(text=reply.text)
+            if not reply.tool_calls:
+                yield self.usage()
+                return
+            tools = run_tool_calls(self.toolbox, reply.tool_calls, side_events=self.recall.drain)
+            async for item in tools:
+                if isinstance(item, ToolDone):
+                    self.conversation.append(item.message())
+                else:
+                    yield item
+            rounds += 1
+            if rounds >= self.settings.max_tool_rounds:
+                yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
+                turn.reason = "tool_limit"
+                return
+
+    def _startup_prelude(self) -> StartupPreludeInjected | None:
+        """A new session's first call gets the recent daily notes as background, once."""
+        if not self.record.needs_prelude:
+            return None
+        self.prompt.prelude, files = startup_prelude(
+            self.workspace, today=self.settings.clock().date()
+        )
+        self.record.needs_prelude = False
+        return (
+            StartupPreludeInjected(files=files, chars=len(self.prompt.prelude)) if files else None
+        )
+
+    def _count_usage(self, reply: ModelReply) -> None:
+        self._last_reported = (reply.prompt_tokens, reply.completion_tokens)
+        self.record.prompt_tokens_total += reply.prompt_tokens
+        self.record.completion_tokens_total += reply.completion_tokens
 
     async def compact(self, focus: str | None = None) -> AsyncGenerator[BaseEvent]:
         """Manual /compact: flush first if this cycle has not been flushed, then compact."""
@@ -225,9 +245,7 @@ class Agent:
         yield self.usage()
 
     async def new_session(self) -> AsyncGenerator[BaseEvent]:
-        self.save()
-        self.record = self.sessions.create(self.settings.model, prelude=True)
-        self.messages = []
+        self.conversation.restart(self.settings.model)
         self.prompt.reinjection = ""
         self._resumed = False
         yield SessionStarted(
@@ -254,39 +272,20 @@ class Agent:
         return self.prompt.usage(self.messages, self.budget, self._last_reported)
 
     def _set_window(self, window: int, source: str) -> None:
-        self.budget = _budget(self.settings, window, source)
+        self.lifecycle.budget = _budget(self.settings, window, source)
         self._window_resolved = True
 
-    def _append(self, message: dict[str, Any]) -> None:
-        self.messages.append(message)
-        self.sessions.append(self.session_id, {"kind": "message", "message": message})
-
-    def _close_open_tool_calls(self) -> None:
-        """After a cancel mid-tools, answer every unanswered tool call so the transcript stays
-        valid for the next request."""
-        for index in range(len(self.messages) - 1, -1, -1):
-            message = self.messages[index]
-            if message["role"] == "assistant" and message.get("tool_calls"):
-                answered = {m.get("tool_call_id") for m in self.messages[index + 1 :]}
-                for call in message["tool_calls"]:
-                    if call["id"] not in answered:
-                        self._append(
-                            {
-                                "role": "tool",
-                                "tool_call_id": call["id"],
-                                "content": "Cancelled by the user.",
-                            }
-                        )
-                return
-            if message["role"] == "user":
-                return
-
     def origin(self) -> str:
-        return f"session {self.session_id} turn {self.record.turns}"
+        return self.conversation.origin()
 
     def save(self) -> None:
-        self.record.last_prompt_tokens = self.prompt.count(self.messages)
-        self.sessions.save(self.record)
+        self.conversation.save()
+
+
+@dataclass
+class _Turn:
+    number: int
+    reason: str = "completed"
 
 
 def _budget(settings: Settings, window: int, source: str) -> ContextBudget:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
+from shell.calls import ModelCall
 from shell.context import TokenCounter
 from shell.events import (
     BaseEvent,
@@ -22,7 +23,6 @@ from shell.events import (
     CompactionFinished,
     CompactionSkipped,
     CompactionStarted,
-    TextDelta,
 )
 from shell.messages import content_text
 from shell.text import shorten
@@ -283,17 +283,55 @@ def _latest_ask(messages: Sequence[dict[str, Any]]) -> str | None:
     return None
 
 
-async def _summarise(llm: LLM, request: list[dict[str, Any]]) -> AsyncIterator[BaseEvent | str]:
-    """One summariser call: yields retry events, then the reply text as a plain str."""
-    from shell.llm import ModelReply
+@dataclass
+class _Summariser:
+    """The summariser's calls for one compaction: a rolling summary over the earlier chunks,
+    then the final summary with its quality check and one corrective retry."""
 
-    reply_text = ""
-    async for item in llm.stream(request, []):
-        if isinstance(item, ModelReply):
-            reply_text = item.text or ""
-        elif isinstance(item, BaseEvent) and not isinstance(item, TextDelta):
-            yield item
-    yield reply_text.strip()
+    llm: LLM
+    focus: str | None
+    previous: str | None
+    """The summary so far: an earlier compaction's, then the rolling one."""
+    attempts: int = 0
+    summary: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    async def ask(self, prompt: str) -> AsyncIterator[BaseEvent]:
+        """One call without tools, its text hidden; the reply lands in `summary`."""
+        self.attempts += 1
+        request = [
+            {"role": "system", "content": prompts.summary_system()},
+            {"role": "user", "content": prompt},
+        ]
+        call = ModelCall(self.llm, request, silent=True)
+        async for event in call.events():
+            yield event
+        self.summary = (call.reply.text or "").strip()
+
+    async def fold(self, chunks: Sequence[list[dict[str, Any]]]) -> AsyncIterator[BaseEvent]:
+        """Fold each chunk into the rolling summary; stop at one the summariser gives up on
+        (then `problems` says so)."""
+        for chunk in chunks:
+            prompt = prompts.summary_prompt(render_transcript(chunk), self.previous, self.focus)
+            async for event in self.ask(prompt):
+                yield event
+            if is_unavailable(self.summary):
+                self.problems = ["the summariser returned nothing for an earlier part"]
+                return
+            self.previous = self.summary
+
+    async def finish(
+        self, chunk: list[dict[str, Any]], recent: Sequence[dict[str, Any]], ask: str | None
+    ) -> AsyncIterator[BaseEvent]:
+        """The final summary, checked; retried once with the problems named."""
+        prompt = prompts.summary_prompt(render_transcript(chunk), self.previous, self.focus)
+        for _ in range(MAX_ATTEMPTS):
+            note = f"\n\n{prompts.summary_retry_note(self.problems)}" if self.problems else ""
+            async for event in self.ask(prompt + note):
+                yield event
+            self.problems = quality_problems(self.summary, recent, ask)
+            if not self.problems:
+                return
 
 
 def split_for_summary(
@@ -314,13 +352,6 @@ def split_for_summary(
         chunks[-1].append(message)
         size += tokens
     return chunks
-
-
-def _summary_request(prompt: str) -> list[dict[str, Any]]:
-    return [
-        {"role": "system", "content": prompts.summary_system()},
-        {"role": "user", "content": prompt},
-    ]
 
 
 async def compact(
@@ -371,48 +402,25 @@ async def compact(
     old, tail = messages[:cut], messages[cut:]
     previous = summary_text(old[0]) if is_summary_message(old[0]) else None
     body = old[1:] if previous is not None else old
-    recent = body[-RECENT_MESSAGES:]
-    latest_ask = _latest_ask(body)
     chunks = split_for_summary(body, counter, max_transcript_tokens)
-
-    attempts = 0
+    summariser = _Summariser(llm, focus, previous)
     try:
-        # Staged: each earlier chunk is folded into a rolling summary the last stage merges.
-        for chunk in chunks[:-1]:
-            attempts += 1
-            prompt = prompts.summary_prompt(render_transcript(chunk), previous, focus)
-            async for item in _summarise(llm, _summary_request(prompt)):
-                if isinstance(item, str):
-                    previous = item
-                else:
-                    yield item
-            if is_unavailable(previous or ""):
-                reason = "the summariser returned nothing for an earlier part of the history"
-                yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
-                return
-        prompt = prompts.summary_prompt(render_transcript(chunks[-1]), previous, focus)
-        summary = ""
-        problems: list[str] = []
-        for _ in range(MAX_ATTEMPTS):
-            attempts += 1
-            note = f"\n\n{prompts.summary_retry_note(problems)}" if problems else ""
-            async for item in _summarise(llm, _summary_request(prompt + note)):
-                if isinstance(item, str):
-                    summary = item
-                else:
-                    yield item
-            problems = quality_problems(summary, recent, latest_ask)
-            if not problems:
-                break
+        async for event in summariser.fold(chunks[:-1]):
+            yield event
+        if not summariser.problems:
+            recent = body[-RECENT_MESSAGES:]
+            async for event in summariser.finish(chunks[-1], recent, _latest_ask(body)):
+                yield event
     except ModelError as error:
-        reason = f"the summariser failed: {getattr(error, 'message', error)}"
-        yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+        reason = f"the summariser failed: {error.message}"
+        yield CompactionFailed(trigger=trigger, reason=reason, attempts=summariser.attempts)
         return
-    if problems:
-        reason = "the summary failed the quality check: " + "; ".join(problems)
-        yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+    if summariser.problems:
+        reason = "the summary failed the quality check: " + "; ".join(summariser.problems)
+        yield CompactionFailed(trigger=trigger, reason=reason, attempts=summariser.attempts)
         return
 
+    summary, attempts = summariser.summary, summariser.attempts
     new_messages = [summary_message(summary), *tail]
     tokens_after = count_prompt(new_messages)
     turns = sum(1 for m in body if m.get("role") == "user")

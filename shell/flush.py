@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
+from shell.calls import ModelCall, ToolDone, run_tool_calls
 from shell.context import ContextBudget
 from shell.events import (
     BaseEvent,
@@ -24,11 +25,9 @@ from shell.events import (
     FlushGateEvaluated,
     FlushStarted,
     MemoryWritten,
-    TextDelta,
-    ToolCallStarted,
 )
 from shell.text import shorten
-from shell.tools import Tool, ToolResult, event_arguments
+from shell.tools import Tool, Toolbox
 
 if TYPE_CHECKING:
     from shell.llm import LLM
@@ -136,27 +135,43 @@ def evaluate_flush_gate(inputs: GateInputs, budget: ContextBudget) -> FlushDecis
     Returns:
         The decision with all six conditions, each with its value and threshold.
     """
+    conditions = _conditions(inputs, budget)
+    ok = {condition.name: condition.ok for condition in conditions}
+    triggered = ok["tokens"] or ok["transcript_size"]
+    flush = triggered and all(ok[name] for name in _REQUIRED)
+    trigger = ("tokens" if ok["tokens"] else "transcript_size") if flush else None
+    return FlushDecision(flush, trigger, _summary(inputs, budget, ok, trigger), conditions)
+
+
+_REQUIRED = ("enabled", "not_flushed_this_cycle", "workspace_writable", "failures")
+"""Conditions that must all hold; one of "tokens" and "transcript_size" triggers."""
+
+
+def _tokens_text(inputs: GateInputs, budget: ContextBudget) -> str:
+    tokens, threshold = inputs.projected_tokens, budget.flush_threshold
+    return f"{tokens:,} / {threshold:,} tokens ({_percent(tokens, threshold)}%)"
+
+
+def _size_text(inputs: GateInputs) -> str:
+    size, force = _size(inputs.transcript_bytes), inputs.force_flush_transcript_bytes
+    return (
+        f"transcript {size} / {_size(force)}"
+        if force > 0
+        else f"transcript {size} (size trigger off)"
+    )
+
+
+def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[Condition, ...]:
+    """The six conditions, each with the numbers it was decided on."""
     cycle = inputs.compaction_count
     threshold = budget.flush_threshold
     tokens = inputs.projected_tokens
-    tokens_ok = threshold > 0 and tokens >= threshold
-    tokens_text = f"{tokens:,} / {threshold:,} tokens ({_percent(tokens, threshold)}%)"
-
     force = inputs.force_flush_transcript_bytes
-    size_enabled = force > 0
-    size_ok = size_enabled and inputs.transcript_bytes >= force
-    size_text = (
-        f"transcript {_size(inputs.transcript_bytes)} / {_size(force)}"
-        if size_enabled
-        else f"transcript {_size(inputs.transcript_bytes)} (size trigger off)"
-    )
-
     flushed = already_flushed_this_cycle(
         inputs.compaction_count, inputs.memory_flush_compaction_count, inputs.memory_flush_at
     )
     exhausted = inputs.failures_this_cycle >= inputs.max_failures
-
-    conditions = (
+    return (
         Condition(
             "enabled",
             inputs.enabled,
@@ -166,17 +181,19 @@ def evaluate_flush_gate(inputs: GateInputs, budget: ContextBudget) -> FlushDecis
         ),
         Condition(
             "tokens",
-            tokens_ok,
+            threshold > 0 and tokens >= threshold,
             tokens,
             threshold,
-            tokens_text if threshold > 0 else "flush threshold is not positive: never fires",
+            _tokens_text(inputs, budget)
+            if threshold > 0
+            else "flush threshold is not positive: never fires",
         ),
         Condition(
             "transcript_size",
-            size_ok,
+            force > 0 and inputs.transcript_bytes >= force,
             inputs.transcript_bytes,
-            force if size_enabled else None,
-            size_text,
+            force if force > 0 else None,
+            _size_text(inputs),
         ),
         Condition(
             "not_flushed_this_cycle",
@@ -202,32 +219,35 @@ def evaluate_flush_gate(inputs: GateInputs, budget: ContextBudget) -> FlushDecis
         ),
     )
 
-    triggered = tokens_ok or size_ok
-    flush = inputs.enabled and inputs.workspace_writable and not flushed and not exhausted
-    flush = flush and triggered
-    trigger = ("tokens" if tokens_ok else "transcript_size") if flush else None
 
-    if not inputs.enabled:
-        summary = "no: memory flush is off"
-    elif not triggered:
-        summary = f"no: {tokens_text}"
-    elif flushed:
-        summary = f"no: already flushed in cycle {cycle} ({tokens_text})"
-    elif not inputs.workspace_writable:
-        summary = f"no: workspace is read-only ({tokens_text})"
-    elif exhausted:
-        summary = (
+def _summary(
+    inputs: GateInputs, budget: ContextBudget, ok: dict[str, bool], trigger: str | None
+) -> str:
+    """The decision in one line, naming the first reason it went the way it did."""
+    cycle = inputs.compaction_count
+    tokens_text = _tokens_text(inputs, budget)
+    if not ok["enabled"]:
+        return "no: memory flush is off"
+    if not (ok["tokens"] or ok["transcript_size"]):
+        return f"no: {tokens_text}"
+    if not ok["not_flushed_this_cycle"]:
+        return f"no: already flushed in cycle {cycle} ({tokens_text})"
+    if not ok["workspace_writable"]:
+        return f"no: workspace is read-only ({tokens_text})"
+    if not ok["failures"]:
+        return (
             f"no: flush failed {inputs.failures_this_cycle} times in cycle {cycle}; "
             "retrying after the next compaction"
         )
-    elif trigger == "tokens":
-        summary = f"yes: {tokens:,} ≥ {threshold:,} tokens, not yet flushed in cycle {cycle}"
-    else:
-        summary = (
-            f"yes: transcript {_size(inputs.transcript_bytes)} ≥ {_size(force)}, "
+    if trigger == "tokens":
+        return (
+            f"yes: {inputs.projected_tokens:,} ≥ {budget.flush_threshold:,} tokens, "
             f"not yet flushed in cycle {cycle}"
         )
-    return FlushDecision(flush, trigger, summary, conditions)
+    return (
+        f"yes: transcript {_size(inputs.transcript_bytes)} ≥ "
+        f"{_size(inputs.force_flush_transcript_bytes)}, not yet flushed in cycle {cycle}"
+    )
 
 
 # --- the flush turn --------------------------------------------------------------------------
@@ -247,8 +267,34 @@ class FlushOutcome:
     error: str | None = None
 
 
-def _short(error: str) -> str:
-    return shorten(error, MAX_ERROR_CHARS)
+@dataclass
+class _Tally:
+    """What the flush turn's calls came to, for its outcome."""
+
+    lines: int = 0
+    commit: str | None = None
+    succeeded_calls: int = 0
+    tool_error: str | None = None
+    model_error: str | None = None
+
+    def see(self, event: BaseEvent) -> None:
+        if isinstance(event, MemoryWritten):
+            self.lines += event.lines_added
+            self.commit = event.commit or self.commit
+
+    def count(self, done: ToolDone) -> None:
+        if done.result.error is None:
+            self.succeeded_calls += 1
+        else:
+            self.tool_error = done.result.error
+
+    def outcome(self) -> FlushOutcome:
+        if self.succeeded_calls:
+            return FlushOutcome("written", self.lines, self.commit, None)
+        if error := self.model_error or self.tool_error:
+            return FlushOutcome("failed", 0, None, shorten(error, MAX_ERROR_CHARS))
+        # NO_REPLY, or plain text without a write: the model chose to store nothing.
+        return FlushOutcome("no_reply", 0, None, None)
 
 
 async def run_flush(
@@ -280,7 +326,7 @@ async def run_flush(
         FlushStarted; tool call and memory events (never TextDelta); FlushFinished; and finally
         a `FlushOutcome` (not an event). Cancellation propagates without FlushFinished.
     """
-    from shell.llm import ModelError, ModelReply
+    from shell.llm import ModelError
 
     yield FlushStarted(target=target, cycle=cycle, trigger=trigger)
     conversation: list[dict[str, Any]] = [
@@ -288,67 +334,27 @@ async def run_flush(
         *messages,
         {"role": "user", "content": prompts.flush_prompt(target, now)},
     ]
-    schemas = [tool.schema()]
-    lines = 0
-    commit: str | None = None
-    succeeded_calls = 0
-    last_tool_error: str | None = None
-    model_error: str | None = None
-
+    toolbox = Toolbox([tool])
+    tally = _Tally()
     for _ in range(max(1, max_rounds)):
-        reply: ModelReply | None = None
+        call = ModelCall(llm, conversation, toolbox.schemas(), silent=True)
         try:
-            async for item in llm.stream(conversation, schemas):
-                if isinstance(item, ModelReply):
-                    reply = item
-                elif isinstance(item, BaseEvent) and not isinstance(item, TextDelta):
-                    yield item  # ModelRetry and the like: facts worth seeing
-        except ModelError as error:
-            model_error = f"{getattr(error, 'kind', 'error')}: {getattr(error, 'message', error)}"
-            break
-        if reply is None:
-            model_error = "the model returned no reply"
-            break
-        if not reply.tool_calls:
-            break
-        conversation.append(reply.message())
-        for call in reply.tool_calls:
-            yield ToolCallStarted(
-                call_id=call.id, name=call.name, arguments=event_arguments(call.arguments)
-            )
-            if call.name == tool.name:
-                result = await tool.call(call.arguments)
-            else:
-                refusal = f"the memory flush may only call {tool.name}, not {call.name!r}"
-                result = ToolResult(content=f"Error: {refusal}", error=refusal)
-            for event in result.events:
-                if isinstance(event, MemoryWritten):
-                    lines += event.lines_added
-                    commit = event.commit or commit
+            async for event in call.events():
                 yield event
-            yield result.finished(call.id, call.name)
-            if result.error is None:
-                succeeded_calls += 1
+        except ModelError as error:
+            tally.model_error = f"{error.kind}: {error.message}"
+            break
+        if not call.reply.tool_calls:
+            break
+        conversation.append(call.reply.message())
+        async for item in run_tool_calls(toolbox, call.reply.tool_calls):
+            if isinstance(item, ToolDone):
+                conversation.append(item.message())
+                tally.count(item)
             else:
-                last_tool_error = result.error
-            conversation.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "name": call.name,
-                    "content": result.content,
-                }
-            )
-
-    if succeeded_calls:
-        outcome = FlushOutcome("written", lines, commit, None)
-    elif model_error is not None:
-        outcome = FlushOutcome("failed", 0, None, _short(model_error))
-    elif last_tool_error is not None:
-        outcome = FlushOutcome("failed", 0, None, _short(last_tool_error))
-    else:
-        # NO_REPLY, or plain text without a write: the model chose to store nothing.
-        outcome = FlushOutcome("no_reply", 0, None, None)
+                tally.see(item)
+                yield item
+    outcome = tally.outcome()
     yield FlushFinished(
         outcome=outcome.outcome,
         target=target,

@@ -6,13 +6,15 @@ restarts.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shell.compaction import CompactionResult
 from shell.compaction import compact as run_compaction
+from shell.context import ContextBudget
+from shell.conversation import Conversation
 from shell.events import BaseEvent, ContextReinjected, FlushFinished, Notice
 from shell.flush import (
     FlushOutcome,
@@ -21,45 +23,81 @@ from shell.flush import (
     evaluate_flush_gate,
     run_flush,
 )
+from shell.llm import LLM
+from shell.memory.files import MemoryFiles
 from shell.memory.tools import pinned_append_tool
 from shell.reinject import reinjection_block
-from shell.session import compaction_entry
-
-if TYPE_CHECKING:
-    from shell.agent import Agent
+from shell.request import RequestBuilder
+from shell.session import SessionRecord, compaction_entry
 
 MAX_FLUSH_FAILURES = 3
 
 
 class MemoryLifecycle:
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+    """Decides and runs the flush and compaction of one conversation against one budget."""
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        *,
+        llm: LLM,
+        files: MemoryFiles,
+        prompt: RequestBuilder,
+        budget: ContextBudget,
+        clock: Callable[[], datetime],
+        force_flush_transcript_bytes: int,
+    ) -> None:
+        """
+        Args:
+            conversation: The live session; compaction replaces its messages, and the flush
+                cycle counters live in its record.
+            llm: The model, for the flush turn and the summariser.
+            files: The memory files; the flush appends to today's note through them.
+            prompt: Counts the whole request, gives the system prompt, and carries the
+                re-injected AGENTS.md sections after a compaction.
+            budget: The one context budget (replaced when the window becomes known).
+            clock: Now, timezone-aware: today's note and the flush times.
+            force_flush_transcript_bytes: The gate's transcript-size trigger (0: off).
+        """
+        self.conversation = conversation
+        self.llm = llm
+        self.files = files
+        self.prompt = prompt
+        self.budget = budget
+        self.clock = clock
+        self.force_flush_transcript_bytes = force_flush_transcript_bytes
+
+    @property
+    def _record(self) -> SessionRecord:
+        return self.conversation.record
+
+    def _count(self) -> int:
+        return self.prompt.count(self.conversation.messages)
 
     async def before_model_call(self) -> AsyncIterator[BaseEvent]:
-        projected = self.agent.prompt.count(self.agent.messages)
+        projected = self._count()
         inputs = self.gate_inputs(projected)
-        decision = evaluate_flush_gate(inputs, self.agent.budget)
-        yield decision.to_event(inputs, self.agent.budget)
+        decision = evaluate_flush_gate(inputs, self.budget)
+        yield decision.to_event(inputs, self.budget)
         if decision.flush:
             async for event in self.flush(decision.trigger or "tokens"):
                 yield event
-        if self.agent.budget.over_compaction(self.agent.prompt.count(self.agent.messages)):
+        if self.budget.over_compaction(self._count()):
             async for event in self.flush_then_compact("threshold", None):
                 yield event
-        if self.agent.record.needs_reinjection:
+        if self._record.needs_reinjection:
             yield self.reinject()
-        yield self.agent.usage()
 
     def gate_inputs(self, projected: int) -> GateInputs:
         return GateInputs(
             projected_tokens=projected,
-            compaction_count=self.agent.record.compaction_count,
-            memory_flush_compaction_count=self.agent.record.memory_flush_compaction_count,
-            memory_flush_at=self.agent.record.memory_flush_at,
-            failures_this_cycle=self.agent.record.flush_failures,
-            workspace_writable=_writable(self.agent.workspace),
-            transcript_bytes=self.agent.sessions.transcript_bytes(self.agent.session_id),
-            force_flush_transcript_bytes=self.agent.settings.force_flush_transcript_bytes,
+            compaction_count=self._record.compaction_count,
+            memory_flush_compaction_count=self._record.memory_flush_compaction_count,
+            memory_flush_at=self._record.memory_flush_at,
+            failures_this_cycle=self._record.flush_failures,
+            workspace_writable=_writable(self.files.root),
+            transcript_bytes=self.conversation.transcript_bytes(),
+            force_flush_transcript_bytes=self.force_flush_transcript_bytes,
             max_failures=MAX_FLUSH_FAILURES,
         )
 
@@ -69,12 +107,10 @@ class MemoryLifecycle:
         if not self.flushed_this_cycle():
             # Force the token condition: we are compacting, so the context is full by definition
             # (on overflow the provider's count is above ours).
-            projected = max(
-                self.agent.prompt.count(self.agent.messages), self.agent.budget.flush_threshold
-            )
+            projected = max(self._count(), self.budget.flush_threshold)
             inputs = self.gate_inputs(projected)
-            decision = evaluate_flush_gate(inputs, self.agent.budget)
-            yield decision.to_event(inputs, self.agent.budget)
+            decision = evaluate_flush_gate(inputs, self.budget)
+            yield decision.to_event(inputs, self.budget)
             if decision.flush:
                 async for event in self.flush("tokens" if trigger == "threshold" else trigger):
                     yield event
@@ -85,79 +121,79 @@ class MemoryLifecycle:
 
     def flushed_this_cycle(self) -> bool:
         return already_flushed_this_cycle(
-            self.agent.record.compaction_count,
-            self.agent.record.memory_flush_compaction_count,
-            self.agent.record.memory_flush_at,
+            self._record.compaction_count,
+            self._record.memory_flush_compaction_count,
+            self._record.memory_flush_at,
         )
 
     async def flush(self, trigger: str) -> AsyncIterator[BaseEvent]:
-        target = f"memory/{self.agent.settings.today()}.md"
-        cycle = self.agent.record.compaction_count
-        tool = pinned_append_tool(self.agent.files, target, origin=self.agent.origin)
+        target = f"memory/{self.clock().date().isoformat()}.md"
+        cycle = self._record.compaction_count
+        tool = pinned_append_tool(self.files, target, origin=self.conversation.origin)
         outcome: FlushOutcome | None = None
         async for item in run_flush(
-            llm=self.agent.llm,
-            messages=list(self.agent.messages),
-            system_prompt=self.agent.prompt.system_prompt(),
+            llm=self.llm,
+            messages=list(self.conversation.messages),
+            system_prompt=self.prompt.system_prompt(),
             tool=tool,
             target=target,
             cycle=cycle,
             trigger=trigger,
-            now=self.agent.settings.clock().isoformat(timespec="minutes"),
+            now=self.clock().isoformat(timespec="minutes"),
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item
             elif isinstance(item, FlushFinished) and item.outcome == "failed":
                 # run_flush knows one attempt; the cycle's count and exhaustion are ours
-                failures = self.agent.record.flush_failures + 1
+                failures = self._record.flush_failures + 1
                 exhausted = failures >= MAX_FLUSH_FAILURES
                 yield replace(
                     item, failures=failures, outcome="exhausted" if exhausted else "failed"
                 )
             else:
                 yield item
-        now = self.agent.settings.clock().isoformat(timespec="seconds")
+        now = self.clock().isoformat(timespec="seconds")
         if outcome is not None and outcome.outcome in ("written", "no_reply"):
-            self.agent.record.memory_flush_compaction_count = cycle
-            self.agent.record.memory_flush_at = now
-            self.agent.record.flush_failures = 0
-            self.agent.record.flush_last_error = None
+            self._record.memory_flush_compaction_count = cycle
+            self._record.memory_flush_at = now
+            self._record.flush_failures = 0
+            self._record.flush_last_error = None
         else:
-            self.agent.record.flush_failures += 1
-            self.agent.record.flush_last_error = (
-                outcome.error if outcome else "flush did not finish"
-            )
-            if self.agent.record.flush_failures >= MAX_FLUSH_FAILURES:
-                self.agent.record.memory_flush_compaction_count = cycle
-                self.agent.record.memory_flush_at = now
+            self._record.flush_failures += 1
+            self._record.flush_last_error = outcome.error if outcome else "flush did not finish"
+            if self._record.flush_failures >= MAX_FLUSH_FAILURES:
+                self._record.memory_flush_compaction_count = cycle
+                self._record.memory_flush_at = now
                 yield Notice(
-                    f"Memory flush failed {self.agent.record.flush_failures} times in this cycle "
-                    f"({self.agent.record.flush_last_error}); giving up until the next compaction.",
+                    f"Memory flush failed {self._record.flush_failures} times in this cycle "
+                    f"({self._record.flush_last_error}); giving up until the next compaction.",
                     level="warning",
                 )
-        self.agent.save()
+        self.conversation.save()
 
     async def compact(self, trigger: str, focus: str | None) -> AsyncIterator[BaseEvent]:
         result: CompactionResult | None = None
         # The tail is sized against the room the messages really have (the system prompt and
         # tool schemas are fixed), so that after compaction the prompt sits well below the flush
         # threshold instead of crossing it again at the next call.
-        room = self.agent.budget.flush_threshold - self.agent.prompt.count([])
-        keep_tail = min(self.agent.budget.keep_tail, max(0, room // 2))
+        room = self.budget.flush_threshold - self.prompt.count([])
+        keep_tail = min(self.budget.keep_tail, max(0, room // 2))
         if trigger == "overflow":
             # The provider counts more than we do, so our tail size cannot be trusted: keep at
             # most a third of the conversation verbatim.
-            keep_tail = min(keep_tail, self.agent.counter.messages(self.agent.messages) // 3)
+            keep_tail = min(
+                keep_tail, self.prompt.counter.messages(self.conversation.messages) // 3
+            )
         async for item in run_compaction(
-            llm=self.agent.llm,
-            messages=list(self.agent.messages),
-            counter=self.agent.counter,
+            llm=self.llm,
+            messages=list(self.conversation.messages),
+            counter=self.prompt.counter,
             keep_tail_tokens=keep_tail,
             trigger=trigger,
             focus=focus,
-            count_prompt=self.agent.prompt.count,
-            compaction_count=self.agent.record.compaction_count,
-            max_transcript_tokens=self.agent.budget.window // 2,
+            count_prompt=self.prompt.count,
+            compaction_count=self._record.compaction_count,
+            max_transcript_tokens=self.budget.window // 2,
         ):
             if isinstance(item, CompactionResult):
                 result = item
@@ -165,25 +201,24 @@ class MemoryLifecycle:
                 yield item
         if result is None:
             return
-        self.agent.messages = list(result.messages)
-        self.agent.record.compaction_count += 1
-        self.agent.record.flush_failures = 0
-        self.agent.record.needs_reinjection = True
-        self.agent.sessions.append(self.agent.session_id, compaction_entry(result))
-        self.agent.save()
+        self.conversation.replace(list(result.messages), compaction_entry(result))
+        self._record.compaction_count += 1
+        self._record.flush_failures = 0
+        self._record.needs_reinjection = True
+        self.conversation.save()
 
     def reinject(self) -> ContextReinjected:
-        agents = self.agent.workspace / "AGENTS.md"
+        agents = self.files.root / "AGENTS.md"
         text = agents.read_text(encoding="utf-8", errors="replace") if agents.is_file() else ""
-        now = self.agent.settings.clock().isoformat(timespec="minutes")
-        self.agent.prompt.reinjection, sections = reinjection_block(
-            text, today=self.agent.settings.today(), now=now
+        now = self.clock().isoformat(timespec="minutes")
+        self.prompt.reinjection, sections = reinjection_block(
+            text, today=self.clock().date().isoformat(), now=now
         )
-        self.agent.record.needs_reinjection = False
+        self._record.needs_reinjection = False
         return ContextReinjected(
             sections=sections,
-            chars=len(self.agent.prompt.reinjection),
-            text=self.agent.prompt.reinjection,
+            chars=len(self.prompt.reinjection),
+            text=self.prompt.reinjection,
         )
 
 

@@ -125,6 +125,6 @@ class Toolbox:
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
-            message = f"unknown tool {name!r} (available: {known})"
+            message = f"there is no tool {name!r} here; you may only call {known}"
             return ToolResult(content=f"Error: {message}", error=message)
         return await tool.call(raw_arguments)

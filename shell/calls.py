@@ -1,0 +1,93 @@
+"""The two steps every loop of Cairn repeats: ask the model, then run the tools it called.
+
+The turn, the memory flush and compaction all go through `ModelCall` and `run_tool_calls`, so
+forwarding retries, hiding the text of silent calls and reporting tool events are written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shell.events import BaseEvent, TextDelta, ToolCallStarted
+from shell.tools import ToolResult, event_arguments
+
+if TYPE_CHECKING:
+    from shell.llm import LLM, ModelReply, ToolCallRequest
+    from shell.tools import Toolbox
+
+
+class ModelCall:
+    """One streamed model call: forward its events, then read its reply.
+
+        call = ModelCall(llm, request, schemas, silent=True)
+        async for event in call.events():
+            yield event
+        reply = call.reply
+
+    `silent` hides the text as it streams (the flush and the summariser are not chat); retries
+    and the like are shown either way. `ModelError` propagates from `events()`.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        request: list[dict[str, Any]],
+        schemas: Sequence[dict[str, Any]] = (),
+        *,
+        silent: bool = False,
+    ) -> None:
+        self._llm = llm
+        self._request = request
+        self._schemas = list(schemas)
+        self._silent = silent
+        self._reply: ModelReply | None = None
+
+    async def events(self) -> AsyncIterator[BaseEvent]:
+        from shell.llm import ModelReply
+
+        async for item in self._llm.stream(self._request, self._schemas):
+            if isinstance(item, ModelReply):
+                self._reply = item
+            elif not (self._silent and isinstance(item, TextDelta)):
+                yield item
+
+    @property
+    def reply(self) -> ModelReply:
+        if self._reply is None:
+            raise RuntimeError("ModelCall.reply read before events() finished")
+        return self._reply
+
+
+@dataclass(frozen=True)
+class ToolDone:
+    """One tool call with its result: what `run_tool_calls` yields after the call's events."""
+
+    call: ToolCallRequest
+    result: ToolResult
+
+    def message(self) -> dict[str, Any]:
+        """The tool message that answers the call in the transcript."""
+        return {"role": "tool", "tool_call_id": self.call.id, "content": self.result.content}
+
+
+async def run_tool_calls(
+    toolbox: Toolbox,
+    calls: Iterable[ToolCallRequest],
+    *,
+    side_events: Callable[[], Iterable[BaseEvent]] = tuple,
+) -> AsyncIterator[BaseEvent | ToolDone]:
+    """Run the calls in order. For each: `ToolCallStarted`, the events `side_events` has
+    collected meanwhile (a background index, say), the tool's own events, `ToolCallFinished`,
+    then a `ToolDone` for the caller to put in its transcript. A tool that fails, or one the
+    toolbox does not offer, is an error result, never an exception."""
+    for call in calls:
+        yield ToolCallStarted(
+            call_id=call.id, name=call.name, arguments=event_arguments(call.arguments)
+        )
+        result = await toolbox.call(call.name, call.arguments)
+        for event in (*side_events(), *result.events):
+            yield event
+        yield result.finished(call.id, call.name)
+        yield ToolDone(call, result)

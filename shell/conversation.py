@@ -1,0 +1,87 @@
+"""The live session: its record (the counters) and its messages, kept in step with the store.
+
+The agent's turn appends to it, the memory lifecycle replaces its messages after a compaction
+and moves its flush counters, and `/new` restarts it; everyone holds this one object, so nobody
+reaches into anybody else for the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from shell.session import SessionRecord, SessionStore
+
+
+class Conversation:
+    def __init__(
+        self,
+        sessions: SessionStore,
+        record: SessionRecord,
+        messages: list[dict[str, Any]],
+        *,
+        count_prompt: Callable[[Sequence[dict[str, Any]]], int],
+    ) -> None:
+        """
+        Args:
+            sessions: Where the record and the transcript are persisted.
+            record: The session's counters, loaded or new.
+            messages: The live message list (without the system prompt).
+            count_prompt: Our count of a whole request with these messages, saved with the
+                record so a resumed session shows its meter at once.
+        """
+        self.sessions = sessions
+        self.record = record
+        self.messages = messages
+        self._count_prompt = count_prompt
+
+    @property
+    def session_id(self) -> str:
+        return self.record.session_id
+
+    def append(self, message: dict[str, Any]) -> None:
+        """Add a message to the live list and to the transcript on disk."""
+        self.messages.append(message)
+        self.sessions.append_message(self.session_id, message)
+
+    def replace(self, messages: list[dict[str, Any]], entry: dict[str, Any]) -> None:
+        """After a compaction: the new live list, and the transcript entry that rebuilds it."""
+        self.messages = messages
+        self.sessions.append(self.session_id, entry)
+
+    def restart(self, model: str) -> None:
+        """`/new`: save this session and start an empty one that gets the startup prelude."""
+        self.save()
+        self.record = self.sessions.create(model, prelude=True)
+        self.messages = []
+
+    def transcript_bytes(self) -> int:
+        return self.sessions.transcript_bytes(self.session_id)
+
+    def origin(self) -> str:
+        """Where a memory write came from, for its commit message."""
+        return f"session {self.session_id} turn {self.record.turns}"
+
+    def save(self) -> None:
+        self.record.last_prompt_tokens = self._count_prompt(self.messages)
+        self.sessions.save(self.record)
+
+    def close_open_tool_calls(self) -> None:
+        """After a cancel mid-tools, answer every unanswered tool call so the transcript stays
+        valid for the next request."""
+        for index in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[index]
+            if message["role"] == "assistant" and message.get("tool_calls"):
+                answered = {m.get("tool_call_id") for m in self.messages[index + 1 :]}
+                for call in message["tool_calls"]:
+                    if call["id"] not in answered:
+                        self.append(
+                            {
+                                "role": "tool",
+                                "tool_call_id": call["id"],
+                                "content": "Cancelled by the user.",
+                            }
+                        )
+                return
+            if message["role"] == "user":
+                return

@@ -99,7 +99,11 @@ def stream_chunks(
 
 @lru_cache(maxsize=1)
 def demo_brain_class() -> type:
-    """The `DemoBrain` class (a `litellm.CustomLLM`); imports litellm on the first call."""
+    """The `DemoBrain` class (a `litellm.CustomLLM`); imports litellm on the first call.
+
+    Long only because it is a class body: the class can be defined only after litellm's lazy
+    import, and its methods are each short.
+    """
     from litellm.llms.custom_llm import CustomLLM
     from litellm.types.utils import (
         ChatCompletionMessageToolCall,

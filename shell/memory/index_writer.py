@@ -217,19 +217,7 @@ class IndexWriter:
             EmbeddingFailed: the embedder raised before anything was written.
         """
         files_total = len(plan.changed) + len(plan.removed)
-        new_chunks: list[Chunk] = []
-        for done, changed in enumerate(plan.changed, start=1):
-            new_chunks.extend(
-                chunk_markdown(
-                    changed.record.path,
-                    changed.text,
-                    max_tokens=self.chunk_tokens,
-                    context_tokens=self.context_tokens,
-                )
-            )
-            if progress is not None:
-                progress(IndexSyncProgress(done, files_total, len(new_chunks), 0))
-
+        new_chunks = self._chunk(plan, progress, files_total)
         vectors, embedded = self._vectors_for(
             new_chunks, generation, previous, progress, files_total
         )
@@ -258,6 +246,28 @@ class IndexWriter:
             generation.vectors.add(new_chunks, matrix)
         generation.unindexed += len(added) + gone_rows
 
+        self._update_records(generation, plan)
+        return embedded
+
+    def _chunk(
+        self, plan: SyncPlan, progress: ProgressCallback | None, files_total: int
+    ) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        for done, changed in enumerate(plan.changed, start=1):
+            chunks.extend(
+                chunk_markdown(
+                    changed.record.path,
+                    changed.text,
+                    max_tokens=self.chunk_tokens,
+                    context_tokens=self.context_tokens,
+                )
+            )
+            if progress is not None:
+                progress(IndexSyncProgress(done, files_total, len(chunks), 0))
+        return chunks
+
+    def _update_records(self, generation: Generation, plan: SyncPlan) -> None:
+        """The file records after the plan: persisted when files changed or went away."""
         updated = [c.record for c in plan.changed] + plan.touched
         records = dict(generation.records)
         for path in plan.removed:
@@ -267,7 +277,6 @@ class IndexWriter:
             self._store.write_records(generation.number, records.values())
         records.update({r.path: r for r in plan.rechecked})  # a check time only: not persisted
         generation.records = records
-        return embedded
 
     @staticmethod
     def _row_changes(

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from shell.fsio import exclusive_lock, write_atomically
 
 if TYPE_CHECKING:
-    from shell.memory.search import SearchHit
+    from shell.memory.search_result import SearchHit
 
 FORMAT_VERSION = 1
 MAX_ENTRIES = 512

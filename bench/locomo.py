@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from shell.memory.chunking import Chunk
-from shell.memory.embed import TOKENIZER_DIR, MiniLMEmbedder
-from shell.memory.index import MemoryIndex
+from shell.memory.index.chunking import Chunk
+from shell.memory.index.embed import TOKENIZER_DIR, MiniLMEmbedder
+from shell.memory.index.memory_index import MemoryIndex
 from shell.memory.search import MemorySearch
 from shell.memory.windows import FileViews
 

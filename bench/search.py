@@ -62,8 +62,8 @@ class InjectedEmbedder:
 
 
 def build_cairn(corpus: Corpus, directory: Path) -> Any:
-    from shell.memory.chunking import make_chunk
-    from shell.memory.index import MemoryIndex
+    from shell.memory.index.chunking import make_chunk
+    from shell.memory.index.memory_index import MemoryIndex
     from shell.memory.search import MemorySearch
 
     chunks = [
@@ -175,9 +175,9 @@ def bench_resync(workdir: Path, target_chunks: int = 10_000, edits: int = 11) ->
     The index uses the hash embedder, so the sync time is the index's own cost; the MiniLM
     embedding of the chunks the edit changed is measured separately on the same texts.
     """
-    from shell.memory.chunking import chunk_markdown
-    from shell.memory.embed import HashEmbedder, MiniLMEmbedder
-    from shell.memory.index import MemoryIndex
+    from shell.memory.index.chunking import chunk_markdown
+    from shell.memory.index.embed import HashEmbedder, MiniLMEmbedder
+    from shell.memory.index.memory_index import MemoryIndex
 
     rng = np.random.default_rng(SEED)
     corpus = make_corpus(2_000, 0)
@@ -242,7 +242,7 @@ def bench_resync(workdir: Path, target_chunks: int = 10_000, edits: int = 11) ->
 def bench_throughput(workdir: Path, texts_per_round: int = 32, rounds: int = 8) -> dict[str, Any]:
     """Texts/s of MiniLMEmbedder and of raw onnxruntime, alternating in short rounds so that
     drift in the shared machine's speed hits both alike."""
-    from shell.memory.embed import MiniLMEmbedder
+    from shell.memory.index.embed import MiniLMEmbedder
 
     minilm = MiniLMEmbedder(workdir / "fastembed")
     raw = RawOnnx(minilm.batch_size)

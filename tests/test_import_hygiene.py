@@ -13,7 +13,7 @@ CORE_MODULES = [
     "shell.llm",
     "shell.memory.service",
     "shell.memory.search",
-    "shell.memory.index",
+    "shell.memory.index.memory_index",
 ]
 
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shell.memory import ranking
-from shell.memory.index import KeywordSearchUnavailable
+from shell.memory.index.memory_index import KeywordSearchUnavailable
 from shell.memory.search_result import (
     DEFAULT_MIN_SCORE,
     MODE_HYBRID,
@@ -71,9 +71,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from shell.memory.chunking import Chunk
     from shell.memory.hit_log import HitLog
-    from shell.memory.index import MemoryIndex
+    from shell.memory.index.chunking import Chunk
+    from shell.memory.index.memory_index import MemoryIndex
 
 MAX_QUERY_CHARS = 2_000
 MAX_RESULTS_LIMIT = 50

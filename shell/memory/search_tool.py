@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shell.events import BaseEvent, Notice
+from shell.events import Event, Notice
 from shell.memory.search import (
     DEFAULT_MAX_RESULTS,
     DEFAULT_MIN_SCORE,
@@ -25,7 +25,7 @@ from shell.memory.search import (
 from shell.tools import Tool, ToolResult, json_result
 
 if TYPE_CHECKING:
-    from shell.memory.index import MemoryIndex
+    from shell.memory.index.memory_index import MemoryIndex
 
 TOOL_NAME = "memory_search"
 DESCRIPTION = (
@@ -80,7 +80,7 @@ class Searcher(Protocol):
 def search_tool(
     searcher: Searcher,
     *,
-    before_search: Callable[[], list[BaseEvent]] | None = None,
+    before_search: Callable[[], list[Event]] | None = None,
 ) -> Tool:
     """The `memory_search` tool.
 
@@ -95,7 +95,7 @@ def search_tool(
         max_results = arguments.get("maxResults", DEFAULT_MAX_RESULTS)
         min_score = arguments.get("minScore", DEFAULT_MIN_SCORE)
         validate_request(query, max_results, min_score)
-        events: list[BaseEvent] = []
+        events: list[Event] = []
         sync_failure: str | None = None
         if before_search is not None:
             try:

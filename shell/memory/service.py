@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from shell.config import Settings
-from shell.events import BaseEvent, Error, IndexSyncProgress
+from shell.events import Error, Event, IndexSyncProgress
 from shell.tools import Tool
 
 if TYPE_CHECKING:
-    from shell.memory.index import MemoryIndex
+    from shell.memory.index.memory_index import MemoryIndex
+    from shell.memory.index.watch import MemoryWatcher
     from shell.memory.search import MemorySearch, SearchResult
-    from shell.memory.watch import MemoryWatcher
 
 
 class RecallService:
@@ -31,7 +31,7 @@ class RecallService:
         self._ready = threading.Event()
         self._sync_lock = threading.Lock()
         # created here, not in start(): a consumer may begin listening before start() runs
-        self._queue: asyncio.Queue[BaseEvent] = asyncio.Queue()
+        self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._watcher: MemoryWatcher | None = None
@@ -39,8 +39,8 @@ class RecallService:
     @property
     def index(self) -> MemoryIndex:
         if self._index is None:
-            from shell.memory.embed import load_embedder
-            from shell.memory.index import MemoryIndex
+            from shell.memory.index.embed import load_embedder
+            from shell.memory.index.memory_index import MemoryIndex
 
             state = self.settings.state_dir
             embedder = load_embedder(self.settings.embedder, state / "fastembed")
@@ -76,7 +76,7 @@ class RecallService:
         if self.settings.watch:
             self._tasks.append(asyncio.create_task(self._watch()))
 
-    def sync(self, trigger: str) -> list[BaseEvent]:
+    def sync(self, trigger: str) -> list[Event]:
         """Blocking sync (call from a worker thread); progress goes to the queue."""
         with self._sync_lock:
             try:
@@ -84,20 +84,20 @@ class RecallService:
             except Exception as error:  # a broken index must not break the session
                 return [Error(kind="index", message=f"memory index sync failed: {error}")]
 
-    def before_search(self) -> list[BaseEvent]:
+    def before_search(self) -> list[Event]:
         """Runs in the search tool's thread: wait for the first sync, then catch up on edits."""
         self._ready.wait(timeout=300)
         if self.index.is_dirty():
             return self.sync("search")
         return []
 
-    def drain(self) -> list[BaseEvent]:
-        events: list[BaseEvent] = []
+    def drain(self) -> list[Event]:
+        events: list[Event] = []
         while not self._queue.empty():
             events.append(self._queue.get_nowait())
         return events
 
-    async def events(self) -> AsyncIterator[BaseEvent]:
+    async def events(self) -> AsyncIterator[Event]:
         while True:
             yield await self._queue.get()
 
@@ -124,7 +124,7 @@ class RecallService:
             self._ready.set()
 
     async def _watch(self) -> None:
-        from shell.memory.watch import MemoryWatcher
+        from shell.memory.index.watch import MemoryWatcher
 
         asyncio.current_task().set_name("watch")  # type: ignore[union-attr]
         self._watcher = watcher = MemoryWatcher(self.settings.workspace)
@@ -140,7 +140,7 @@ class RecallService:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
 
-    def _put(self, event: BaseEvent) -> None:
+    def _put(self, event: Event) -> None:
         self._queue.put_nowait(event)
 
 

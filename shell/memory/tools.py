@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from shell.events import BaseEvent
+from shell.events import Event
 from shell.memory.files import MemoryFiles, MemoryPathError, ReadResult, WriteOutcome
 from shell.tools import Tool, ToolError, ToolResult, json_result
 
@@ -204,6 +204,6 @@ def _append_result(outcome: WriteOutcome) -> ToolResult:
     return json_result(payload, _events(outcome))
 
 
-def _events(outcome: WriteOutcome) -> list[BaseEvent]:
-    cleared: list[BaseEvent] = [outcome.lock_cleared] if outcome.lock_cleared else []
+def _events(outcome: WriteOutcome) -> list[Event]:
+    cleared: list[Event] = [outcome.lock_cleared] if outcome.lock_cleared else []
     return [*cleared, outcome.event]

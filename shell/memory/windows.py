@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shell.memory.chunking import Chunk
+from shell.memory.index.chunking import Chunk
 
 WINDOW_TOKENS = 220
 """A cited window's budget in tiktoken tokens (~240 word pieces): a window never holds more text

@@ -6,7 +6,7 @@ import hashlib
 from itertools import pairwise
 
 from shell.context import count_tokens
-from shell.memory.chunking import chunk_markdown, make_chunk
+from shell.memory.index.chunking import chunk_markdown, make_chunk
 
 FACTS = [
     "My sister lives in Tromsø.",

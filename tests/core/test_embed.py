@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shell.memory.embed import (
+from shell.memory.index.embed import (
     MINILM_DIM,
     TOKENIZER_DIR,
     Embedder,
@@ -83,7 +83,7 @@ def test_model_loads_offline_and_lazily_without_network(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from shell.memory.embed import MiniLMEmbedder\n"
+        "from shell.memory.index.embed import MiniLMEmbedder\n"
         "assert 'fastembed' not in sys.modules, 'fastembed imported at module import'\n"
         "e = MiniLMEmbedder(Path(sys.argv[1]))\n"
         "assert 'fastembed' not in sys.modules, 'fastembed imported in __init__'\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from shell.config import load_settings
-from shell.memory.embed import MiniLMEmbedder
-from shell.memory.index import MemoryIndex
+from shell.memory.index.embed import MiniLMEmbedder
+from shell.memory.index.memory_index import MemoryIndex
 from shell.memory.ranking import asks_only_about_time
 from shell.memory.search import MemorySearch
 

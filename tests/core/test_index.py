@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from shell.events import IndexRebuilt, IndexSynced
-from shell.memory.chunking import make_chunk
-from shell.memory.embed import HashEmbedder, MiniLMEmbedder
-from shell.memory.index import MemoryIndex, query_terms
+from shell.memory.index.chunking import make_chunk
+from shell.memory.index.embed import HashEmbedder, MiniLMEmbedder
+from shell.memory.index.memory_index import MemoryIndex, query_terms
 
 NOTES = {
     "MEMORY.md": "# Memory\n\n- The user prefers tea over coffee.\n",
@@ -193,7 +193,8 @@ def test_real_model_ranks_the_right_note_first(workspace: Path, tmp_path: Path) 
 
 def test_importing_the_index_loads_no_heavy_library() -> None:
     script = (
-        "import sys, shell.memory.index, shell.memory.watch, shell.memory.embed\n"
+        "import sys\n"
+        "from shell.memory.index import embed, memory_index, watch\n"
         "print(sorted(m for m in ('lancedb', 'fastembed', 'pyarrow', 'watchfiles', "
         "'onnxruntime') if m in sys.modules))"
     )

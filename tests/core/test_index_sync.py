@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from shell.events import IndexRebuilt, IndexSynced, IndexSyncProgress
-from shell.memory.embed import HashEmbedder
-from shell.memory.index import EmbeddingFailed, MemoryIndex
-from shell.memory.index_store import LanceStore
-from shell.memory.watch import MemoryWatcher
+from shell.memory.index.embed import HashEmbedder
+from shell.memory.index.memory_index import EmbeddingFailed, MemoryIndex
+from shell.memory.index.store import LanceStore
+from shell.memory.index.watch import MemoryWatcher
 
 
 class CountingEmbedder:

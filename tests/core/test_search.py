@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from shell.events import SearchPerformed
-from shell.memory.embed import MiniLMEmbedder
 from shell.memory.hit_log import HitLog, recall_path
-from shell.memory.index import MemoryIndex
+from shell.memory.index.embed import MiniLMEmbedder
+from shell.memory.index.memory_index import MemoryIndex
 from shell.memory.search import (
     NOTHING_RELEVANT,
     MemorySearch,
@@ -320,8 +320,8 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
     keyword match was seen by one leg at maxResults=1 and by both at 10, so the top hit changed."""
     import numpy as np
 
-    from shell.memory.chunking import make_chunk
-    from shell.memory.embed import HashEmbedder
+    from shell.memory.index.chunking import make_chunk
+    from shell.memory.index.embed import HashEmbedder
 
     embedder = HashEmbedder()
     query = embedder.embed_query("zephyr")
@@ -351,7 +351,7 @@ def test_a_lost_full_text_index_is_reported_as_vector_only(tmp_path: Path) -> No
     """A failed FTS query raises KeywordSearchUnavailable: search says vector-only, not hybrid."""
     import shutil
 
-    from shell.memory.embed import HashEmbedder
+    from shell.memory.index.embed import HashEmbedder
 
     write_notes(tmp_path, {"memory/a.md": "- the zephyr release train leaves on fridays\n"})
     MemoryIndex(tmp_path, HashEmbedder()).sync(trigger="manual")
@@ -372,7 +372,7 @@ def test_a_lost_full_text_index_is_reported_as_vector_only(tmp_path: Path) -> No
 
 
 def test_an_empty_index_abstains_and_says_why(tmp_path: Path) -> None:
-    from shell.memory.embed import HashEmbedder
+    from shell.memory.index.embed import HashEmbedder
 
     memory_index = MemoryIndex(tmp_path, HashEmbedder())
     memory_index.sync(trigger="manual")

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from shell.memory.chunking import Chunk
+from shell.memory.index.chunking import Chunk
 
 
 class VectorMatrix:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from shell.memory.sync import MEMORY_DIR, MEMORY_FILE
+from shell.memory.index.scan import MEMORY_DIR, MEMORY_FILE
 
 OnChange = Callable[[set[str]], Awaitable[None] | None]
 

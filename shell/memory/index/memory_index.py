@@ -9,7 +9,7 @@ makes every search see the index either before or after a sync's commit, never h
 
 This module decides when to sync, rebuild or wipe and answers searches from the live generation;
 the writing itself (chunk, embed through the cache, commit rows, record identity) is
-`shell.memory.index_writer`.
+`shell.memory.index.writer`.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from shell.events import BaseEvent, IndexRebuilt, IndexSynced
-from shell.memory import index_store as store
-from shell.memory.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
-from shell.memory.embed import Embedder
-from shell.memory.index_writer import EmbeddingFailed, Generation, IndexWriter, ProgressCallback
+from shell.events import Event, IndexRebuilt, IndexSynced
+from shell.memory.index import store
+from shell.memory.index.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
+from shell.memory.index.embed import Embedder
+from shell.memory.index.scan import is_dirty
+from shell.memory.index.writer import EmbeddingFailed, Generation, IndexWriter, ProgressCallback
 from shell.memory.ranking import QUESTION_STOP_WORDS
-from shell.memory.sync import is_dirty
 
 __all__ = [
     "EmbeddingFailed",
@@ -158,7 +158,7 @@ class MemoryIndex:
 
     def sync(
         self, *, trigger: str = "manual", progress: ProgressCallback | None = None
-    ) -> list[BaseEvent]:
+    ) -> list[Event]:
         """Bring the index up to date with the memory files.
 
         Rebuilds first when the index is missing, corrupt or of another identity. Otherwise only
@@ -190,7 +190,7 @@ class MemoryIndex:
                 self._pending_rebuild or "manual", trigger, progress, started
             )
 
-    def rebuild(self, reason: str = "manual") -> list[BaseEvent]:
+    def rebuild(self, reason: str = "manual") -> list[Event]:
         """Rebuild from the files into a new generation and swap it in.
 
         Embeddings come from the cache, so a rebuild with the same model embeds nothing that
@@ -230,7 +230,7 @@ class MemoryIndex:
 
     def _rebuild_locked(
         self, reason: str, trigger: str, progress: ProgressCallback | None, started: float
-    ) -> list[BaseEvent]:
+    ) -> list[Event]:
         old = self._generation
         if self._wipe_on_rebuild:
             self._wipe_store()

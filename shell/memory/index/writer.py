@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from shell.events import IndexSyncProgress
-from shell.memory import index_store as store
-from shell.memory.chunking import Chunk, chunk_markdown
-from shell.memory.embed import Embedder
-from shell.memory.sync import FileRecord, SyncPlan, plan_sync
-from shell.memory.vector_matrix import VectorMatrix
+from shell.memory.index import store
+from shell.memory.index.chunking import Chunk, chunk_markdown
+from shell.memory.index.embed import Embedder
+from shell.memory.index.scan import FileRecord, SyncPlan, plan_sync
+from shell.memory.index.vector_matrix import VectorMatrix
 
 EMBED_BATCH = 64
 """Texts per embedder call; progress is reported after each."""

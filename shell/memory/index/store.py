@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from shell.fsio import write_atomically
-from shell.memory.chunking import Chunk
-from shell.memory.sync import FileRecord
+from shell.memory.index.chunking import Chunk
+from shell.memory.index.scan import FileRecord
 
 SCHEMA_VERSION = 3
 """2: file records moved from a `files_<gen>` LanceDB table to `files_<gen>.json`.

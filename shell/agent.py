@@ -20,8 +20,8 @@ from shell.context import ContextBudget, TokenCounter
 from shell.conversation import Conversation
 from shell.events import (
     AssistantMessage,
-    BaseEvent,
     Error,
+    Event,
     Notice,
     SessionStarted,
     StartupPreludeInjected,
@@ -109,7 +109,7 @@ class Agent:
 
     # --- public API ---------------------------------------------------------------------
 
-    async def start(self) -> AsyncIterator[BaseEvent]:
+    async def start(self) -> AsyncIterator[Event]:
         """Announce the session, resolve the context window, and start indexing in the
         background (its events arrive through `background_events` and between turns)."""
         yield SessionStarted(
@@ -133,7 +133,7 @@ class Agent:
         self.recall.start()
         yield self.usage()
 
-    async def submit(self, text: str) -> AsyncGenerator[BaseEvent]:
+    async def submit(self, text: str) -> AsyncGenerator[Event]:
         """A user prompt, or a slash command: /compact [focus], /flush, /new."""
         command, _, argument = text.strip().partition(" ")
         match command:
@@ -149,7 +149,7 @@ class Agent:
             async for event in events:
                 yield event
 
-    async def run_turn(self, prompt: str) -> AsyncGenerator[BaseEvent]:
+    async def run_turn(self, prompt: str) -> AsyncGenerator[Event]:
         self.record.turns += 1
         turn = _Turn(self.record.turns)
         yield TurnStarted(session_id=self.session_id, turn=turn.number, prompt=prompt)
@@ -173,7 +173,7 @@ class Agent:
                     yield event
                 yield TurnFinished(turn=turn.number, reason=turn.reason)
 
-    async def _rounds(self, turn: _Turn) -> AsyncIterator[BaseEvent]:
+    async def _rounds(self, turn: _Turn) -> AsyncIterator[Event]:
         """Model call → tool calls → model call …, until the model answers without tools; the
         gate (and a flush, a compaction) before every call."""
         overflow_retried = False
@@ -233,18 +233,18 @@ class Agent:
         self.record.prompt_tokens_total += reply.prompt_tokens
         self.record.completion_tokens_total += reply.completion_tokens
 
-    async def compact(self, focus: str | None = None) -> AsyncGenerator[BaseEvent]:
+    async def compact(self, focus: str | None = None) -> AsyncGenerator[Event]:
         """Manual /compact: flush first if this cycle has not been flushed, then compact."""
         async for event in self.lifecycle.flush_then_compact("manual", focus):
             yield event
         yield self.usage()
 
-    async def flush(self) -> AsyncGenerator[BaseEvent]:
+    async def flush(self) -> AsyncGenerator[Event]:
         async for event in self.lifecycle.flush("manual"):
             yield event
         yield self.usage()
 
-    async def new_session(self) -> AsyncGenerator[BaseEvent]:
+    async def new_session(self) -> AsyncGenerator[Event]:
         self.conversation.restart(self.settings.model)
         self.prompt.reinjection = ""
         self._resumed = False
@@ -257,7 +257,7 @@ class Agent:
         )
         yield self.usage()
 
-    async def background_events(self) -> AsyncIterator[BaseEvent]:
+    async def background_events(self) -> AsyncIterator[Event]:
         """Events that happen between turns (index sync, file watching), for the TUI."""
         async for event in self.recall.events():
             yield event

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from shell.events import BaseEvent, TextDelta, ToolCallStarted
+from shell.events import Event, TextDelta, ToolCallStarted
 from shell.tools import ToolResult, event_arguments
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class ModelCall:
         self._silent = silent
         self._reply: ModelReply | None = None
 
-    async def events(self) -> AsyncIterator[BaseEvent]:
+    async def events(self) -> AsyncIterator[Event]:
         from shell.llm import ModelReply
 
         async for item in self._llm.stream(self._request, self._schemas):
@@ -76,8 +76,8 @@ async def run_tool_calls(
     toolbox: Toolbox,
     calls: Iterable[ToolCallRequest],
     *,
-    side_events: Callable[[], Iterable[BaseEvent]] = tuple,
-) -> AsyncIterator[BaseEvent | ToolDone]:
+    side_events: Callable[[], Iterable[Event]] = tuple,
+) -> AsyncIterator[Event | ToolDone]:
     """Run the calls in order. For each: `ToolCallStarted`, the events `side_events` has
     collected meanwhile (a background index, say), the tool's own events, `ToolCallFinished`,
     then a `ToolDone` for the caller to put in its transcript. A tool that fails, or one the

@@ -18,11 +18,11 @@ from shell import prompts
 from shell.calls import ModelCall
 from shell.context import TokenCounter
 from shell.events import (
-    BaseEvent,
     CompactionFailed,
     CompactionFinished,
     CompactionSkipped,
     CompactionStarted,
+    Event,
 )
 from shell.messages import content_text
 from shell.text import shorten
@@ -296,7 +296,7 @@ class _Summariser:
     summary: str = ""
     problems: list[str] = field(default_factory=list)
 
-    async def ask(self, prompt: str) -> AsyncIterator[BaseEvent]:
+    async def ask(self, prompt: str) -> AsyncIterator[Event]:
         """One call without tools, its text hidden; the reply lands in `summary`."""
         self.attempts += 1
         request = [
@@ -308,7 +308,7 @@ class _Summariser:
             yield event
         self.summary = (call.reply.text or "").strip()
 
-    async def fold(self, chunks: Sequence[list[dict[str, Any]]]) -> AsyncIterator[BaseEvent]:
+    async def fold(self, chunks: Sequence[list[dict[str, Any]]]) -> AsyncIterator[Event]:
         """Fold each chunk into the rolling summary; stop at one the summariser gives up on
         (then `problems` says so)."""
         for chunk in chunks:
@@ -322,7 +322,7 @@ class _Summariser:
 
     async def finish(
         self, chunk: list[dict[str, Any]], recent: Sequence[dict[str, Any]], ask: str | None
-    ) -> AsyncIterator[BaseEvent]:
+    ) -> AsyncIterator[Event]:
         """The final summary, checked; retried once with the problems named."""
         prompt = prompts.summary_prompt(render_transcript(chunk), self.previous, self.focus)
         for _ in range(MAX_ATTEMPTS):
@@ -366,7 +366,7 @@ async def compact(
     compaction_count: int,
     clock: Callable[[], float] = time.monotonic,
     max_transcript_tokens: int | None = None,
-) -> AsyncIterator[BaseEvent | CompactionResult]:
+) -> AsyncIterator[Event | CompactionResult]:
     """Summarise the old part of the history and keep the recent tail verbatim.
 
     Args:

@@ -383,13 +383,13 @@ def to_json(event: BaseEvent) -> str:
     return json.dumps(to_dict(event), ensure_ascii=False, default=str)
 
 
-def from_dict(data: dict[str, Any]) -> BaseEvent:
+def from_dict(data: dict[str, Any]) -> Event:
     fields = dict(data)
     cls = EVENT_TYPES.get(fields.pop("type", ""))
     if cls is None:
         raise ValueError(f"unknown event type: {data.get('type')!r}")
-    return cls(**fields)
+    return as_event(cls(**fields))
 
 
-def from_json(line: str) -> BaseEvent:
+def from_json(line: str) -> Event:
     return from_dict(json.loads(line))

@@ -20,7 +20,7 @@ from shell import prompts
 from shell.calls import ModelCall, ToolDone, run_tool_calls
 from shell.context import ContextBudget
 from shell.events import (
-    BaseEvent,
+    Event,
     FlushFinished,
     FlushGateEvaluated,
     FlushStarted,
@@ -277,7 +277,7 @@ class _Tally:
     tool_error: str | None = None
     model_error: str | None = None
 
-    def see(self, event: BaseEvent) -> None:
+    def see(self, event: Event) -> None:
         if isinstance(event, MemoryWritten):
             self.lines += event.lines_added
             self.commit = event.commit or self.commit
@@ -308,7 +308,7 @@ async def run_flush(
     trigger: str,
     now: str,
     max_rounds: int = 3,
-) -> AsyncIterator[BaseEvent | FlushOutcome]:
+) -> AsyncIterator[Event | FlushOutcome]:
     """Run one silent flush turn: model → memory_append calls → model, at most `max_rounds`.
 
     Args:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from shell.config import Settings
-from shell.events import BaseEvent, Error, to_json
+from shell.events import Error, Event, to_json
 
 
 class EventSink:
@@ -22,7 +22,7 @@ class EventSink:
         self.trace = trace.open("a", encoding="utf-8") if trace else None
         self.errors = 0
 
-    def __call__(self, event: BaseEvent) -> None:
+    def __call__(self, event: Event) -> None:
         line = to_json(event)
         self.out.write(line + "\n")
         self.out.flush()

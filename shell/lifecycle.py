@@ -15,7 +15,7 @@ from shell.compaction import CompactionResult
 from shell.compaction import compact as run_compaction
 from shell.context import ContextBudget
 from shell.conversation import Conversation
-from shell.events import BaseEvent, ContextReinjected, FlushFinished, Notice
+from shell.events import ContextReinjected, Event, FlushFinished, Notice
 from shell.flush import (
     FlushOutcome,
     GateInputs,
@@ -74,7 +74,7 @@ class MemoryLifecycle:
     def _count(self) -> int:
         return self.prompt.count(self.conversation.messages)
 
-    async def before_model_call(self) -> AsyncIterator[BaseEvent]:
+    async def before_model_call(self) -> AsyncIterator[Event]:
         projected = self._count()
         inputs = self.gate_inputs(projected)
         decision = evaluate_flush_gate(inputs, self.budget)
@@ -101,7 +101,7 @@ class MemoryLifecycle:
             max_failures=MAX_FLUSH_FAILURES,
         )
 
-    async def flush_then_compact(self, trigger: str, focus: str | None) -> AsyncIterator[BaseEvent]:
+    async def flush_then_compact(self, trigger: str, focus: str | None) -> AsyncIterator[Event]:
         """Every compaction, whatever its trigger, comes after a flush attempt in its cycle, or
         after a gate decision that says why there was none."""
         if not self.flushed_this_cycle():
@@ -126,7 +126,7 @@ class MemoryLifecycle:
             self._record.memory_flush_at,
         )
 
-    async def flush(self, trigger: str) -> AsyncIterator[BaseEvent]:
+    async def flush(self, trigger: str) -> AsyncIterator[Event]:
         target = f"memory/{self.clock().date().isoformat()}.md"
         cycle = self._record.compaction_count
         tool = pinned_append_tool(self.files, target, origin=self.conversation.origin)
@@ -171,7 +171,7 @@ class MemoryLifecycle:
                 )
         self.conversation.save()
 
-    async def compact(self, trigger: str, focus: str | None) -> AsyncIterator[BaseEvent]:
+    async def compact(self, trigger: str, focus: str | None) -> AsyncIterator[Event]:
         result: CompactionResult | None = None
         # The tail is sized against the room the messages really have (the system prompt and
         # tool schemas are fixed), so that after compaction the prompt sits well below the flush

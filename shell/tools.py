@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shell.events import BaseEvent, ToolCallFinished
+from shell.events import Event, ToolCallFinished
 
 
 class ToolError(Exception):
@@ -24,7 +24,7 @@ class ToolResult:
     content: str
     """What the model sees (usually JSON text)."""
     error: str | None = None
-    events: tuple[BaseEvent, ...] = ()
+    events: tuple[Event, ...] = ()
     """Facts the tool established (memory_written, search_performed, …) for the loop to emit."""
     duration_ms: float = 0.0
 
@@ -38,7 +38,7 @@ class ToolResult:
         )
 
 
-def json_result(payload: Any, events: Sequence[BaseEvent] = ()) -> ToolResult:
+def json_result(payload: Any, events: Sequence[Event] = ()) -> ToolResult:
     return ToolResult(content=json.dumps(payload, ensure_ascii=False), events=tuple(events))
 
 

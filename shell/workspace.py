@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shell.config import Settings
-from shell.events import BaseEvent, BootstrapMissing, BootstrapTruncated
+from shell.events import BootstrapMissing, BootstrapTruncated, Event
 from shell.memory.git import GitStore
 from shell.text import shorten
 
@@ -96,7 +96,7 @@ def truncate_middle(text: str, limit: int, name: str) -> str:
 @dataclass(frozen=True)
 class Bootstrap:
     text: str
-    events: tuple[BaseEvent, ...]
+    events: tuple[Event, ...]
     chars: dict[str, int]
     """Injected characters per file."""
 
@@ -106,7 +106,7 @@ def load_bootstrap(
 ) -> Bootstrap:
     remaining = max(total_max_chars, max_chars)
     sections: list[str] = []
-    events: list[BaseEvent] = []
+    events: list[Event] = []
     chars: dict[str, int] = {}
     for name in BOOTSTRAP_FILES:
         path = root / name

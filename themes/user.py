@@ -67,7 +67,9 @@ def theme_from_toml(path: Path) -> Theme:
     unknown = set(data) - {"name", "dark", "variables", *_COLOUR_FIELDS}
     if unknown:
         raise ThemeFileError(f"{path.name}: unknown keys {sorted(unknown)}")
-    colours = {key: _check_colour(path, key, data[key]) for key in _COLOUR_FIELDS if key in data}
+    colours: dict[str, Any] = {
+        key: _check_colour(path, key, data[key]) for key in _COLOUR_FIELDS if key in data
+    }
     variables = data.get("variables", {})
     if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
         raise ThemeFileError(f"{path.name}: [variables] must map names to strings")

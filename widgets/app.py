@@ -16,7 +16,7 @@ from textual.events import Resize
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
-from shell.events import BaseEvent, Error, as_event, to_json
+from shell.events import Error, Event, to_json
 from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES, DEFAULT_THEME
 from themes.user import load_user_themes
 from widgets.bridge import EventBridge
@@ -130,7 +130,7 @@ class CairnApp(App[None]):
     # --- running the agent ------------------------------------------------------------------
 
     @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_events(self, make_stream: Callable[[], AsyncIterator[BaseEvent]]) -> None:
+    async def run_events(self, make_stream: Callable[[], AsyncIterator[Event]]) -> None:
         """Consume one core stream (start or a submit), posting each event for the bridge."""
         self._set_busy(True)
         try:
@@ -143,7 +143,7 @@ class CairnApp(App[None]):
             self.post_message(AgentEvent(crash))
 
     @work(group="background", exit_on_error=False)
-    async def run_background(self, make_stream: Callable[[], AsyncIterator[BaseEvent]]) -> None:
+    async def run_background(self, make_stream: Callable[[], AsyncIterator[Event]]) -> None:
         """Consume events that happen between turns (index sync, file watching)."""
         try:
             async with aclosing(make_stream()) as stream:  # type: ignore[type-var]
@@ -153,14 +153,14 @@ class CairnApp(App[None]):
         except Exception as error:
             self.post_message(AgentEvent(Error(kind="background", message=str(error))))
 
-    def _record(self, event: BaseEvent) -> None:
+    def _record(self, event: Event) -> None:
         if self._trace_file is not None:
             self._trace_file.write(to_json(event) + "\n")
             self._trace_file.flush()
 
     async def on_agent_event(self, message: AgentEvent) -> None:
         if self._bridge is not None:
-            await self._bridge.route(as_event(message.event))
+            await self._bridge.route(message.event)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "agent" or not event.worker.is_finished:
@@ -234,7 +234,7 @@ def run_tui(agent: AgentSource, *, trace: Path | None = None) -> None:
     CairnApp(agent, trace=trace, theme_dir=config_file().parent / "themes").run()
 
 
-def replay_app(events: list[BaseEvent], workspace: Path, *, stepped: bool = False) -> CairnApp:
+def replay_app(events: list[Event], workspace: Path, *, stepped: bool = False) -> CairnApp:
     """A CairnApp that plays recorded `events` (delay-free, or one turn per Enter if `stepped`).
 
     The side panes read the workspace as it is now, and the git pane shows its real log.

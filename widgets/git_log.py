@@ -16,9 +16,14 @@ from widgets.format import one_line
 
 
 class CommitLike(Protocol):
-    short: str
-    message: str
-    when: Any
+    @property
+    def short(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def when(self) -> Any: ...
 
 
 class GitLogSource(Protocol):

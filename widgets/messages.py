@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from shell.events import BaseEvent
+from shell.events import Event
 
 
 @dataclass
 class AgentEvent(Message):
     """One core event, posted by the agent worker for the bridge to route."""
 
-    event: BaseEvent
+    event: Event

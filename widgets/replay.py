@@ -13,7 +13,7 @@ from datetime import date
 from pathlib import Path
 
 from shell.events import (
-    BaseEvent,
+    Event,
     FlushStarted,
     MemoryWritten,
     SessionStarted,
@@ -44,7 +44,7 @@ class ReplayBudget:
     compaction_threshold: int
 
 
-def _trace_day(events: Sequence[BaseEvent], today: Callable[[], date]) -> str:
+def _trace_day(events: Sequence[Event], today: Callable[[], date]) -> str:
     """The day the trace was recorded, from the last daily note it wrote (else `today`)."""
     for event in reversed(events):
         path = event.path if isinstance(event, MemoryWritten) else None
@@ -54,9 +54,9 @@ def _trace_day(events: Sequence[BaseEvent], today: Callable[[], date]) -> str:
     return today().isoformat()
 
 
-def split_turns(events: Sequence[BaseEvent]) -> list[list[BaseEvent]]:
+def split_turns(events: Sequence[Event]) -> list[list[Event]]:
     """The trace cut before each turn_started: [prelude, turn 1, turn 2, …]."""
-    segments: list[list[BaseEvent]] = [[]]
+    segments: list[list[Event]] = [[]]
     for event in events:
         if isinstance(event, TurnStarted) and segments[-1]:
             segments.append([])
@@ -69,7 +69,7 @@ class ReplayAgent:
 
     def __init__(
         self,
-        events: Sequence[BaseEvent],
+        events: Sequence[Event],
         workspace: Path,
         *,
         stepped: bool = False,
@@ -98,29 +98,29 @@ class ReplayAgent:
     def remaining_turns(self) -> int:
         return len(self._segments)
 
-    async def _play(self) -> AsyncIterator[BaseEvent]:
+    async def _play(self) -> AsyncIterator[Event]:
         if not self._segments:
             return
         for event in self._segments.pop(0):
             yield event
 
-    def start(self) -> AsyncIterator[BaseEvent]:
+    def start(self) -> AsyncIterator[Event]:
         return self._play()
 
-    def submit(self, text: str) -> AsyncIterator[BaseEvent]:
+    def submit(self, text: str) -> AsyncIterator[Event]:
         return self._play()
 
     async def aclose(self) -> None:
         return None
 
 
-def load_trace(path: Path) -> list[BaseEvent]:
+def load_trace(path: Path) -> list[Event]:
     """Read a JSONL trace (one `shell.events.to_json` line each; blank lines skipped).
 
     Raises:
         ValueError: a line is not a known event; the message names the line.
     """
-    events: list[BaseEvent] = []
+    events: list[Event] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue

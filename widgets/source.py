@@ -7,13 +7,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Protocol
 
-from shell.events import BaseEvent
+from shell.events import Event
 from widgets.git_log import GitLogSource
 
 
 class SettingsLike(Protocol):
-    workspace: Path
-    model: str
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def model(self) -> str: ...
 
     @property
     def demo(self) -> bool: ...
@@ -22,7 +25,8 @@ class SettingsLike(Protocol):
 
 
 class BudgetLike(Protocol):
-    window: int
+    @property
+    def window(self) -> int: ...
 
     @property
     def flush_threshold(self) -> int: ...
@@ -32,13 +36,20 @@ class BudgetLike(Protocol):
 
 
 class AgentSource(Protocol):
-    settings: SettingsLike
-    budget: BudgetLike
-    session_id: str
-    git: GitLogSource | None
+    @property
+    def settings(self) -> SettingsLike: ...
 
-    def start(self) -> AsyncIterator[BaseEvent]: ...
+    @property
+    def budget(self) -> BudgetLike: ...
 
-    def submit(self, text: str) -> AsyncIterator[BaseEvent]: ...
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def git(self) -> GitLogSource | None: ...
+
+    def start(self) -> AsyncIterator[Event]: ...
+
+    def submit(self, text: str) -> AsyncIterator[Event]: ...
 
     async def aclose(self) -> None: ...

@@ -71,13 +71,15 @@ class Agent:
         self.toolbox = Toolbox(
             [recall.tool(), *memory_tools(files, today=settings.today, origin=self.origin)]
         )
-        self.prompt = RequestBuilder(settings, self.counter, self.toolbox.schemas())
-        self.conversation = Conversation(sessions, record, messages, count_prompt=self.prompt.count)
+        self.request_builder = RequestBuilder(settings, self.counter, self.toolbox.schemas())
+        self.conversation = Conversation(
+            sessions, record, messages, count_prompt=self.request_builder.count
+        )
         self.lifecycle = MemoryLifecycle(
             self.conversation,
             llm=llm,
             files=files,
-            prompt=self.prompt,
+            request_builder=self.request_builder,
             budget=_budget(
                 settings,
                 settings.context_window or DEMO_CONTEXT_WINDOW,
@@ -119,7 +121,7 @@ class Agent:
             workspace=str(self.workspace),
             demo=self.settings.demo,
         )
-        for event in self.prompt.bootstrap().events:
+        for event in self.request_builder.bootstrap().events:
             yield event
         if not self._window_resolved:
             window, source = await asyncio.to_thread(self.llm.context_window)
@@ -166,7 +168,7 @@ class Agent:
             raise
         finally:
             self.conversation.close_open_tool_calls()
-            self.prompt.prelude = ""
+            self.request_builder.prelude = ""
             self.save()
             if turn.reason != "cancelled":
                 for event in self.recall.drain():
@@ -182,7 +184,9 @@ class Agent:
             async for event in self.lifecycle.before_model_call():
                 yield event
             yield self.usage()
-            call = ModelCall(self.llm, self.prompt.request(self.messages), self.toolbox.schemas())
+            call = ModelCall(
+                self.llm, self.request_builder.request(self.messages), self.toolbox.schemas()
+            )
             try:
                 async for event in call.events():
                     yield event
@@ -220,12 +224,14 @@ class Agent:
         """A new session's first call gets the recent daily notes as background, once."""
         if not self.record.needs_prelude:
             return None
-        self.prompt.prelude, files = startup_prelude(
+        self.request_builder.prelude, files = startup_prelude(
             self.workspace, today=self.settings.clock().date()
         )
         self.record.needs_prelude = False
         return (
-            StartupPreludeInjected(files=files, chars=len(self.prompt.prelude)) if files else None
+            StartupPreludeInjected(files=files, chars=len(self.request_builder.prelude))
+            if files
+            else None
         )
 
     def _count_usage(self, reply: ModelReply) -> None:
@@ -246,7 +252,7 @@ class Agent:
 
     async def new_session(self) -> AsyncGenerator[Event]:
         self.conversation.restart(self.settings.model)
-        self.prompt.reinjection = ""
+        self.request_builder.reinjection = ""
         self._resumed = False
         yield SessionStarted(
             session_id=self.session_id,
@@ -269,7 +275,7 @@ class Agent:
     # --- bookkeeping ----------------------------------------------------------------------
 
     def usage(self) -> UsageUpdated:
-        return self.prompt.usage(self.messages, self.budget, self._last_reported)
+        return self.request_builder.usage(self.messages, self.budget, self._last_reported)
 
     def _set_window(self, window: int, source: str) -> None:
         self.lifecycle.budget = _budget(self.settings, window, source)

@@ -42,7 +42,7 @@ class MemoryLifecycle:
         *,
         llm: LLM,
         files: MemoryFiles,
-        prompt: RequestBuilder,
+        request_builder: RequestBuilder,
         budget: ContextBudget,
         clock: Callable[[], datetime],
         force_flush_transcript_bytes: int,
@@ -53,7 +53,7 @@ class MemoryLifecycle:
                 cycle counters live in its record.
             llm: The model, for the flush turn and the summariser.
             files: The memory files; the flush appends to today's note through them.
-            prompt: Counts the whole request, gives the system prompt, and carries the
+            request_builder: Counts the whole request, gives the system prompt, and carries the
                 re-injected AGENTS.md sections after a compaction.
             budget: The one context budget (replaced when the window becomes known).
             clock: Now, timezone-aware: today's note and the flush times.
@@ -62,7 +62,7 @@ class MemoryLifecycle:
         self.conversation = conversation
         self.llm = llm
         self.files = files
-        self.prompt = prompt
+        self.request_builder = request_builder
         self.budget = budget
         self.clock = clock
         self.force_flush_transcript_bytes = force_flush_transcript_bytes
@@ -72,7 +72,7 @@ class MemoryLifecycle:
         return self.conversation.record
 
     def _count(self) -> int:
-        return self.prompt.count(self.conversation.messages)
+        return self.request_builder.count(self.conversation.messages)
 
     async def before_model_call(self) -> AsyncIterator[Event]:
         projected = self._count()
@@ -134,7 +134,7 @@ class MemoryLifecycle:
         async for item in run_flush(
             llm=self.llm,
             messages=list(self.conversation.messages),
-            system_prompt=self.prompt.system_prompt(),
+            system_prompt=self.request_builder.system_prompt(),
             tool=tool,
             target=target,
             cycle=cycle,
@@ -176,22 +176,22 @@ class MemoryLifecycle:
         # The tail is sized against the room the messages really have (the system prompt and
         # tool schemas are fixed), so that after compaction the prompt sits well below the flush
         # threshold instead of crossing it again at the next call.
-        room = self.budget.flush_threshold - self.prompt.count([])
+        room = self.budget.flush_threshold - self.request_builder.count([])
         keep_tail = min(self.budget.keep_tail, max(0, room // 2))
         if trigger == "overflow":
             # The provider counts more than we do, so our tail size cannot be trusted: keep at
             # most a third of the conversation verbatim.
             keep_tail = min(
-                keep_tail, self.prompt.counter.messages(self.conversation.messages) // 3
+                keep_tail, self.request_builder.counter.messages(self.conversation.messages) // 3
             )
         async for item in run_compaction(
             llm=self.llm,
             messages=list(self.conversation.messages),
-            counter=self.prompt.counter,
+            counter=self.request_builder.counter,
             keep_tail_tokens=keep_tail,
             trigger=trigger,
             focus=focus,
-            count_prompt=self.prompt.count,
+            count_prompt=self.request_builder.count,
             compaction_count=self._record.compaction_count,
             max_transcript_tokens=self.budget.window // 2,
         ):
@@ -211,14 +211,14 @@ class MemoryLifecycle:
         agents = self.files.root / "AGENTS.md"
         text = agents.read_text(encoding="utf-8", errors="replace") if agents.is_file() else ""
         now = self.clock().isoformat(timespec="minutes")
-        self.prompt.reinjection, sections = reinjection_block(
+        self.request_builder.reinjection, sections = reinjection_block(
             text, today=self.clock().date().isoformat(), now=now
         )
         self._record.needs_reinjection = False
         return ContextReinjected(
             sections=sections,
-            chars=len(self.prompt.reinjection),
-            text=self.prompt.reinjection,
+            chars=len(self.request_builder.reinjection),
+            text=self.request_builder.reinjection,
         )
 
 

@@ -102,8 +102,7 @@ class CairnApp(App[None]):
         self._bridge = EventBridge(self.transcript, self.status_bar, self.side_panes)
         self._sync_width(self.size.width)
         self.run_events(self.agent.start)
-        if (background := getattr(self.agent, "background_events", None)) is not None:
-            self.run_background(background)
+        self.run_background(self.agent.background_events)
 
     async def on_unmount(self) -> None:
         if self._trace_file is not None:
@@ -182,7 +181,7 @@ class CairnApp(App[None]):
         text = event.value.strip()
         self.prompt.clear()
         if not text:
-            if getattr(self.agent, "stepped", False) and not self.busy:
+            if isinstance(self.agent, ReplayAgent) and self.agent.stepped and not self.busy:
                 self.run_events(lambda: self.agent.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)

@@ -110,6 +110,12 @@ class ReplayAgent:
     def submit(self, text: str) -> AsyncIterator[Event]:
         return self._play()
 
+    async def background_events(self) -> AsyncIterator[Event]:
+        """None: a trace holds its background events in order with the rest."""
+        nothing: tuple[Event, ...] = ()
+        for event in nothing:
+            yield event
+
     async def aclose(self) -> None:
         return None
 

@@ -90,5 +90,9 @@ class FakeAgent:
         self.submitted.append(text)
         return self._play(self.turns.get(text, ()))
 
+    async def background_events(self) -> AsyncIterator[BaseEvent]:
+        for event in ():
+            yield event
+
     async def aclose(self) -> None:
         self.aclosed = True

@@ -298,8 +298,8 @@ class MemorySearch:
         files: FileViews,
         now: datetime,
     ) -> list[tuple[float, bool, ranking.Scored, Chunk]]:
-        """The candidates in their final order: match, window support, recency, named time; then
-        a newer note that restates a hit moves ahead of it."""
+        """The candidates in their final order: match, window and section support, recency,
+        named time; then a newer note that restates a hit moves ahead of it."""
         ranked = []
         for scored in candidates:
             chunk = ordering.chunks.get(scored.chunk_id)
@@ -309,6 +309,7 @@ class MemorySearch:
             final = (
                 ordering.match(scored.vector_score, chunk.id)
                 + ranking.NEIGHBOUR_WEIGHT * files.neighbour_support(chunk)
+                + ranking.SECTION_WEIGHT * files.section_support(chunk)
                 + self._recency[0]
                 * ranking.decay_factor(chunk.path, now, half_life_days=self._recency[1])
                 + ranking.FRAME_BOOST * framed

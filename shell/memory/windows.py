@@ -93,6 +93,8 @@ class FileView:
     scores: np.ndarray
     position: dict[str, int]
     taken: set[int] = field(default_factory=set)
+    sections: dict[str, list[int]] = field(default_factory=dict)
+    """Heading → the indexes of the units under it, best score first."""
 
 
 class FileViews:
@@ -118,7 +120,11 @@ class FileViews:
             units, vectors = self._units_of(path)
             scores = self._score(units, vectors) if self._score else np.zeros(len(units))
             position = {unit.id: i for i, unit in enumerate(units)}
-            self._files[path] = FileView(units, adjacent_similarity(vectors), scores, position)
+            sections: dict[str, list[int]] = {}
+            for i in np.argsort(-scores, kind="stable"):
+                sections.setdefault(units[i].heading, []).append(int(i))
+            view = FileView(units, adjacent_similarity(vectors), scores, position, set(), sections)
+            self._files[path] = view
         return self._files[path]
 
     def neighbour_support(self, chunk: Chunk) -> float:
@@ -130,6 +136,15 @@ class FileViews:
         window = grow_window(view.units, view.adjacent, center, set())
         others = sorted(view.scores[i] for i in range(window.first, window.last + 1) if i != center)
         return float(np.mean(others[-2:])) if others else 0.0
+
+    def section_support(self, chunk: Chunk) -> float:
+        """The best score of another unit under the chunk's heading (0 when it is alone there):
+        a line in a section about the query outranks a lone line that shares a word with it."""
+        view = self.view(chunk.path)
+        center = view.position.get(chunk.id)
+        ranked = view.sections.get(chunk.heading, [])
+        best = next((i for i in ranked[:2] if i != center), None)
+        return float(view.scores[best]) if best is not None else 0.0
 
     def claim(self, chunk: Chunk) -> list[Chunk] | None:
         """The units a hit on `chunk` cites, grown around it outside what earlier hits cite;

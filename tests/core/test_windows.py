@@ -1,0 +1,75 @@
+"""Cited windows and the support a hit draws from its window and its section (pure functions,
+on units chunked from real Markdown and hand-made unit vectors)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from shell.memory.index.chunking import Chunk, chunk_markdown
+from shell.memory.windows import FileViews, adjacent_similarity, grow_window
+
+NOTE = """\
+## Garden
+- the tomatoes get water every evening
+- the greenhouse door sticks in damp weather
+- basil seedlings go out in May
+
+## Car
+- the car is due for its MOT in March
+"""
+
+
+def units() -> list[Chunk]:
+    return chunk_markdown("MEMORY.md", NOTE)
+
+
+def vectors(angles: Sequence[float]) -> np.ndarray:
+    """Unit vectors in a plane: neighbours' cosines are the cosines of the angle between them."""
+    return np.array([[np.cos(a), np.sin(a)] for a in angles], dtype=np.float32)
+
+
+def test_a_window_grows_through_coherent_neighbours_and_stops_at_a_topic_change() -> None:
+    chunks = [c for c in units() if not c.text.startswith("#")]
+    adjacent = adjacent_similarity(vectors([0.0, 0.2, 0.4, 2.0]))  # the last is off topic
+    window = grow_window(chunks, adjacent, 0, set())
+    assert (window.first, window.last) == (0, 2)
+
+
+def test_a_window_stays_within_its_budget_and_out_of_taken_units() -> None:
+    chunks = [c for c in units() if not c.text.startswith("#")]
+    adjacent = adjacent_similarity(vectors([0.0, 0.1, 0.2, 0.3]))
+    alone = grow_window(chunks, adjacent, 1, set(), budget=chunks[1].tokens)
+    assert (alone.first, alone.last) == (1, 1)
+    fenced = grow_window(chunks, adjacent, 1, {0, 2})
+    assert (fenced.first, fenced.last) == (1, 1)
+
+
+def scored_views(scores: dict[str, float]) -> tuple[FileViews, list[Chunk]]:
+    """FileViews over the note, each unit scored by the first word of its text it contains."""
+    chunks = units()
+
+    def score(batch: Sequence[Chunk], _: np.ndarray) -> np.ndarray:
+        return np.array([next((v for k, v in scores.items() if k in c.text), 0.0) for c in batch])
+
+    def units_of(path: str) -> tuple[list[Chunk], np.ndarray]:
+        return chunks, vectors([0.0] * len(chunks))
+
+    return FileViews(units_of, score), chunks
+
+
+def test_section_support_is_the_best_other_unit_under_the_same_heading() -> None:
+    views, chunks = scored_views({"tomatoes": 0.9, "greenhouse": 0.6, "basil": 0.2, "MOT": 0.7})
+    by_word = {w: next(c for c in chunks if w in c.text) for w in ("tomatoes", "basil", "MOT")}
+    assert views.section_support(by_word["tomatoes"]) == 0.6  # the best's support: the second
+    assert views.section_support(by_word["basil"]) == 0.9
+    assert views.section_support(by_word["MOT"]) == 0.0  # alone under its heading
+
+
+def test_section_support_keeps_the_order_within_a_section() -> None:
+    scores = {"tomatoes": 0.9, "greenhouse": 0.6, "basil": 0.2}
+    views, chunks = scored_views(scores)
+    garden = [c for c in chunks if c.heading == "## Garden"]
+    final = [scores[w] + views.section_support(c) for w, c in zip(scores, garden, strict=True)]
+    assert final == sorted(final, reverse=True)

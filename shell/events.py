@@ -96,6 +96,18 @@ class UsageUpdated(BaseEvent):
 
 
 @dataclass(frozen=True)
+class Loading(BaseEvent):
+    """Something a turn needs is still loading (`done` false), or has loaded (`done` true).
+
+    `what`: "model" (the model client's libraries, imported in the background from start-up).
+    """
+
+    type: ClassVar[str] = "loading"
+    what: str
+    done: bool
+
+
+@dataclass(frozen=True)
 class ModelRetry(BaseEvent):
     """A model call failed in a retryable way and will be tried again after `delay_s`.
 
@@ -337,6 +349,7 @@ Event = (
     | ToolCallStarted
     | ToolCallFinished
     | UsageUpdated
+    | Loading
     | ModelRetry
     | Error
     | Notice

@@ -8,6 +8,7 @@ and one line for the user. litellm is imported lazily by `prepare_litellm` (it t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -21,7 +22,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
-from shell.events import ModelRetry, TextDelta
+from shell.events import Loading, ModelRetry, TextDelta
 from shell.messages import field as read_field
 from shell.text import shorten
 
@@ -46,6 +47,8 @@ _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w*(?:Error|Exception)\s*[-:]\s*)+")
 _MAX_RETRY_AFTER = 60.0
 
 _prepare_lock = threading.Lock()
+_providers_lock = threading.Lock()
+_preloading = False
 _litellm: Any = None
 _providers: dict[str, Callable[[], Any]] = {}
 
@@ -122,10 +125,43 @@ def prepare_litellm() -> Any:
                 logger.removeHandler(handler)
             logger.addHandler(logging.NullHandler())
             logger.propagate = False
-        for name, make_handler in _providers.items():
-            _install_provider(litellm, name, make_handler)
-        _litellm = litellm
+        with contextlib.suppress(Exception):  # a failed warm-up only costs the first call time
+            _warm_up(litellm)
+        with _providers_lock:
+            for name, make_handler in _providers.items():
+                _install_provider(litellm, name, make_handler)
+            _litellm = litellm
         return litellm
+
+
+def preload_litellm() -> None:
+    """Start `prepare_litellm` in a background thread (once), so the seconds of the import
+    pass while the person reads and types; the first model call waits only for what is left."""
+    global _preloading
+    with _providers_lock:
+        if _preloading or _litellm is not None:
+            return
+        _preloading = True
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the first model call reports any failure
+            prepare_litellm()
+
+    threading.Thread(target=load, name="cairn-preload", daemon=True).start()
+
+
+def _warm_up(litellm: Any) -> None:
+    """One mocked, streamed call (no network): litellm imports on its first call what a real
+    first call would otherwise wait for (0.5 s of a demo answer)."""
+    response = litellm.completion(
+        model="openai/gpt-4o-mini",
+        messages=[{"role": "user", "content": "warm up"}],
+        mock_response="ok",
+        stream=True,
+        api_key=LOCAL_DUMMY_KEY,
+    )
+    for _ in response:
+        pass
 
 
 def register_provider(name: str, make_handler: Callable[[], Any]) -> None:
@@ -134,7 +170,7 @@ def register_provider(name: str, make_handler: Callable[[], Any]) -> None:
     `make_handler` is called once litellm is imported (now, if it already is), so registering
     costs no import. Registering a name again replaces its handler.
     """
-    with _prepare_lock:
+    with _providers_lock:  # not the import's lock: registering never waits for the import
         _providers[name] = make_handler
         if _litellm is not None:
             _install_provider(_litellm, name, make_handler)
@@ -183,10 +219,11 @@ class LLM:
 
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
-    ) -> AsyncIterator[TextDelta | ModelRetry | ModelReply]:
+    ) -> AsyncIterator[Loading | TextDelta | ModelRetry | ModelReply]:
         """Call the model, streaming; retry what is worth retrying.
 
         Yields:
+            `Loading("model")` before and after waiting for litellm's import (first call only),
             `TextDelta` per text piece, `ModelRetry` before each retry (`discard_partial` when
             text of the failed attempt was already yielded), and finally one `ModelReply`.
 
@@ -194,8 +231,11 @@ class LLM:
             ModelError: for auth, bad request, unknown model, context overflow (the caller
                 compacts and retries), or when every attempt failed.
         """
-        # The first import takes seconds: keep it off the event loop (and the UI with it).
-        litellm = _litellm or await asyncio.to_thread(prepare_litellm)
+        litellm = _litellm
+        if litellm is None:  # the import takes seconds: off the event loop, and visibly
+            yield Loading("model", done=False)
+            litellm = await asyncio.to_thread(prepare_litellm)
+            yield Loading("model", done=True)
         request = self._request(messages, tools)
         for attempt in range(1, self.max_attempts + 1):
             reply = _ReplyBuilder()
@@ -235,6 +275,10 @@ class LLM:
             await self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def preload(self) -> None:
+        """Begin loading litellm in the background (see `preload_litellm`)."""
+        preload_litellm()
+
     def context_window(self) -> tuple[int | None, str]:
         """(window in tokens, source): from litellm's model info, or (None, "unknown")."""
         if self.model.startswith(f"{DEMO_PROVIDER}/"):
@@ -263,6 +307,9 @@ class LLM:
             "api_key": api_key,
             "timeout": self.timeout,
             "max_retries": 0,  # the openai client would retry silently; we retry visibly
+            # Cairn runs its own tools: litellm's MCP gateway check would import the whole MCP
+            # stack at the first call with tools (0.9 s of CPU) to find no MCP tool.
+            "_skip_mcp_handler": True,
         }
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:

@@ -22,6 +22,7 @@ from shell.events import (
     IndexRebuilt,
     IndexSynced,
     IndexSyncProgress,
+    Loading,
     MemoryWritten,
     ModelRetry,
     Notice,
@@ -80,6 +81,8 @@ class EventBridge:
                 meter.flush_threshold = event.flush_threshold
                 meter.compaction_threshold = event.compaction_threshold
                 meter.used = event.prompt_tokens
+            case Loading(what=what, done=done):
+                self.status.show_loading(what, done=done)
             case ModelRetry():
                 if event.discard_partial:
                     await transcript.discard_partial()

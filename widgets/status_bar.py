@@ -1,4 +1,5 @@
-"""The one-line status bar: model (+ demo badge), session id, token meter, compactions, index."""
+"""The one-line status bar: model (+ demo badge), what is still loading, session id, token
+meter, compactions, index."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class StatusBar(Horizontal):
         & > #status-demo-short { display: none; }
         & > #status-session, & > #status-session-short { color: $muted-text; }
         & > #status-session-short { display: none; }
+        & > #status-loading { color: $warning; }
+        & > #status-loading.-idle { display: none; }
         & > TokenMeter { margin: 0 1; }
     }
     """
@@ -45,6 +48,7 @@ class StatusBar(Horizontal):
         self._model = model
         self._demo = demo
         self._session_id = session_id
+        self._loading: set[str] = set()
         self._meter = TokenMeter(
             window=window,
             flush_threshold=flush_threshold,
@@ -60,6 +64,7 @@ class StatusBar(Horizontal):
         ):
             badge.set_class(not self._demo, "-off")
             yield badge
+        yield Label("", id="status-loading", classes="-idle")
         yield Label(self._session_label(self._session_id), id="status-session")
         yield Label(self._short_session_label(self._session_id), id="status-session-short")
         yield self._meter
@@ -82,6 +87,13 @@ class StatusBar(Horizontal):
         self.query_one("#status-session-short", Label).update(short)
         for badge in self.query(".status-badge"):
             badge.set_class(not demo, "-off")
+
+    def show_loading(self, what: str, *, done: bool) -> None:
+        """Name what is still loading ("loading model…"); hidden once nothing is."""
+        (self._loading.discard if done else self._loading.add)(what)
+        label = self.query_one("#status-loading", Label)
+        label.update(f"loading {', '.join(sorted(self._loading))}…")
+        label.set_class(not self._loading, "-idle")
 
     @property
     def meter(self) -> TokenMeter:

@@ -14,7 +14,7 @@ import pytest
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from shell.demo import register as register_demo
-from shell.events import ModelRetry, TextDelta
+from shell.events import Loading, ModelRetry, TextDelta
 from shell.llm import (
     LLM,
     LOCAL_DUMMY_KEY,
@@ -402,6 +402,23 @@ def test_context_window_comes_from_model_info_or_is_unknown() -> None:
         None,
         "unknown",
     )
+
+
+async def test_the_first_call_announces_that_the_model_is_loading(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shell.llm
+
+    prepare_litellm()
+    monkeypatch.setattr(shell.llm, "_litellm", None)  # as in a fresh process
+    server.enqueue(Reply(text="ready"), Reply(text="again"))
+
+    first = await collect(make_llm(server))
+    second = await collect(make_llm(server))
+
+    assert first[:2] == [Loading("model", done=False), Loading("model", done=True)]
+    assert isinstance(first[-1], ModelReply) and first[-1].text == "ready"
+    assert not any(isinstance(item, Loading) for item in second)
 
 
 def test_prepare_litellm_is_idempotent_and_installs_a_registered_provider_once() -> None:

@@ -58,7 +58,10 @@ class Agent:
         messages: list[dict[str, Any]],
         recall: RecallService,
         resumed: bool = False,
+        index_in_background: bool = True,
     ) -> None:
+        """`index_in_background`: sync the memory index and watch the files from the end of
+        the first turn on (the TUI); when false, the index syncs only for a search (headless)."""
         self.settings = settings
         self.llm = llm
         self.git = git
@@ -66,6 +69,7 @@ class Agent:
         self.recall = recall
         self.counter = TokenCounter()
         self._resumed = resumed
+        self._index_in_background = index_in_background
         self._window_resolved = settings.context_window is not None or settings.demo
         self._last_reported = (0, 0)
         self.toolbox = Toolbox(
@@ -112,8 +116,11 @@ class Agent:
     # --- public API ---------------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Event]:
-        """Announce the session, resolve the context window, and start indexing in the
-        background (its events arrive through `background_events` and between turns)."""
+        """Announce the session and resolve the context window. The bootstrap files and the
+        first token count (which loads the tokenizer) run off the event loop, so a TUI paints
+        meanwhile. The model's libraries load in the background from here on; the memory index
+        starts later, after the first turn or at the first search."""
+        self.llm.preload()
         yield SessionStarted(
             session_id=self.session_id,
             resumed=self._resumed,
@@ -121,7 +128,8 @@ class Agent:
             workspace=str(self.workspace),
             demo=self.settings.demo,
         )
-        for event in self.request_builder.bootstrap().events:
+        bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
+        for event in bootstrap.events:
             yield event
         if not self._window_resolved:
             window, source = await asyncio.to_thread(self.llm.context_window)
@@ -132,8 +140,7 @@ class Agent:
                     f"{UNKNOWN_WINDOW:,} tokens. Set --context-window to be exact.",
                     level="warning",
                 )
-        self.recall.start()
-        yield self.usage()
+        yield await asyncio.to_thread(self.usage)
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
         """A user prompt, or a slash command: /compact [focus], /flush, /new."""
@@ -174,6 +181,8 @@ class Agent:
                 for event in self.recall.drain():
                     yield event
                 yield TurnFinished(turn=turn.number, reason=turn.reason)
+            if self._index_in_background:
+                self.recall.start()  # after the first answer, never in its way (once)
 
     async def _rounds(self, turn: _Turn) -> AsyncIterator[Event]:
         """Model call → tool calls → model call …, until the model answers without tools; the

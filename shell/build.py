@@ -21,9 +21,16 @@ def open_history(workspace: Path) -> GitStore:
 
 
 def build_agent(
-    settings: Settings, *, session_id: str | None = None, resume: bool = False
+    settings: Settings,
+    *,
+    session_id: str | None = None,
+    resume: bool = False,
+    index_in_background: bool = True,
 ) -> Agent:
-    """The composition root shared by the TUI, `cairn run`, tests and benchmarks."""
+    """The composition root shared by the TUI, `cairn run`, tests and benchmarks.
+
+    `index_in_background`: see `Agent`; headless runs pass False, so they index only to search.
+    """
     git = init_workspace(settings)
     files = MemoryFiles(settings.workspace, git)
     sessions = SessionStore(settings.state_dir, settings.clock)
@@ -58,4 +65,5 @@ def build_agent(
         messages=messages,
         recall=recall,
         resumed=resumed,
+        index_in_background=index_in_background,
     )

@@ -50,7 +50,7 @@ async def run_headless(
     from shell.build import build_agent
 
     sink = EventSink(out or sys.stdout, trace)
-    agent = build_agent(settings, session_id=session_id, resume=resume)
+    agent = build_agent(settings, session_id=session_id, resume=resume, index_in_background=False)
     try:
         async for event in agent.start():
             sink(event)

@@ -70,7 +70,10 @@ class RecallService:
         return search_tool(_LazySearcher(self), before_search=self.before_search)
 
     def start(self) -> None:
-        """Sync the index in the background, then watch the files for edits."""
+        """Sync the index in the background, then watch the files for edits (once; later
+        calls do nothing)."""
+        if self._loop is not None:
+            return
         self._loop = asyncio.get_running_loop()
         self._tasks.append(asyncio.create_task(self._initial_sync()))
         if self.settings.watch:
@@ -85,8 +88,13 @@ class RecallService:
                 return [Error(kind="index", message=f"memory index sync failed: {error}")]
 
     def before_search(self) -> list[Event]:
-        """Runs in the search tool's thread: wait for the first sync, then catch up on edits."""
-        self._ready.wait(timeout=300)
+        """Runs in the search tool's thread: wait for the first sync (or run it, when nothing
+        started one), then catch up on edits."""
+        if self._loop is None and not self._ready.is_set():
+            events = self.sync("search")
+            self._ready.set()
+            return events
+        self._ready.wait()
         if self.index.is_dirty():
             return self.sync("search")
         return []

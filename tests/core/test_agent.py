@@ -240,12 +240,15 @@ async def test_gate_is_evaluated_before_every_model_call(
     await agent.aclose()
 
 
-async def test_an_editor_edit_is_indexed_through_the_watcher(
+async def test_the_index_starts_after_the_first_answer_and_watches_edits(
     fake_settings: Settings, fake_openai: FakeOpenAI
 ) -> None:
     import asyncio
 
     agent = await started(replace(fake_settings, watch=True))
+    assert agent.recall.drain() == []  # nothing indexes before the first answer
+    fake_openai.enqueue(Reply(text="Hello."))
+    await collect(agent.submit("hi"))
     stream = agent.background_events()
     first = await asyncio.wait_for(anext(stream), timeout=60)
     while not isinstance(first, ev.IndexSynced):
@@ -310,7 +313,7 @@ async def test_three_failed_flushes_exhaust_the_cycle_and_compaction_still_runs(
 
 
 async def test_a_listener_that_starts_before_the_session_gets_the_index_events(
-    fake_settings: Settings,
+    fake_settings: Settings, fake_openai: FakeOpenAI
 ) -> None:
     import asyncio
 
@@ -319,8 +322,29 @@ async def test_a_listener_that_starts_before_the_session_gets_the_index_events(
     first = asyncio.ensure_future(anext(stream))  # the TUI's background worker may win the race
     await asyncio.sleep(0)
     await collect(agent.start())
+    fake_openai.enqueue(Reply(text="Hello."))
+    await collect(agent.submit("hi"))
     seen = [await asyncio.wait_for(first, timeout=60)]
     while not isinstance(seen[-1], ev.IndexSynced):
         seen.append(await asyncio.wait_for(anext(stream), timeout=60))
     assert seen[-1].trigger == "session_start"
+    await agent.aclose()
+
+
+async def test_without_background_indexing_only_a_search_builds_the_index(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = build_agent(fake_settings, index_in_background=False)  # as `cairn run` does
+    await collect(agent.start())
+    fake_openai.enqueue(Reply(text="Hello."))
+    events = await collect(agent.submit("hi"))
+    assert not of(events, ev.IndexSynced) and agent.recall.drain() == []
+    assert not (fake_settings.state_dir / "index").exists()
+
+    query = '{"query": "deploy"}'
+    fake_openai.enqueue(Reply(tool_calls=[("s1", "memory_search", query)]), Reply(text="Done."))
+    events = await collect(agent.submit("what do we know about deploys?"))
+    [synced] = of(events, ev.IndexSynced)
+    assert synced.trigger == "search"
+    assert of(events, ev.SearchPerformed)
     await agent.aclose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 CORE_MODULES = [
     "shell",
@@ -34,3 +35,19 @@ def test_core_imports_no_ui() -> None:
 def test_heavy_libraries_load_lazily() -> None:
     loaded = _loaded_after("; ".join(f"import {m}" for m in CORE_MODULES))
     assert not loaded & {"litellm", "lancedb", "fastembed", "onnxruntime", "openai"}
+
+
+def test_a_search_from_the_shell_never_loads_litellm(tmp_path: Path) -> None:
+    """`cairn search` pays for the index and the embedder, not for the model client."""
+    code = (
+        "import io, sys\n"
+        "from shell.config import load_settings\n"
+        "from shell.headless import search_command\n"
+        f"settings = load_settings({{'workspace': {str(tmp_path / 'ws')!r}}})\n"
+        "search_command(settings, 'deploy', k=3, as_json=True, out=io.StringIO())\n"
+        "print(sorted(m for m in ('litellm', 'openai', 'lancedb') if m in sys.modules))\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert output.stdout.split("\n")[-2] == "['lancedb']"

@@ -60,7 +60,10 @@ class SidePanes(Vertical):
             with TabPane("Git", id="tab-git"):
                 yield GitLog(self.git, id="git-log")
 
-    async def on_mount(self) -> None:
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._load)  # the files and the git log after the first frame
+
+    async def _load(self) -> None:
         for pane in self.panes:
             await pane.reload(force=True)
         await self.git_log.reload()

@@ -153,10 +153,10 @@ class GitStore:
     # --- internals -------------------------------------------------------------------------
 
     def _ensure_repo_locked(self) -> bool:
+        if (self.root / ".git").exists():
+            return False  # without importing GitPython: start-up needs no more
         import git
 
-        if (self.root / ".git").exists():
-            return False
         self.root.mkdir(parents=True, exist_ok=True)
         self._repo = git.Repo.init(self.root, initial_branch="main")
         return True

@@ -27,17 +27,24 @@ What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4,
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from shell.memory import ranking
 from shell.memory.index.memory_index import KeywordSearchUnavailable
+from shell.memory.search_request import (
+    DEFAULT_MAX_RESULTS,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS_LIMIT,
+    SearchError,
+    describe_error,
+    validate_request,
+)
 from shell.memory.search_result import (
     DEFAULT_MIN_SCORE,
     MODE_HYBRID,
@@ -49,7 +56,6 @@ from shell.memory.search_result import (
 )
 from shell.memory.timeframe import TimeFrame, in_frame, time_frame
 from shell.memory.windows import FileViews
-from shell.tools import ToolError
 
 __all__ = [
     "CANDIDATE_POOL",
@@ -75,9 +81,6 @@ if TYPE_CHECKING:
     from shell.memory.index.chunking import Chunk
     from shell.memory.index.memory_index import MemoryIndex
 
-MAX_QUERY_CHARS = 2_000
-MAX_RESULTS_LIMIT = 50
-DEFAULT_MAX_RESULTS = 6
 CANDIDATE_POOL = 4 * MAX_RESULTS_LIMIT
 """Candidates per leg, the same for every request. OpenClaw used `min(200, maxResults × 4)`, so
 its pool (and with it the top hit) changed with maxResults (#134604). Four times the largest
@@ -86,37 +89,6 @@ RANK_POOL = MAX_RESULTS_LIMIT
 """The passing candidates ordered in full (again independent of `max_results`)."""
 
 logger = logging.getLogger(__name__)
-
-
-class SearchError(ToolError):
-    """memory_search cannot run: bad arguments, or both retrieval legs failed."""
-
-
-def validate_request(query: Any, max_results: Any, min_score: Any) -> str:
-    """Check one request's arguments and return the stripped query.
-
-    Raises:
-        SearchError: with a model-facing reason when an argument is out of bounds.
-    """
-    if not isinstance(query, str):
-        raise SearchError("query must be a string")
-    stripped = query.strip()
-    if not stripped:
-        raise SearchError("query is empty: say what to look for, e.g. 'deploy procedure'")
-    if len(stripped) > MAX_QUERY_CHARS:
-        raise SearchError(
-            f"query is {len(stripped):,} characters; the limit is {MAX_QUERY_CHARS:,}. "
-            "Search with the key words or a short question instead of pasting text."
-        )
-    if isinstance(max_results, bool) or not isinstance(max_results, int):
-        raise SearchError(f"maxResults must be an integer from 1 to {MAX_RESULTS_LIMIT}")
-    if not 1 <= max_results <= MAX_RESULTS_LIMIT:
-        raise SearchError(f"maxResults is {max_results}; it must be from 1 to {MAX_RESULTS_LIMIT}")
-    if isinstance(min_score, bool) or not isinstance(min_score, int | float):
-        raise SearchError("minScore must be a number from 0 to 1")
-    if not math.isfinite(min_score) or not 0.0 <= min_score <= 1.0:
-        raise SearchError(f"minScore is {min_score}; it must be from 0 to 1")
-    return stripped
 
 
 class MemorySearch:
@@ -415,13 +387,6 @@ def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool
         date=day.isoformat() if day else None,
         in_time_frame=framed,
     )
-
-
-def describe_error(error: BaseException) -> str:
-    """An exception as one short line for a reason or a log: `Type: first line of message`."""
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    text = text[:300]
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _ms_since(started: float) -> float:

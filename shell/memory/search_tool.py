@@ -13,19 +13,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shell.events import Event, Notice
-from shell.memory.search import (
+from shell.memory.search_request import (
     DEFAULT_MAX_RESULTS,
-    DEFAULT_MIN_SCORE,
     MAX_QUERY_CHARS,
     MAX_RESULTS_LIMIT,
-    SearchResult,
     describe_error,
     validate_request,
 )
+from shell.memory.search_result import DEFAULT_MIN_SCORE
 from shell.tools import Tool, ToolResult, json_result
 
 if TYPE_CHECKING:
     from shell.memory.index.memory_index import MemoryIndex
+    from shell.memory.search_result import SearchResult
 
 TOOL_NAME = "memory_search"
 DESCRIPTION = (

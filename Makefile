@@ -14,6 +14,7 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
+	@$(BIN)/python -m compileall -q shell widgets themes  # bytecode, even where PYTHONDONTWRITEBYTECODE is set
 	$(BIN)/cairn --demo $(ARGS)
 
 test: $(STAMP) lint

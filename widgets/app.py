@@ -101,7 +101,10 @@ class CairnApp(App[None]):
             self._trace_file = self.trace_path.open("a", encoding="utf-8")
         self._bridge = EventBridge(self.transcript, self.status_bar, self.side_panes)
         self._sync_width(self.size.width)
-        self.run_events(self.agent.start)
+        # The agent starts once the first frame is on screen, so nothing competes with painting;
+        # until it has, a prompt sent (or typed ahead) waits in the queue.
+        self._set_busy(True)
+        self.call_after_refresh(self.run_events, self.agent.start)
         self.run_background(self.agent.background_events)
 
     async def on_unmount(self) -> None:

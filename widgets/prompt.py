@@ -23,6 +23,9 @@ class Prompt(Input):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "history(-1)", "Previous", show=False),
         Binding("down", "history(1)", "Next", show=False),
+        # An Enter typed before the app took the terminal was turned into "\n" by the tty's
+        # cooked mode (ICRNL): it must still send what was typed ahead.
+        Binding("ctrl+j", "submit", "Send", show=False),
     ]
 
     CURSOR_BLINK: ClassVar[bool] = True

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Collapsible, Static
+from textual.widgets import Collapsible, Label, Static
 
 from shell.events import (
     AssistantMessage,
@@ -25,6 +25,7 @@ from shell.events import (
     IndexRebuilt,
     IndexSynced,
     IndexSyncProgress,
+    Loading,
     MemoryWritten,
     ModelRetry,
     Notice,
@@ -433,3 +434,45 @@ async def test_lifecycle_events_without_a_happy_ending_are_shown(workspace: Path
         agent.turns["sync"] = [IndexSynced(1, 0, 42, 1, 12.0, "watch")]
         await send(app, pilot, "sync")
         assert painted(app.status_bar.index_status).strip() == "index 42 chunks"
+
+
+async def test_a_prompt_typed_before_the_agent_started_waits_and_is_answered(
+    workspace: Path,
+) -> None:
+    agent = conversation_agent(workspace)
+    ready = asyncio.Event()
+    agent.start_script = [ready, *agent.start_script]  # a start that takes its time
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.busy, "until the agent has started, a prompt waits in the queue"
+        await pilot.press(*ASK)
+        await pilot.press("ctrl+j")  # an Enter typed ahead reaches us as "\n" (the tty's ICRNL)
+        assert list(app.queued) == [ASK] and agent.submitted == []
+        ready.set()
+        await until(pilot, lambda: agent.submitted == [ASK])
+        await settle(app, pilot)
+        assert app.query(AssistantReply).last().source == ANSWER
+
+
+async def test_the_status_bar_names_what_is_still_loading(workspace: Path) -> None:
+    agent = conversation_agent(workspace)
+    loaded = asyncio.Event()
+    agent.turns["hi"] = [
+        TurnStarted(SESSION_ID, 1, "hi"),
+        Loading("model", done=False),
+        loaded,
+        Loading("model", done=True),
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        label = app.query_one("#status-loading", Label)
+        assert not label.display or label.has_class("-idle")
+        app.prompt.value = "hi"
+        await pilot.press("enter")
+        await until(pilot, lambda: not label.has_class("-idle"))
+        assert "loading model…" in painted(label)
+        loaded.set()
+        await settle(app, pilot)
+        assert label.has_class("-idle")

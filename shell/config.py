@@ -19,15 +19,18 @@ DEMO_MODEL = "cairn-demo/brain"
 DEMO_CONTEXT_WINDOW = 4096
 """Small on purpose: flush and compaction show up within minutes of demo chat."""
 
-KEY_ENV_VARS = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "MISTRAL_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-)
+MODEL_FOR_KEY = {
+    "OPENAI_API_KEY": "gpt-4o-mini",
+    "ANTHROPIC_API_KEY": "claude-haiku-4-5",
+    "GEMINI_API_KEY": "gemini/gemini-2.5-flash",
+    "MISTRAL_API_KEY": "mistral/mistral-small-latest",
+    "OPENROUTER_API_KEY": "openrouter/openai/gpt-4o-mini",
+    "GROQ_API_KEY": "groq/openai/gpt-oss-20b",
+    "DEEPSEEK_API_KEY": "deepseek/deepseek-chat",
+}
+"""With no model configured, the first provider key found (in this order) picks a small model of
+that provider; litellm reads the key itself."""
+KEY_ENV_VARS = tuple(MODEL_FOR_KEY)
 
 
 class ConfigError(Exception):
@@ -152,8 +155,9 @@ def load_settings(
 
     if "workspace" not in values:
         values["workspace"] = default_workspace()
-    if "model" not in values and any(env.get(k) for k in KEY_ENV_VARS):
-        values["model"] = "gpt-4o-mini" if env.get("OPENAI_API_KEY") else DEMO_MODEL
+    if "model" not in values:
+        found = next((model for key, model in MODEL_FOR_KEY.items() if env.get(key)), None)
+        values["model"] = found or DEMO_MODEL
 
     defaults = Settings(workspace=Path("."))
     coerced = {k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()}

@@ -14,9 +14,20 @@ def test_defaults_use_the_demo_brain_without_keys(tmp_path: Path) -> None:
     assert settings.workspace.name == "workspace"
 
 
-def test_a_provider_key_selects_a_real_model(tmp_path: Path) -> None:
-    settings = load_settings(env={"OPENAI_API_KEY": "sk-x"}, file=tmp_path / "missing.toml")
-    assert not settings.demo
+@pytest.mark.parametrize(
+    ("env", "model"),
+    [
+        ({"OPENAI_API_KEY": "sk-x"}, "gpt-4o-mini"),
+        ({"ANTHROPIC_API_KEY": "sk-ant-x"}, "claude-haiku-4-5"),
+        ({"GEMINI_API_KEY": "g"}, "gemini/gemini-2.5-flash"),
+        ({"DEEPSEEK_API_KEY": "d", "ANTHROPIC_API_KEY": "a"}, "claude-haiku-4-5"),
+    ],
+)
+def test_a_provider_key_selects_a_model_of_that_provider(
+    tmp_path: Path, env: dict[str, str], model: str
+) -> None:
+    settings = load_settings(env=env, file=tmp_path / "missing.toml")
+    assert settings.model == model and not settings.demo
 
 
 def test_precedence_file_then_env_then_flags(tmp_path: Path) -> None:

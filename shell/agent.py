@@ -173,6 +173,9 @@ class Agent:
         except (asyncio.CancelledError, GeneratorExit):
             turn.reason = "cancelled"
             raise
+        except Exception:
+            turn.reason = "error"  # a bug in the core: the consumer gets the exception next
+            raise
         finally:
             self.conversation.close_open_tool_calls()
             self.request_builder.prelude = ""
@@ -262,6 +265,7 @@ class Agent:
     async def new_session(self) -> AsyncGenerator[Event]:
         self.conversation.restart(self.settings.model)
         self.request_builder.reinjection = ""
+        self._last_reported = (0, 0)  # the provider's numbers were the old session's
         self._resumed = False
         yield SessionStarted(
             session_id=self.session_id,

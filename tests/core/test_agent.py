@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import git
+import pytest
 
 from shell import events as ev
 from shell.agent import Agent
@@ -347,4 +348,54 @@ async def test_without_background_indexing_only_a_search_builds_the_index(
     [synced] = of(events, ev.IndexSynced)
     assert synced.trigger == "search"
     assert of(events, ev.SearchPerformed)
+    await agent.aclose()
+
+
+async def test_a_new_session_does_not_carry_the_old_provider_numbers(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Reply(text="Hello.", prompt_tokens=321, completion_tokens=12))
+    turn = await collect(agent.submit("hi"))
+    assert of(turn, ev.UsageUpdated)[-1].reported_prompt_tokens == 321
+    fresh = await collect(agent.submit("/new"))
+    assert of(fresh, ev.UsageUpdated)[-1].reported_prompt_tokens == 0
+    await agent.aclose()
+
+
+async def test_an_unexpected_error_ends_the_turn_as_an_error(
+    fake_settings: Settings, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = await started(fake_settings)
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("a bug in the lifecycle")
+
+    monkeypatch.setattr(agent.lifecycle, "gate_inputs", broken)
+    seen: list[ev.BaseEvent] = []
+    with pytest.raises(RuntimeError, match="a bug in the lifecycle"):
+        async for event in agent.submit("hi"):
+            seen.append(event)
+    assert isinstance(seen[-1], ev.TurnFinished) and seen[-1].reason == "error"
+    await agent.aclose()
+
+
+async def test_a_reply_cut_short_is_never_stored_as_a_whole_one(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    attempts = fake_settings.max_attempts
+    fake_openai.enqueue(*[Fault(end_after_chunks=2) for _ in range(attempts)])
+    events = await collect(agent.submit("hi"))
+    assert len(of(events, ev.ModelRetry)) == attempts - 1
+    [error] = of(events, ev.Error)
+    assert "no finish reason" in error.message
+    assert events[-1].reason == "error"  # type: ignore[attr-defined]
+    assert not of(events, ev.AssistantMessage)
+    assert [m["role"] for m in agent.messages] == ["user"]
+    assert [m["role"] for m in agent.conversation.sessions.messages(agent.session_id)] == ["user"]
+
+    fake_openai.enqueue(Reply(text="All there."))
+    events = await collect(agent.submit("again"))
+    assert of(events, ev.AssistantMessage)[0].text == "All there."
     await agent.aclose()

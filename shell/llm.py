@@ -191,6 +191,13 @@ class _Failure:
     retry_after: float | None = None
 
 
+_UNFINISHED = _Failure(
+    "unavailable",
+    "stream ended before the answer did (no finish reason)",
+    "the stream ended before the answer did (no finish reason): the reply was incomplete",
+)
+
+
 class LLM:
     """One configured model. `stream` is the only way Cairn talks to it."""
 
@@ -257,6 +264,8 @@ class LLM:
                         break
                     if piece := reply.add(chunk):
                         yield TextDelta(text=piece)
+                if failure is None and _unfinished(response):
+                    failure = _UNFINISHED  # a server that gave up mid-answer ends cleanly too
             finally:
                 await _close(response)
             if failure is None:
@@ -437,6 +446,15 @@ class _ReplyBuilder:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
+
+
+def _unfinished(response: Any) -> bool:
+    """Whether a stream that ended without an error never said it was finished.
+
+    litellm's stream wrapper makes up a "stop" for such a stream, so the reply cannot tell;
+    the wrapper's `received_finish_reason` (None) still does.
+    """
+    return getattr(response, "received_finish_reason", "unknown") is None
 
 
 async def _close(response: Any) -> None:

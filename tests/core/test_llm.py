@@ -232,6 +232,21 @@ async def test_a_stream_dropped_midway_is_retried_and_its_text_discarded(
     assert isinstance(reply, ModelReply) and reply.text == "whole answer"
 
 
+@pytest.mark.parametrize("chunks", [0, 2])
+async def test_a_stream_that_ends_without_a_finish_reason_is_retried_not_taken_whole(
+    server: FakeOpenAI, chunks: int
+) -> None:
+    server.enqueue(Fault(end_after_chunks=chunks), Reply(text="whole answer"))
+
+    items = await collect(make_llm(server))
+
+    [retry] = [item for item in items if isinstance(item, ModelRetry)]
+    assert "no finish reason" in retry.reason
+    assert retry.discard_partial is (chunks > 0)
+    reply = items[-1]
+    assert isinstance(reply, ModelReply) and reply.text == "whole answer"
+
+
 async def test_a_timeout_is_retried(server: FakeOpenAI) -> None:
     server.enqueue(Fault(delay_s=3.0), Reply(text="in time"))
 
@@ -248,6 +263,7 @@ async def test_a_timeout_is_retried(server: FakeOpenAI) -> None:
         (Fault(status=500), "unavailable"),
         (Fault(status=429), "rate_limited"),
         (Fault(drop_after_chunks=2), "unavailable"),
+        (Fault(end_after_chunks=2), "unavailable"),
     ],
 )
 async def test_exhausted_attempts_raise_a_model_error(

@@ -64,6 +64,9 @@ class Fault:
     """Sent as a Retry-After header (seconds)."""
     drop_after_chunks: int | None = None
     """Stream this many SSE chunks of `DROPPED_TEXT`, then close the socket without [DONE]."""
+    end_after_chunks: int | None = None
+    """Stream this many SSE chunks of `DROPPED_TEXT`, then end the body cleanly with neither a
+    finish reason nor [DONE]: a server that gave up mid-answer (0 chunks: an empty stream)."""
     delay_s: float = 0.0
     """Sleep this long before answering (for client timeouts); then answer "ok"."""
 
@@ -216,6 +219,9 @@ class _Handler(BaseHTTPRequestHandler):
             if item.drop_after_chunks is not None:
                 self._stream_dropped(body, item.drop_after_chunks)
                 return
+            if item.end_after_chunks is not None:
+                self._stream_unfinished(body, item.end_after_chunks)
+                return
             item = Reply(text="ok")
         if body.get("stream"):
             self._stream(body, item)
@@ -315,6 +321,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(body, stream_id, [], usage=_usage(reply))
         self._event("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _stream_unfinished(self, body: dict[str, Any], chunks: int) -> None:
+        stream_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+        self._start_stream()
+        for index, piece in enumerate(_pieces(DROPPED_TEXT, 4)[:chunks]):
+            content = {"role": "assistant", "content": piece} if index == 0 else {"content": piece}
+            self._chunk(body, stream_id, [{"index": 0, "delta": content, "finish_reason": None}])
+        self.wfile.write(b"0\r\n\r\n")  # a well-formed end of the body
         self.wfile.flush()
 
     def _stream_dropped(self, body: dict[str, Any], chunks: int) -> None:

@@ -323,21 +323,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _stream_unfinished(self, body: dict[str, Any], chunks: int) -> None:
+    def _stream_partial(self, body: dict[str, Any], chunks: int) -> None:
+        """`chunks` pieces of `DROPPED_TEXT`, none with a finish reason."""
         stream_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
         self._start_stream()
         for index, piece in enumerate(_pieces(DROPPED_TEXT, 4)[:chunks]):
             content = {"role": "assistant", "content": piece} if index == 0 else {"content": piece}
             self._chunk(body, stream_id, [{"index": 0, "delta": content, "finish_reason": None}])
+
+    def _stream_unfinished(self, body: dict[str, Any], chunks: int) -> None:
+        self._stream_partial(body, chunks)
         self.wfile.write(b"0\r\n\r\n")  # a well-formed end of the body
         self.wfile.flush()
 
     def _stream_dropped(self, body: dict[str, Any], chunks: int) -> None:
-        stream_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
-        self._start_stream()
-        for index, piece in enumerate(_pieces(DROPPED_TEXT, 4)[:chunks]):
-            content = {"role": "assistant", "content": piece} if index == 0 else {"content": piece}
-            self._chunk(body, stream_id, [{"index": 0, "delta": content, "finish_reason": None}])
+        self._stream_partial(body, chunks)
         # No [DONE], no terminating chunk: the peer sees an incomplete chunked body.
         self.connection.shutdown(socket.SHUT_RDWR)
 

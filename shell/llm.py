@@ -2,20 +2,16 @@
 
 `LLM.stream` yields `TextDelta` pieces as they arrive, a `ModelRetry` before each retry, and a
 `ModelReply` last. Failures that retrying cannot fix raise `ModelError` with a stable `kind`
-and one line for the user. litellm is imported lazily by `prepare_litellm` (it takes ~3 s).
+and one line for the user. litellm is loaded by `shell.litellm_loader` (it takes seconds).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import os
 import random
 import re
-import threading
 import time
-import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -23,6 +19,7 @@ from typing import Any
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from shell.events import Loading, ModelRetry, TextDelta
+from shell.litellm_loader import loaded_litellm, preload_litellm, prepare_litellm
 from shell.messages import field as read_field
 from shell.text import shorten
 
@@ -30,14 +27,6 @@ DEMO_PROVIDER = DEMO_MODEL.split("/", 1)[0]
 LOCAL_DUMMY_KEY = "sk-cairn-local"
 """litellm's openai provider insists on a key, even for a local server that ignores it."""
 
-_QUIET_ENV = {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # else a blocking fetch and late stderr warnings
-    "HF_HUB_OFFLINE": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-    "ORT_DISABLE_TELEMETRY": "1",
-    "LANCEDB_LOG": "error",
-}
-_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 _OVERFLOW = re.compile(
     r"context length|context_length_exceeded|maximum context|context window|too many tokens"
     r"|prompt is too long|input is too long|request_too_large",
@@ -45,12 +34,6 @@ _OVERFLOW = re.compile(
 )
 _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w*(?:Error|Exception)\s*[-:]\s*)+")
 _MAX_RETRY_AFTER = 60.0
-
-_prepare_lock = threading.Lock()
-_providers_lock = threading.Lock()
-_preloading = False
-_litellm: Any = None
-_providers: dict[str, Callable[[], Any]] = {}
 
 
 class ModelError(Exception):
@@ -96,89 +79,6 @@ class ModelReply:
                 for c in self.tool_calls
             ]
         return message
-
-
-def prepare_litellm() -> Any:
-    """Import and quieten litellm once (thread-safe); return the module.
-
-    Sets the offline/quiet environment first (without overriding values the user set), turns
-    off litellm's stdout banners and stderr log lines, and installs the registered providers.
-    Call it off the UI thread: the first call takes about 3 s.
-    """
-    global _litellm
-    with _prepare_lock:
-        if _litellm is not None:
-            return _litellm
-        for name, value in _QUIET_ENV.items():
-            os.environ.setdefault(name, value)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import litellm
-        litellm.suppress_debug_info = True
-        litellm.set_verbose = False  # type: ignore[attr-defined]  # set, though not exported
-        # Python warnings go to stderr too; these fire lazily inside litellm's calls.
-        warnings.filterwarnings("ignore", module=r"litellm(\.|$)")
-        warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
-        for name in _LITELLM_LOGGERS:  # litellm logs to stderr, which would land on the TUI
-            logger = logging.getLogger(name)
-            for handler in list(logger.handlers):
-                logger.removeHandler(handler)
-            logger.addHandler(logging.NullHandler())
-            logger.propagate = False
-        with contextlib.suppress(Exception):  # a failed warm-up only costs the first call time
-            _warm_up(litellm)
-        with _providers_lock:
-            for name, make_handler in _providers.items():
-                _install_provider(litellm, name, make_handler)
-            _litellm = litellm
-        return litellm
-
-
-def preload_litellm() -> None:
-    """Start `prepare_litellm` in a background thread (once), so the seconds of the import
-    pass while the person reads and types; the first model call waits only for what is left."""
-    global _preloading
-    with _providers_lock:
-        if _preloading or _litellm is not None:
-            return
-        _preloading = True
-
-    def load() -> None:
-        with contextlib.suppress(Exception):  # the first model call reports any failure
-            prepare_litellm()
-
-    threading.Thread(target=load, name="cairn-preload", daemon=True).start()
-
-
-def _warm_up(litellm: Any) -> None:
-    """One mocked, streamed call (no network): litellm imports on its first call what a real
-    first call would otherwise wait for (0.5 s of a demo answer)."""
-    response = litellm.completion(
-        model="openai/gpt-4o-mini",
-        messages=[{"role": "user", "content": "warm up"}],
-        mock_response="ok",
-        stream=True,
-        api_key=LOCAL_DUMMY_KEY,
-    )
-    for _ in response:
-        pass
-
-
-def register_provider(name: str, make_handler: Callable[[], Any]) -> None:
-    """Route the models `name/…` to a litellm custom provider (a `litellm.CustomLLM`).
-
-    `make_handler` is called once litellm is imported (now, if it already is), so registering
-    costs no import. Registering a name again replaces its handler.
-    """
-    with _providers_lock:  # not the import's lock: registering never waits for the import
-        _providers[name] = make_handler
-        if _litellm is not None:
-            _install_provider(_litellm, name, make_handler)
-
-
-def _install_provider(litellm: Any, name: str, make_handler: Callable[[], Any]) -> None:
-    others = [p for p in litellm.custom_provider_map if p.get("provider") != name]
-    litellm.custom_provider_map = [*others, {"provider": name, "custom_handler": make_handler()}]
 
 
 @dataclass(frozen=True)
@@ -238,7 +138,7 @@ class LLM:
             ModelError: for auth, bad request, unknown model, context overflow (the caller
                 compacts and retries), or when every attempt failed.
         """
-        litellm = _litellm
+        litellm = loaded_litellm()
         if litellm is None:  # the import takes seconds: off the event loop, and visibly
             yield Loading("model", done=False)
             litellm = await asyncio.to_thread(prepare_litellm)

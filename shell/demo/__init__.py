@@ -24,6 +24,6 @@ def register(today: Callable[[], date] | None = None) -> None:
         today: The injected clock's date, for when the system prompt states none.
     """
     from shell.demo.provider import demo_brain
-    from shell.llm import register_provider
+    from shell.litellm_loader import register_provider
 
     register_provider(PROVIDER, lambda: demo_brain(today))

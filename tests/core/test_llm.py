@@ -15,13 +15,13 @@ import pytest
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from shell.demo import register as register_demo
 from shell.events import Loading, ModelRetry, TextDelta
+from shell.litellm_loader import prepare_litellm
 from shell.llm import (
     LLM,
     LOCAL_DUMMY_KEY,
     ModelError,
     ModelReply,
     _retry_after,
-    prepare_litellm,
 )
 from tests.fakes.openai_server import (
     DROPPED_TEXT,
@@ -423,10 +423,10 @@ def test_context_window_comes_from_model_info_or_is_unknown() -> None:
 async def test_the_first_call_announces_that_the_model_is_loading(
     server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import shell.llm
+    import shell.litellm_loader
 
     prepare_litellm()
-    monkeypatch.setattr(shell.llm, "_litellm", None)  # as in a fresh process
+    monkeypatch.setattr(shell.litellm_loader, "_litellm", None)  # as in a fresh process
     server.enqueue(Reply(text="ready"), Reply(text="again"))
 
     first = await collect(make_llm(server))
@@ -450,12 +450,12 @@ def test_prepare_litellm_is_idempotent_and_installs_a_registered_provider_once()
 
 QUIET_SCRIPT = """
 import asyncio, sys
-import shell.llm
+import shell.llm, shell.litellm_loader
 print("litellm imported:", "litellm" in sys.modules, "openai" in sys.modules)
 from tests.fakes.openai_server import Fault, Reply, fake_openai_server
 
 async def count_ticks_while_importing(ticks):
-    while shell.llm._litellm is None:
+    while shell.litellm_loader.loaded_litellm() is None:
         ticks.append(1)
         await asyncio.sleep(0.005)
 

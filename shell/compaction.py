@@ -3,7 +3,9 @@
 The old part becomes one summary message (a user message starting with
 `prompts.COMPACTED_PREFIX`); the recent tail is kept verbatim. A summary that misses a required
 heading, an exact identifier or the latest user ask gets one corrective retry; if that fails too
-the compaction fails and the history is kept as it was. A bad summary is never stored.
+compaction falls back on a summary by rule (`shell.rule_summary`), under the same check, and the
+receipt says so. Only when that fails too does the compaction fail, keeping the history as it
+was. A bad summary is never stored.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from shell.events import (
     CompactionStarted,
     Event,
 )
+from shell.identifiers import extract_identifiers
 from shell.messages import content_text
+from shell.rule_summary import summarise
 from shell.text import shorten
 
 if TYPE_CHECKING:
@@ -32,7 +36,6 @@ if TYPE_CHECKING:
 
 TOOL_RESULT_CHARS = 1500
 """Tool results longer than this are shown to the summariser as head + tail."""
-MAX_IDENTIFIERS = 12
 RECENT_MESSAGES = 10
 ASK_OVERLAP = 0.3
 MAX_ATTEMPTS = 2
@@ -164,26 +167,6 @@ def render_transcript(messages: Sequence[dict[str, Any]]) -> str:
 
 # --- the quality check -----------------------------------------------------------------------
 
-_IDENTIFIER = re.compile(
-    r"""
-      https?://[^\s<>()\[\]"'`]+                               # URLs
-    | [0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}  # UUIDs
-    | \d{4}-\d{2}-\d{2}(?:[T\ ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?  # dates, times
-    | (?<![\w/.~-])(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)*/?            # absolute paths
-    | (?<![\w/.~-])[\w.-]+(?:/[\w.-]+)*/[\w-]+\.\w{1,5}\b             # relative file paths
-    | \b[\w-]+\.(?:md|py|ts|js|json|toml|ya?ml|txt|log|sh|rs|go|cfg|ini|csv|sql|html)\b  # files
-    | \b(?:\d{1,3}\.){3}\d{1,3}(?::\d{2,5})?\b                        # IPs, IP:port
-    | \b[a-zA-Z][\w-]*(?:\.[\w-]+)*:\d{2,5}\b                         # host:port
-    | \b\d{1,2}:\d{2}(?::\d{2})?\b                                    # clock times
-    | \b[A-Z][A-Z0-9]+-\d+\b                                          # tickets: OPS-4471
-    | \b0x[0-9a-fA-F]+\b                                              # hex codes
-    | \b[A-Z]{1,6}\d{2,}\b                                            # error codes: E1234
-    | \bE[A-Z]{4,}\b                                                  # errno names
-    | \b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b             # hashes
-    """,
-    re.VERBOSE,
-)
-_TRAILING_PUNCTUATION = ".,;:!?"
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
 _STOPWORDS = frozenset(
     """a an and are as at be but by can could did do does for from had has have how i if in
@@ -191,20 +174,6 @@ _STOPWORDS = frozenset(
     their them then there these they this to too up us was we were what when where which who
     why will with would you your yes ok okay also about can't don't it's i'm""".split()
 )
-
-
-def extract_identifiers(text: str, limit: int = MAX_IDENTIFIERS) -> list[str]:
-    """Opaque identifiers in `text` (ticket ids, error codes, hashes, paths, URLs, host:port,
-    times, dates), deduplicated, the most recent `limit` of them in order of appearance."""
-    found: list[str] = []
-    for match in _IDENTIFIER.finditer(text):
-        value = match.group(0).rstrip(_TRAILING_PUNCTUATION)
-        if len(value) < 3:
-            continue
-        if value in found:
-            found.remove(value)
-        found.append(value)
-    return found[-limit:]
 
 
 def _words(text: str) -> set[str]:
@@ -334,6 +303,17 @@ class _Summariser:
                 return
 
 
+def summary_by_rule(
+    chunks: Sequence[list[dict[str, Any]]], previous: str | None, focus: str | None
+) -> str:
+    """The summary `shell.rule_summary` writes for the same requests the model got, folded over
+    the chunks like the model's: deterministic, and it keeps every identifier and the latest
+    ask, so it passes the check where a weak model's summary did not."""
+    for chunk in chunks:
+        previous = summarise(prompts.summary_prompt(render_transcript(chunk), previous, focus))
+    return previous or ""
+
+
 def split_for_summary(
     messages: Sequence[dict[str, Any]], counter: TokenCounter, max_tokens: int | None
 ) -> list[list[dict[str, Any]]]:
@@ -403,24 +383,28 @@ async def compact(
     previous = summary_text(old[0]) if is_summary_message(old[0]) else None
     body = old[1:] if previous is not None else old
     chunks = split_for_summary(body, counter, max_transcript_tokens)
+    recent, latest_ask = body[-RECENT_MESSAGES:], _latest_ask(body)
     summariser = _Summariser(llm, focus, previous)
+    fallback: str | None = None
     try:
         async for event in summariser.fold(chunks[:-1]):
             yield event
         if not summariser.problems:
-            recent = body[-RECENT_MESSAGES:]
-            async for event in summariser.finish(chunks[-1], recent, _latest_ask(body)):
+            async for event in summariser.finish(chunks[-1], recent, latest_ask):
                 yield event
+        if summariser.problems:
+            fallback = "the model's summary failed the check: " + "; ".join(summariser.problems)
     except ModelError as error:
-        reason = f"the summariser failed: {error.message}"
-        yield CompactionFailed(trigger=trigger, reason=reason, attempts=summariser.attempts)
-        return
-    if summariser.problems:
-        reason = "the summary failed the quality check: " + "; ".join(summariser.problems)
-        yield CompactionFailed(trigger=trigger, reason=reason, attempts=summariser.attempts)
-        return
-
+        fallback = f"the summariser failed: {error.message}"
     summary, attempts = summariser.summary, summariser.attempts
+    if fallback is not None:
+        # A weak model must not strand the session: summarise by rule, under the same check.
+        summary = summary_by_rule(chunks, previous, focus)
+        if problems := quality_problems(summary, recent, latest_ask):
+            reason = f"{fallback}; the summary by rule failed too: " + "; ".join(problems)
+            yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+            return
+
     new_messages = [summary_message(summary), *tail]
     tokens_after = count_prompt(new_messages)
     turns = sum(1 for m in body if m.get("role") == "user")
@@ -434,6 +418,7 @@ async def compact(
         summary=summary,
         compaction_count=compaction_count + 1,
         attempts=attempts,
+        fallback=fallback,
     )
     yield CompactionResult(
         messages=new_messages,

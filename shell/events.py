@@ -310,6 +310,9 @@ class CompactionFinished(BaseEvent):
     summary: str
     compaction_count: int
     attempts: int = 1
+    fallback: str | None = None
+    """Why the summary is by rule (the model's failed its check, or the model failed), or None
+    when the model's summary passed."""
 
 
 @dataclass(frozen=True)

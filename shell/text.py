@@ -1,8 +1,13 @@
-"""Shortening text for display: the one ellipsis rule the core and the TUI share."""
+"""Text rules the core and the TUI share: the one ellipsis rule, sentences, and normal forms.
+
+Pure functions over strings.
+"""
 
 from __future__ import annotations
 
-__all__ = ["ELLIPSIS", "shorten"]
+import re
+
+__all__ = ["ELLIPSIS", "collapse", "display_line", "normalized", "sentences", "shorten"]
 
 ELLIPSIS = "…"
 
@@ -17,3 +22,32 @@ def shorten(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(0, limit - 1)] + ELLIPSIS
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+
+
+def display_line(line: str) -> str:
+    """A memory line as it reads in an answer: no bullet, no surrounding spaces."""
+    return _BULLET.sub("", line).strip()
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences and lines, without list bullets or surrounding spaces."""
+    found = []
+    for piece in _SENTENCE_BREAK.split(text):
+        piece = display_line(piece)
+        if piece:
+            found.append(piece)
+    return found
+
+
+def collapse(text: str) -> str:
+    """`text` with every run of whitespace made one space."""
+    return " ".join(text.split())
+
+
+def normalized(text: str) -> str:
+    """Lower-case words joined by single spaces, for "is this already known" checks."""
+    return " ".join(re.findall(r"\w+", text.lower()))

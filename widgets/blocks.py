@@ -182,9 +182,12 @@ class CompactionReceipt(Vertical):
         )
         if event.attempts > 1:
             self.text += f" · {event.attempts} attempts"
+        if event.fallback:
+            self.text += f" · summary by rule ({event.fallback})"
         self.summary = event.summary
         self.query_one(".compaction--line", Static).update(Text(self.text))
-        self.mount(Collapsible(Markdown(event.summary), title="summary", collapsed=True))
+        title = "summary by rule" if event.fallback else "summary"
+        self.mount(Collapsible(Markdown(event.summary), title=title, collapsed=True))
 
     def fail(self, event: CompactionFailed) -> None:
         self.add_class("-failed")

@@ -2,9 +2,9 @@
 
 It needs no API key and no network. Its modules import one way, each only those below it:
 `provider` (the litellm custom provider) → `rules` (what to say or call for one model call) →
-`facts` (what a user message states) → `summary` (compaction summaries) → `text` (sentences and
-identifiers) → `messages` (reading the call, planning the reply). The model caller does not
-know it exists: the composition root calls `register()`.
+`facts` (what a user message states) → `summary` (compaction summaries, by the core's
+`shell.rule_summary`) → `messages` (reading the call, planning the reply). The model caller does
+not know it exists: the composition root calls `register()`.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 
-from shell.demo.text import collapse, identifiers, sentences
+from shell.identifiers import identifiers
+from shell.text import collapse, sentences
 
 MIN_WORDS = 4
 

@@ -34,7 +34,7 @@ from shell.demo.messages import (
     tool_names,
 )
 from shell.demo.summary import summary_reply
-from shell.demo.text import collapse, display_line, normalized, sentences
+from shell.text import collapse, display_line, normalized, sentences
 
 MAX_FLUSH_FACTS = 20
 _CONTROL_HEADERS = (

@@ -7,7 +7,7 @@ from typing import Any
 
 from shell import prompts
 from shell.compaction import quality_problems, render_transcript
-from shell.demo.summary import MEMORY_COMMITS, summarise
+from shell.rule_summary import MEMORY_COMMITS, summarise
 
 FIRST = "0123456789abcdef0123456789abcdef01234567"
 SECOND = "89abcdef0123456789abcdef0123456789abcdef"

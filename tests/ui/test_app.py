@@ -476,3 +476,29 @@ async def test_the_status_bar_names_what_is_still_loading(workspace: Path) -> No
         loaded.set()
         await settle(app, pilot)
         assert label.has_class("-idle")
+
+
+async def test_a_summary_by_rule_says_so_in_the_receipt(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["/compact"] = [
+        CompactionStarted("manual", 5600, None),
+        CompactionFinished(
+            trigger="manual",
+            tokens_before=5600,
+            tokens_after=1900,
+            turns_summarised=2,
+            messages_kept=4,
+            duration_ms=30.0,
+            summary="## Decisions\n- none",
+            compaction_count=1,
+            attempts=2,
+            fallback="the model's summary failed the check: missing headings: ## Decisions",
+        ),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "/compact")
+        receipt = app.query_one(CompactionReceipt)
+        assert "summary by rule (the model's summary failed the check" in receipt.text
+        assert str(receipt.query_one(Collapsible).title) == "summary by rule"

@@ -1,0 +1,198 @@
+"""A compaction summary by rule: a summariser request (the <conversation> and its
+<previous-summary>) becomes a structured summary under exactly `prompts.SUMMARY_HEADINGS`,
+keeping every identifier compaction's quality check looks for.
+
+Compaction falls back on it when the model's summary fails the check twice or the model cannot
+summarise at all, so a weak model cannot strand a session; the offline demo brain answers its
+summariser requests with it. Pure functions over strings, no litellm and no clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from shell import prompts
+from shell.identifiers import identifiers
+from shell.text import collapse, normalized, sentences
+
+# --- the compaction summary -------------------------------------------------------------------
+
+MAX_BULLETS = 12
+IDENTIFIERS_PER_BULLET = 10
+LATEST_ASK_CHARS = 1200
+
+_ROLE_LINE = re.compile(  # "User: …", "Tool memory_search → …", "**Assistant**: …", "[user] …"
+    r"^\s*(?:[-*]\s*)?(?:#+\s*)?(?:\*\*|\[|<)?(user|human|assistant|ai|tool|system)\b"
+    r"(?:\s*\([^)]*\)|\s+[\w.-]+)?(?:\*\*|\]|>)?\s*(?::|>|→|->)\s?(.*)$",
+    re.IGNORECASE,
+)
+_CALL_LINE = re.compile(r"^\s*Assistant called\b\s*(.*)$", re.IGNORECASE)
+_REQUEST = re.compile(
+    r"^(?:please|can you|could you|would you|will you|help|show|tell|find|write|fix|add|make|"
+    r"check|explain|summari[sz]e|list|draft|update|create|remind|look up|search)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:decided|decision|we will|we'll|we chose|chose|agreed|settled on|going with|"
+    r"deploy window|approved|signed off)\b",
+    re.IGNORECASE,
+)
+_ASSISTANT_DECISION = re.compile(
+    r"\b(?:we decided|we agreed|we will|we'll|decided|agreed|settled on)\b", re.IGNORECASE
+)
+_TODO = re.compile(
+    r"\b(?:todo|to-do|need to|needs to|must|should|remind|don't forget|follow up|action item)\b",
+    re.IGNORECASE,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:never|always|don't(?! forget)|do not|must not|prefer|prefers|avoid|not allowed)\b",
+    re.IGNORECASE,
+)
+_MEMORY_COMMIT = re.compile(r'"commit":\s*"([0-9a-f]{7,40})"|\(commit ([0-9a-f]{7,40})\)')
+MEMORY_COMMITS = "memory commits: "
+"""Starts the identifiers bullet of memory-write receipts, which the next summary drops."""
+_RETRY_NOTE = re.compile(
+    r"Your previous summary failed a quality check:.*?fixing these problems\.", re.DOTALL
+)
+_LATEST = "Latest user message: "
+
+
+def _between(text: str, tag: str) -> str | None:
+    match = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
+    return match.group(1) if match else None
+
+
+def transcript_entries(transcript: str) -> list[tuple[str, str]]:
+    """(role, text) pairs from a rendered transcript ("User: …" lines and their continuations).
+    Text with no role lines at all counts as one user entry."""
+    entries: list[tuple[str, list[str]]] = []
+    for line in transcript.splitlines():
+        if call := _CALL_LINE.match(line):
+            entries.append(("call", [call.group(1)]))
+        elif match := _ROLE_LINE.match(line):
+            role = match.group(1).lower()
+            role = {"human": "user", "ai": "assistant"}.get(role, role)
+            entries.append((role, [match.group(2)]))
+        elif entries:
+            entries[-1][1].append(line)
+    if not entries:
+        return [("user", transcript)] if transcript.strip() else []
+    return [(role, "\n".join(lines).strip()) for role, lines in entries]
+
+
+def _previous_sections(summary: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {h: [] for h in prompts.SUMMARY_HEADINGS}
+    current: str | None = None
+    for line in summary.splitlines():
+        stripped = line.strip()
+        if stripped in sections:
+            current = stripped
+        elif current and stripped.startswith("- ") and stripped != "- none":
+            sections[current].append(stripped[2:].strip())
+    return sections
+
+
+def _latest_unique(items: Iterable[str], limit: int) -> list[str]:
+    seen: dict[str, str] = {}
+    for item in items:
+        key = normalized(item)
+        if key:
+            seen.pop(key, None)
+            seen[key] = item
+    return list(seen.values())[-limit:]
+
+
+def _shorten(text: str, limit: int = 240) -> str:
+    text = collapse(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _is_ask(sentence: str) -> bool:
+    return sentence.endswith("?") or bool(_REQUEST.match(sentence))
+
+
+def _heading_for(role: str, sentence: str) -> str | None:
+    """The summary heading a transcript sentence belongs under, if any. The assistant's own
+    words count only when they record a decision."""
+    decisions, todos, rules, asks, _ = prompts.SUMMARY_HEADINGS
+    if role == "user" and _is_ask(sentence):
+        return asks
+    if sentence.endswith("?") or role not in ("user", "assistant"):
+        return None
+    if role == "assistant":
+        return decisions if _ASSISTANT_DECISION.search(sentence) else None
+    if _CONSTRAINT.search(sentence):
+        return rules
+    if _DECISION.search(sentence):
+        return decisions
+    return todos if _TODO.search(sentence) else None
+
+
+def _receipts(identifiers_found: Sequence[str], transcript: str) -> list[str]:
+    """The identifiers that are commits of memory writes: the memory tools' "commit" fields and
+    the "(commit abc1234)" confirmations, full or short."""
+    commits = {full or short for full, short in _MEMORY_COMMIT.findall(transcript)}
+    return [i for i in identifiers_found if any(c.startswith(i) for c in commits)]
+
+
+def _without_receipts(summary: str) -> str:
+    return "\n".join(
+        line for line in summary.splitlines() if not line.strip().startswith("- " + MEMORY_COMMITS)
+    )
+
+
+def summarise(request: str) -> str:
+    """A structured summary of the <conversation> in a summariser request, merged with its
+    <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`.
+
+    The commits of memory writes in the conversation are kept verbatim (compaction's quality
+    check looks for them) but in a bullet of their own that the next summary drops: what they
+    saved is in the notes, and carrying every commit forward grew the summary at each compaction
+    until the compacted prompt stood above the flush threshold."""
+    transcript = _between(request, "conversation")
+    if transcript is None:
+        transcript = _RETRY_NOTE.sub("", request.replace(prompts.SUMMARY_MARKER, ""))
+    previous_text = _without_receipts(_between(request, "previous-summary") or "")
+    previous = _previous_sections(previous_text)
+    entries = transcript_entries(transcript)
+    user_texts = [text for role, text in entries if role == "user" and text.strip()]
+    latest = user_texts[-1] if user_texts else None
+    h_decisions, h_todos, h_rules, h_asks, h_ids = prompts.SUMMARY_HEADINGS
+
+    found: dict[str, list[str]] = {
+        h: [i for i in items if not i.startswith(_LATEST)] for h, items in previous.items()
+    }
+    found[h_asks] += [
+        ask for i in previous[h_asks] if (ask := i.removeprefix(_LATEST)) != i and _is_ask(ask)
+    ]
+    for role, text in entries:
+        for sentence in sentences(text):
+            heading = _heading_for(role, sentence)
+            if heading and not (heading == h_asks and text is latest):
+                found[heading].append(_shorten(sentence))
+    body = {h: _latest_unique(found[h], MAX_BULLETS) for h in (h_decisions, h_todos, h_rules)}
+    if latest is None:
+        body[h_asks] = _latest_unique(found[h_asks], MAX_BULLETS)
+    else:  # the newest user message is kept whole: it is the ask most likely still open
+        newest = _LATEST + _shorten(latest, LATEST_ASK_CHARS)
+        body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]
+
+    previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
+    found_now = identifiers(transcript)
+    receipts = _receipts(found_now, transcript)
+    ids = _latest_unique(
+        [*previous_ids, *identifiers(previous_text), *(i for i in found_now if i not in receipts)],
+        MAX_BULLETS * IDENTIFIERS_PER_BULLET,
+    )
+    body[h_ids] = [
+        ", ".join(ids[i : i + IDENTIFIERS_PER_BULLET])
+        for i in range(0, len(ids), IDENTIFIERS_PER_BULLET)
+    ]
+    if receipts:
+        body[h_ids].append(MEMORY_COMMITS + ", ".join(receipts))
+    blocks = []
+    for heading in prompts.SUMMARY_HEADINGS:
+        bullets = body[heading] or ["none"]
+        blocks.append(heading + "\n" + "\n".join(f"- {b}" for b in bullets))
+    return "\n\n".join(blocks)

@@ -172,8 +172,9 @@ def summarise(request: str) -> str:
             if heading and not (heading == h_asks and text is latest):
                 found[heading].append(_shorten(sentence))
     body = {h: _latest_unique(found[h], MAX_BULLETS) for h in (h_decisions, h_todos, h_rules)}
-    if latest is None:
-        body[h_asks] = _latest_unique(found[h_asks], MAX_BULLETS)
+    if latest is None:  # a part without user messages keeps the last one a part before had
+        carried = [i for i in previous[h_asks] if i.startswith(_LATEST)][-1:]
+        body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - len(carried)), *carried]
     else:  # the newest user message is kept whole: it is the ask most likely still open
         newest = _LATEST + _shorten(latest, LATEST_ASK_CHARS)
         body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]

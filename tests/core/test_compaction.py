@@ -18,6 +18,7 @@ from shell.compaction import (
     quality_problems,
     render_transcript,
     split_for_summary,
+    summary_by_rule,
     summary_message,
     summary_text,
 )
@@ -441,3 +442,12 @@ async def test_the_demo_brain_summary_passes_the_quality_check_twice() -> None:
     assert sum(is_summary_message(m) for m in second.messages) == 1
     assert "OPS-4471" in second.summary and "stage-2.internal:8443" in second.summary
     assert next(i for i in items if isinstance(i, CompactionFinished)).compaction_count == 2
+
+
+def test_a_summary_by_rule_over_parts_keeps_the_latest_ask_of_an_earlier_part() -> None:
+    """Seen with SmolLM2: one rambling reply filled a part of its own, and the summary of that
+    part lost the user's message the part before ended with."""
+    ask = "Hi, I'm Ana. My sister lives in Tromsø."
+    parts = [[user(ask)], [assistant("Sıralaşı Anadolu Tromsøkale, 15.12.2024 " * 40)]]
+    summary = summary_by_rule(parts, None, None)
+    assert quality_problems(summary, parts[-1], ask) == []

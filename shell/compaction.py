@@ -264,6 +264,32 @@ class _Summariser:
     attempts: int = 0
     summary: str = ""
     problems: list[str] = field(default_factory=list)
+    fallback: str | None = None
+    """Why `summary` is by rule (the model's failed, or the model did), or None."""
+
+    async def run(
+        self,
+        chunks: Sequence[list[dict[str, Any]]],
+        recent: Sequence[dict[str, Any]],
+        ask: str | None,
+    ) -> AsyncIterator[Event]:
+        """The model's summary of the chunks; when it fails the check twice or the model fails,
+        the summary by rule, so a weak model cannot strand the session."""
+        from shell.llm import ModelError
+
+        previous = self.previous
+        try:
+            async for event in self.fold(chunks[:-1]):
+                yield event
+            if not self.problems:
+                async for event in self.finish(chunks[-1], recent, ask):
+                    yield event
+            if self.problems:
+                self.fallback = "the model's summary failed the check: " + "; ".join(self.problems)
+        except ModelError as error:
+            self.fallback = f"the summariser failed: {error.message}"
+        if self.fallback is not None:
+            self.summary = summary_by_rule(chunks, previous, self.focus)
 
     async def ask(self, prompt: str) -> AsyncIterator[Event]:
         """One call without tools, its text hidden; the reply lands in `summary`."""
@@ -367,8 +393,6 @@ async def compact(
         CompactionStarted; then CompactionSkipped, or CompactionFailed (history kept, no
         result), or CompactionFinished (the receipt) followed by the `CompactionResult`.
     """
-    from shell.llm import ModelError
-
     started = clock()
     tokens_before = count_prompt(messages)
     yield CompactionStarted(trigger=trigger, tokens_before=tokens_before, focus=focus)
@@ -385,25 +409,13 @@ async def compact(
     chunks = split_for_summary(body, counter, max_transcript_tokens)
     recent, latest_ask = body[-RECENT_MESSAGES:], _latest_ask(body)
     summariser = _Summariser(llm, focus, previous)
-    fallback: str | None = None
-    try:
-        async for event in summariser.fold(chunks[:-1]):
-            yield event
-        if not summariser.problems:
-            async for event in summariser.finish(chunks[-1], recent, latest_ask):
-                yield event
-        if summariser.problems:
-            fallback = "the model's summary failed the check: " + "; ".join(summariser.problems)
-    except ModelError as error:
-        fallback = f"the summariser failed: {error.message}"
-    summary, attempts = summariser.summary, summariser.attempts
-    if fallback is not None:
-        # A weak model must not strand the session: summarise by rule, under the same check.
-        summary = summary_by_rule(chunks, previous, focus)
-        if problems := quality_problems(summary, recent, latest_ask):
-            reason = f"{fallback}; the summary by rule failed too: " + "; ".join(problems)
-            yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
-            return
+    async for event in summariser.run(chunks, recent, latest_ask):
+        yield event
+    summary, attempts, fallback = summariser.summary, summariser.attempts, summariser.fallback
+    if problems := quality_problems(summary, recent, latest_ask):  # by rule, failing too
+        reason = f"{fallback}; the summary by rule failed too: " + "; ".join(problems)
+        yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
+        return
 
     new_messages = [summary_message(summary), *tail]
     tokens_after = count_prompt(new_messages)

@@ -268,7 +268,8 @@ class FlushStarted(BaseEvent):
 
 @dataclass(frozen=True)
 class FlushFinished(BaseEvent):
-    """`outcome`: written, no_reply, failed, exhausted."""
+    """`outcome`: written, no_reply, ignored (the model answered without the tool or NO_REPLY),
+    failed, exhausted (the cycle's failures, ignored ones included, reached the limit)."""
 
     type: ClassVar[str] = "flush_finished"
     outcome: str

@@ -257,8 +257,9 @@ def _summary(
 class FlushOutcome:
     """The last item `run_flush` yields, so the caller can update the session counters.
 
-    `outcome`: "written" (at least one append succeeded), "no_reply" (the model chose to store
-    nothing) or "failed" (a model error, or every tool call failed).
+    `outcome`: "written" (at least one append succeeded), "no_reply" (the model said NO_REPLY),
+    "ignored" (it answered without the tool or the marker; counts as a failure, so a model that
+    cannot flush is noticed) or "failed" (a model error, or every tool call failed).
     """
 
     outcome: str
@@ -276,6 +277,8 @@ class _Tally:
     succeeded_calls: int = 0
     tool_error: str | None = None
     model_error: str | None = None
+    answer: str | None = None
+    """The text of a reply without tool calls: NO_REPLY, or chat that ignored the flush."""
 
     def see(self, event: Event) -> None:
         if isinstance(event, MemoryWritten):
@@ -293,8 +296,11 @@ class _Tally:
             return FlushOutcome("written", self.lines, self.commit, None)
         if error := self.model_error or self.tool_error:
             return FlushOutcome("failed", 0, None, shorten(error, MAX_ERROR_CHARS))
-        # NO_REPLY, or plain text without a write: the model chose to store nothing.
-        return FlushOutcome("no_reply", 0, None, None)
+        if self.answer is not None and prompts.NO_REPLY not in self.answer.upper():
+            said = shorten(" ".join(self.answer.split()), 80)
+            reason = f"the model answered without memory_append or {prompts.NO_REPLY}: {said!r}"
+            return FlushOutcome("ignored", 0, None, reason)
+        return FlushOutcome("no_reply", 0, None, None)  # the model chose to store nothing
 
 
 async def run_flush(
@@ -345,6 +351,7 @@ async def run_flush(
             tally.model_error = f"{error.kind}: {error.message}"
             break
         if not call.reply.tool_calls:
+            tally.answer = call.reply.text
             break
         conversation.append(call.reply.message())
         async for item in run_tool_calls(toolbox, call.reply.tool_calls):

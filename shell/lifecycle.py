@@ -143,12 +143,12 @@ class MemoryLifecycle:
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item
-            elif isinstance(item, FlushFinished) and item.outcome == "failed":
+            elif isinstance(item, FlushFinished) and item.outcome in ("failed", "ignored"):
                 # run_flush knows one attempt; the cycle's count and exhaustion are ours
                 failures = self._record.flush_failures + 1
                 exhausted = failures >= MAX_FLUSH_FAILURES
                 yield replace(
-                    item, failures=failures, outcome="exhausted" if exhausted else "failed"
+                    item, failures=failures, outcome="exhausted" if exhausted else item.outcome
                 )
             else:
                 yield item

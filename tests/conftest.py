@@ -17,6 +17,7 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 
 from shell.config import DEMO_MODEL, Settings
 from shell.demo import register as register_demo
+from shell.litellm_loader import prepare_litellm
 from tests.fakes.openai_server import FakeOpenAI
 
 FIXED_NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=1)))
@@ -37,8 +38,11 @@ class Clock:
 
 @pytest.fixture(scope="session", autouse=True)
 def demo_brain_registered() -> None:
-    """Models "cairn-demo/…" reach the demo brain, as `build_agent` arranges in the product."""
+    """Models "cairn-demo/…" reach the demo brain, as `build_agent` arranges in the product;
+    litellm is loaded, as after start-up, so a test's events do not depend on whether an
+    earlier test loaded it (`test_llm` checks the `Loading` events of a first call)."""
     register_demo()
+    prepare_litellm()
 
 
 @pytest.fixture

@@ -134,11 +134,13 @@ class FlushBlock(Static):
                 )
             case "no_reply":
                 self.text = f"NO_REPLY — nothing worth saving (cycle {event.cycle})"
+            case "ignored":
+                self.text = f"ignored (failure {event.failures}): {event.error}"
             case "exhausted":
                 self.text = f"exhausted after {event.failures} failures; no more flushes this cycle"
             case _:
                 self.text = f"failed: {event.error or 'unknown error'}"
-        self.set_class(event.outcome in ("failed", "exhausted"), "-failed")
+        self.set_class(event.outcome in ("failed", "ignored", "exhausted"), "-failed")
         self.update(Text(self.text))
 
     def describe(self) -> str:

@@ -399,3 +399,18 @@ async def test_a_reply_cut_short_is_never_stored_as_a_whole_one(
     events = await collect(agent.submit("again"))
     assert of(events, ev.AssistantMessage)[0].text == "All there."
     await agent.aclose()
+
+
+async def test_flushes_the_model_ignores_count_toward_the_failure_limit(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    outcomes = []
+    for _ in range(3):
+        fake_openai.enqueue(Reply(text="Happy to help with anything else!"))
+        events = await collect(agent.submit("/flush"))
+        outcomes += [e.outcome for e in of(events, ev.FlushFinished)]
+    assert outcomes == ["ignored", "ignored", "exhausted"]
+    assert agent.record.flush_failures == 3
+    assert "without memory_append" in (agent.record.flush_last_error or "")
+    await agent.aclose()

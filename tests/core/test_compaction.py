@@ -31,7 +31,6 @@ from shell.events import (
     TextDelta,
 )
 from shell.identifiers import extract_identifiers
-from shell.litellm_loader import prepare_litellm
 from shell.llm import LLM
 from tests.fakes.openai_server import Fault, Reply, fake_openai_server
 
@@ -224,7 +223,6 @@ def llm(server: Any) -> LLM:
     async def no_sleep(_: float) -> None:
         return None
 
-    prepare_litellm()  # loaded, as after start-up: these tests count compaction's own events
     return LLM("openai/fake", api_base=server.base_url, max_attempts=1, sleep=no_sleep)
 
 

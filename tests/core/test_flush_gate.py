@@ -384,3 +384,14 @@ async def test_cancellation_propagates(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_a_reply_that_ignores_the_flush_is_ignored_not_no_reply(
+    server: FakeOpenAI, fake_llm: LLM, pinned_tool: Tool
+) -> None:
+    server.enqueue(Reply(text="Sure! Your sister lives in Tromsø, I'll keep that in mind."))
+    items = await flush(fake_llm, pinned_tool)
+    outcome = items[-1]
+    assert isinstance(outcome, FlushOutcome) and outcome.outcome == "ignored"
+    assert outcome.error is not None and "without memory_append or NO_REPLY" in outcome.error
+    assert isinstance(items[-2], FlushFinished) and items[-2].outcome == "ignored"

@@ -396,6 +396,8 @@ async def test_lifecycle_events_without_a_happy_ending_are_shown(workspace: Path
     agent.turns["go"] = [
         FlushStarted(DAILY, 2, "tokens"),
         FlushFinished("no_reply", DAILY, 2),
+        FlushStarted(DAILY, 2, "tokens"),
+        FlushFinished("ignored", DAILY, 2, error="answered without memory_append", failures=2),
         FlushFinished("exhausted", DAILY, 2, failures=3),
         CompactionStarted("threshold", 6200),
         CompactionSkipped("nothing to compact"),
@@ -417,6 +419,7 @@ async def test_lifecycle_events_without_a_happy_ending_are_shown(workspace: Path
             "info: SOUL.md is missing",
             "startup prelude: recent notes memory/2026-04-30.md (1.8k chars)",
             "flush: NO_REPLY — nothing worth saving (cycle 2)",
+            "flush: ignored (failure 2): answered without memory_append",
             "flush: exhausted after 3 failures",
             "compaction: skipped: nothing to compact",
             "compaction: failed (overflow) after 2 attempts: summary too long",

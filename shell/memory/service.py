@@ -35,6 +35,7 @@ class RecallService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._watcher: MemoryWatcher | None = None
+        self._closing = threading.Event()
 
     @property
     def index(self) -> MemoryIndex:
@@ -81,9 +82,13 @@ class RecallService:
 
     def sync(self, trigger: str) -> list[Event]:
         """Blocking sync (call from a worker thread); progress goes to the queue."""
+        from shell.memory.index.writer import SyncCancelled
+
         with self._sync_lock:
             try:
                 return self.index.sync(trigger=trigger, progress=self._publish)
+            except SyncCancelled:  # quitting: the next session picks up where this one stopped
+                return []
             except Exception as error:  # a broken index must not break the session
                 return [Error(kind="index", message=f"memory index sync failed: {error}")]
 
@@ -110,6 +115,7 @@ class RecallService:
             yield await self._queue.get()
 
     async def aclose(self) -> None:
+        self._closing.set()  # a sync in progress stops at its next batch
         if self._watcher is not None:
             self._watcher.stop()
         for task in self._tasks:
@@ -145,6 +151,10 @@ class RecallService:
         await watcher.run(changed)
 
     def _publish(self, event: IndexSyncProgress) -> None:
+        if self._closing.is_set():
+            from shell.memory.index.writer import SyncCancelled
+
+            raise SyncCancelled
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
 

@@ -414,3 +414,15 @@ async def test_flushes_the_model_ignores_count_toward_the_failure_limit(
     assert agent.record.flush_failures == 3
     assert "without memory_append" in (agent.record.flush_last_error or "")
     await agent.aclose()
+
+
+async def test_after_quitting_a_sync_stops_at_once_and_is_no_error(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    notes = fake_settings.workspace / "memory"
+    notes.mkdir(exist_ok=True)
+    (notes / "2026-11-28.md").write_text("".join(f"- fact {i}\n" for i in range(200)))
+    await agent.aclose()  # as when the app quits with the first build still embedding
+    assert agent.recall.sync("watch") == []
+    assert agent.recall.drain() == []

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +17,7 @@ from shell.memory.index.embed import HashEmbedder
 from shell.memory.index.memory_index import EmbeddingFailed, MemoryIndex
 from shell.memory.index.store import LanceStore
 from shell.memory.index.watch import MemoryWatcher
+from shell.memory.index.writer import SyncCancelled
 
 
 class CountingEmbedder:
@@ -490,3 +491,51 @@ def test_dropping_generations_sweeps_old_records_and_killed_writes_temp_files(
     LanceStore(folder, dim=8).drop_other_generations(2)
 
     assert sorted(p.name for p in folder.iterdir()) == ["files_2.json", "identity.json"]
+
+
+def stop_after_first_batch(seen: list[IndexSyncProgress]) -> Callable[[IndexSyncProgress], None]:
+    """A progress callback that stops the sync once something was embedded (quitting)."""
+
+    def progress(event: IndexSyncProgress) -> None:
+        seen.append(event)
+        if event.embedded:
+            raise SyncCancelled
+
+    return progress
+
+
+def test_a_stopped_sync_leaves_the_index_as_it_was_and_keeps_what_it_embedded(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    (notes / "memory" / "2026-11-09.md").write_text(daily(9, lines=150))
+    before = len(embedder.texts)
+
+    seen: list[IndexSyncProgress] = []
+    with pytest.raises(SyncCancelled):
+        index.sync(progress=stop_after_first_batch(seen))
+    embedded_then = len(embedder.texts) - before
+    assert 0 < embedded_then < 150
+    assert "memory/2026-11-09.md" not in paths_in(index)  # the tables did not change
+
+    events = index.sync()
+    assert "memory/2026-11-09.md" in paths_in(index)
+    assert synced(events).embedded == len(embedder.texts) - before - embedded_then
+    assert set(embedder.texts[before : before + embedded_then]).isdisjoint(
+        embedder.texts[before + embedded_then :]
+    )  # nothing embedded twice
+
+
+def test_a_first_build_stopped_half_way_resumes_from_the_cache(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    (notes / "memory" / "2026-11-09.md").write_text(daily(9, lines=150))
+    with pytest.raises(SyncCancelled):
+        make_index(notes, embedder).sync(progress=stop_after_first_batch([]))
+    embedded_then = len(embedder.texts)
+
+    reopened = make_index(notes, embedder)  # as the next session would
+    events = reopened.sync()
+    assert synced(events).chunks_total > embedded_then
+    assert len(embedder.texts) == synced(events).chunks_total  # each text embedded once

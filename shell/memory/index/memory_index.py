@@ -29,7 +29,13 @@ from shell.memory.index import store
 from shell.memory.index.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
 from shell.memory.index.embed import Embedder
 from shell.memory.index.scan import is_dirty
-from shell.memory.index.writer import EmbeddingFailed, Generation, IndexWriter, ProgressCallback
+from shell.memory.index.writer import (
+    EmbeddingFailed,
+    Generation,
+    IndexWriter,
+    ProgressCallback,
+    SyncCancelled,
+)
 from shell.memory.ranking import QUESTION_STOP_WORDS
 
 __all__ = [
@@ -37,6 +43,7 @@ __all__ = [
     "KeywordSearchUnavailable",
     "MemoryIndex",
     "ProgressCallback",
+    "SyncCancelled",
     "query_terms",
 ]
 
@@ -174,6 +181,7 @@ class MemoryIndex:
 
         Raises:
             EmbeddingFailed: The embedder raised; nothing was written.
+            SyncCancelled: `progress` stopped it; only the embedding cache was written.
         """
         with self._write_lock:
             started = time.perf_counter()
@@ -181,7 +189,7 @@ class MemoryIndex:
             if self._pending_rebuild is None and self._generation is not None:
                 try:
                     return [self._sync_incremental(self._generation, trigger, progress, started)]
-                except EmbeddingFailed:
+                except (EmbeddingFailed, SyncCancelled):
                     raise
                 except Exception as exc:  # the store broke under us: start over from the files
                     self._pending_rebuild = f"corrupt: {type(exc).__name__}: {exc}"[:300]

@@ -37,6 +37,11 @@ class EmbeddingFailed(RuntimeError):
     """The embedder raised; nothing was written, the index is as it was."""
 
 
+class SyncCancelled(Exception):
+    """The progress callback stopped the sync (the app is quitting). The index is as it was;
+    only the vectors embedded so far were kept, in the embedding cache, for the next sync."""
+
+
 @dataclass
 class Generation:
     """One complete generation: its chunks table, in-memory mirror and file records.
@@ -347,19 +352,24 @@ class IndexWriter:
         texts = {c.hash: c.embed_text for c in chunks if c.hash not in found}
         hashes = list(texts)
         fresh: dict[str, np.ndarray] = {}
-        for start in range(0, len(hashes), EMBED_BATCH):
-            batch = hashes[start : start + EMBED_BATCH]
-            try:
-                vectors = self._embedder.embed([texts[h] for h in batch])
-            except Exception as exc:
-                raise EmbeddingFailed(f"embedding failed: {type(exc).__name__}: {exc}") from exc
-            fresh.update(zip(batch, np.asarray(vectors, dtype=np.float32), strict=True))
-            if progress is not None:
-                progress(IndexSyncProgress(files_total, files_total, len(chunks), len(fresh)))
-        if fresh:
-            self._cache_table.add(
-                store.cache_rows(list(fresh), np.stack(list(fresh.values())), self._embedder.dim)
-            )
+        try:
+            for start in range(0, len(hashes), EMBED_BATCH):
+                batch = hashes[start : start + EMBED_BATCH]
+                try:
+                    vectors = self._embedder.embed([texts[h] for h in batch])
+                except Exception as exc:
+                    message = f"embedding failed: {type(exc).__name__}: {exc}"
+                    raise EmbeddingFailed(message) from exc
+                fresh.update(zip(batch, np.asarray(vectors, dtype=np.float32), strict=True))
+                if progress is not None:  # may raise SyncCancelled
+                    progress(IndexSyncProgress(files_total, files_total, len(chunks), len(fresh)))
+        finally:  # what was embedded is kept, even when the sync stops half-way
+            if fresh:
+                rows = store.cache_rows(
+                    list(fresh), np.stack(list(fresh.values())), self._embedder.dim
+                )
+                self._cache_table.add(rows)
+                self._cached_hashes = (self._cached_hashes or set()) | fresh.keys()
             self._cached_hashes.update(fresh)
         found.update(fresh)
         return found, len(fresh)

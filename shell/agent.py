@@ -209,7 +209,7 @@ class Agent:
                     async for event in self.lifecycle.flush_then_compact("overflow", None):
                         yield event
                     continue
-                yield Error(kind=error.kind, message=error.message)
+                yield Error(error.kind, error.message, discard_partial=call.shown_text)
                 turn.reason = "error"
                 return
             reply = call.reply

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from shell.events import Event, TextDelta, ToolCallStarted
+from shell.events import Event, ModelRetry, TextDelta, ToolCallStarted
 from shell.tools import ToolResult, event_arguments
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ class ModelCall:
         self._schemas = list(schemas)
         self._silent = silent
         self._reply: ModelReply | None = None
+        self.shown_text = False
+        """Whether text of the attempt under way was shown (and is void if the call fails)."""
 
     async def events(self) -> AsyncIterator[Event]:
         from shell.llm import ModelReply
@@ -51,6 +53,10 @@ class ModelCall:
             if isinstance(item, ModelReply):
                 self._reply = item
             elif not (self._silent and isinstance(item, TextDelta)):
+                if isinstance(item, TextDelta):
+                    self.shown_text = True
+                elif isinstance(item, ModelRetry) and item.discard_partial:
+                    self.shown_text = False
                 yield item
 
     @property

@@ -124,11 +124,16 @@ class ModelRetry(BaseEvent):
 
 @dataclass(frozen=True)
 class Error(BaseEvent):
-    """Something went wrong; `kind` is a short stable name (auth, bad_request, overflow, …)."""
+    """Something went wrong; `kind` is a short stable name (auth, bad_request, overflow, …).
+
+    `discard_partial` means the text streamed by the failed model call is void, as after a
+    `ModelRetry`: it was never stored, and must not read as an answer.
+    """
 
     type: ClassVar[str] = "error"
     kind: str
     message: str
+    discard_partial: bool = False
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,8 @@ class EventBridge:
                     f" {event.reason}"
                 )
             case Error(kind=kind, message=message):
+                if event.discard_partial:
+                    await transcript.discard_partial()
                 await transcript.add_notice(f"error ({kind}): {message}", "error")
             case Notice(message=message, level=level):
                 await transcript.add_notice(message, level)

@@ -390,6 +390,7 @@ async def test_a_reply_cut_short_is_never_stored_as_a_whole_one(
     assert len(of(events, ev.ModelRetry)) == attempts - 1
     [error] = of(events, ev.Error)
     assert "no finish reason" in error.message
+    assert error.discard_partial  # the text it streamed is void on screen too
     assert events[-1].reason == "error"  # type: ignore[attr-defined]
     assert not of(events, ev.AssistantMessage)
     assert [m["role"] for m in agent.messages] == ["user"]

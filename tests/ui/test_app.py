@@ -505,3 +505,19 @@ async def test_a_summary_by_rule_says_so_in_the_receipt(workspace: Path) -> None
         receipt = app.query_one(CompactionReceipt)
         assert "summary by rule (the model's summary failed the check" in receipt.text
         assert str(receipt.query_one(Collapsible).title) == "summary by rule"
+
+
+async def test_a_model_call_that_fails_for_good_voids_its_text_on_screen(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["hi"] = [
+        TurnStarted(SESSION_ID, 1, "hi"),
+        TextDelta("The fake "),
+        Error("unavailable", "the stream ended before the answer did", discard_partial=True),
+        TurnFinished(1, "error"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "hi")
+        assert list(app.query(AssistantReply)) == []
+        notices = [n.text for n in app.query(NoticeLine)]
+        assert "error (unavailable): the stream ended before the answer did" in notices

@@ -412,7 +412,7 @@ async def compact(
     async for event in summariser.run(chunks, recent, latest_ask):
         yield event
     summary, attempts, fallback = summariser.summary, summariser.attempts, summariser.fallback
-    if problems := quality_problems(summary, recent, latest_ask):  # by rule, failing too
+    if fallback is not None and (problems := quality_problems(summary, recent, latest_ask)):
         reason = f"{fallback}; the summary by rule failed too: " + "; ".join(problems)
         yield CompactionFailed(trigger=trigger, reason=reason, attempts=attempts)
         return

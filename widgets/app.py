@@ -64,11 +64,27 @@ class CairnApp(App[None]):
         self._trace_file: IO[str] | None = None
         self._bridge: EventBridge | None = None
         self._theme_cycle: list[str] = list(BUILTIN_THEMES)
+        self._theme_errors = self._register_themes()
+        # Set before the first frame: a theme set in on_mount re-applies every style (~0.1 s).
+        self.theme = DEFAULT_THEME
+
+    def _register_themes(self) -> list[str]:
+        for theme in BUILTIN_THEMES.values():
+            self.register_theme(theme)
+        if self.theme_dir is None:
+            return []
+        themes, errors = load_user_themes(self.theme_dir)
+        for theme in themes.values():
+            self.register_theme(theme)
+            self._theme_cycle.append(theme.name)
+        return errors
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return {**super().get_theme_variable_defaults(), **APP_VARIABLE_DEFAULTS}
 
     def compose(self) -> ComposeResult:
+        # The width classes go on before the widgets mount, so their styles apply once.
+        self._sync_width(self.size.width)
         settings, budget = self.agent.settings, self.agent.budget
         yield StatusBar(
             model=settings.model,
@@ -86,21 +102,14 @@ class CairnApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        for theme in BUILTIN_THEMES.values():
-            self.register_theme(theme)
-        if self.theme_dir is not None:
-            themes, errors = load_user_themes(self.theme_dir)
-            for theme in themes.values():
-                self.register_theme(theme)
-                self._theme_cycle.append(theme.name)
-            if errors:
-                self.notify("\n".join(errors), title="Some themes did not load", severity="warning")
-        self.theme = DEFAULT_THEME
+        if self._theme_errors:
+            self.notify(
+                "\n".join(self._theme_errors), title="Some themes did not load", severity="warning"
+            )
         if self.trace_path is not None:
             self.trace_path.parent.mkdir(parents=True, exist_ok=True)
             self._trace_file = self.trace_path.open("a", encoding="utf-8")
         self._bridge = EventBridge(self.transcript, self.status_bar, self.side_panes)
-        self._sync_width(self.size.width)
         # The agent starts once the first frame is on screen, so nothing competes with painting;
         # until it has, a prompt sent (or typed ahead) waits in the queue.
         self._set_busy(True)
@@ -224,8 +233,14 @@ class CairnApp(App[None]):
         self._sync_width(event.size.width)
 
     def _sync_width(self, width: int) -> None:
-        self.screen.set_class(width < NARROW_WIDTH, "-narrow")
-        self.screen.set_class(width < COMPACT_WIDTH, "-compact")
+        screen = self.screen
+        wanted = {"-narrow": width < NARROW_WIDTH, "-compact": width < COMPACT_WIDTH}
+        if all(screen.has_class(name) == wanted[name] for name in wanted):
+            return
+        # One style update for both: each re-applies the styles of every widget on the screen.
+        for name, present in wanted.items():
+            screen.set_class(present, name, update=False)
+        screen.update_node_styles()
 
 
 def run_tui(agent: AgentSource, *, trace: Path | None = None) -> None:

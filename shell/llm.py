@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from types import SimpleNamespace
 from typing import Any
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
@@ -28,8 +29,13 @@ LOCAL_DUMMY_KEY = "sk-cairn-local"
 """litellm's openai provider insists on a key, even for a local server that ignores it."""
 
 _OVERFLOW = re.compile(
+    # OpenAI, vLLM (old), llama-cpp-python and Ollama: "maximum context length is N tokens";
+    # Anthropic: "prompt is too long", "input length and `max_tokens` exceed context limit";
+    # llama.cpp's llama-server: "the request exceeds the available context size";
+    # vLLM: "the decoder prompt (length N) is longer than the maximum model length of M".
     r"context length|context_length_exceeded|maximum context|context window|too many tokens"
-    r"|prompt is too long|input is too long|request_too_large",
+    r"|prompt is too long|input is too long|request_too_large|context limit"
+    r"|exceeds? the available context size|exceed_context_size|maximum model length",
     re.IGNORECASE,
 )
 _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w*(?:Error|Exception)\s*[-:]\s*)+")
@@ -96,6 +102,13 @@ _UNFINISHED = _Failure(
     "stream ended before the answer did (no finish reason)",
     "the stream ended before the answer did (no finish reason): the reply was incomplete",
 )
+_EMPTY = _Failure(
+    "unavailable",
+    "the stream ended empty; asking once without streaming to learn why",
+    "the stream ended empty, and so did the request without streaming",
+)
+"""llama-cpp-python answers 200 and then closes an empty stream when the prompt overflows its
+window; the same request without streaming gets its error (`context_length_exceeded`)."""
 
 
 class LLM:
@@ -144,36 +157,27 @@ class LLM:
             litellm = await asyncio.to_thread(prepare_litellm)
             yield Loading("model", done=True)
         request = self._request(messages, tools)
+        streaming = True
         for attempt in range(1, self.max_attempts + 1):
             reply = _ReplyBuilder()
-            response: Any = None
             failure: _Failure | None = None
-            try:
-                try:
-                    response = await litellm.acompletion(**request)
-                    chunks = aiter(response)
-                except Exception as error:
-                    failure = self._classify(error, litellm, streaming=False)
-                while failure is None:
-                    try:
-                        chunk = await anext(chunks)
-                    except StopAsyncIteration:
-                        break
-                    except Exception as error:
-                        failure = self._classify(error, litellm, streaming=True)
-                        break
-                    if piece := reply.add(chunk):
+            if streaming:
+                async for piece in self._stream_once(litellm, request, reply):
+                    if isinstance(piece, _Failure):
+                        failure = piece
+                    else:
                         yield TextDelta(text=piece)
-                if failure is None and _unfinished(response):
-                    failure = _UNFINISHED  # a server that gave up mid-answer ends cleanly too
-            finally:
-                await _close(response)
+            else:
+                failure = await self._complete_once(litellm, request, reply)
+                if failure is None and reply.yielded_text:
+                    yield TextDelta(text="".join(reply.text))
             if failure is None:
                 yield reply.build()
                 return
-            if attempt == self.max_attempts:
+            if attempt == self.max_attempts or (failure is _EMPTY and not streaming):
                 raise ModelError(failure.kind, self._exhausted_message(failure))
-            delay = self._delay(attempt, failure.retry_after)
+            streaming = failure is not _EMPTY
+            delay = 0.0 if failure is _EMPTY else self._delay(attempt, failure.retry_after)
             yield ModelRetry(
                 attempt=attempt,
                 max_attempts=self.max_attempts,
@@ -183,6 +187,46 @@ class LLM:
             )
             await self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _stream_once(
+        self, litellm: Any, request: dict[str, Any], reply: _ReplyBuilder
+    ) -> AsyncIterator[str | _Failure]:
+        """One streamed attempt: each text piece, then a `_Failure` if it failed."""
+        response: Any = None
+        try:
+            try:
+                response = await litellm.acompletion(**request)
+                chunks = aiter(response)
+            except Exception as error:
+                yield self._classify(error, litellm, streaming=False)
+                return
+            while True:
+                try:
+                    chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except Exception as error:
+                    yield self._classify(error, litellm, streaming=True)
+                    return
+                if piece := reply.add(chunk):
+                    yield piece
+            if _unfinished(response):  # a server that gave up mid-answer ends cleanly too
+                yield _UNFINISHED if reply.yielded_text or reply.calls else _EMPTY
+        finally:
+            await _close(response)
+
+    async def _complete_once(
+        self, litellm: Any, request: dict[str, Any], reply: _ReplyBuilder
+    ) -> _Failure | None:
+        """One attempt without streaming (after an empty stream), into `reply`."""
+        plain = {**request, "stream": False, "stream_options": None}
+        try:
+            response = await litellm.acompletion(**plain)
+        except Exception as error:
+            return self._classify(error, litellm, streaming=False)
+        if not reply.add_response(response):
+            return _EMPTY
+        return None
 
     def preload(self) -> None:
         """Begin loading litellm in the background (see `preload_litellm`)."""
@@ -236,7 +280,7 @@ class LLM:
         if (
             isinstance(error, litellm.ContextWindowExceededError)
             or status == 413
-            or (isinstance(error, openai.BadRequestError) and _OVERFLOW.search(detail))
+            or (status in (400, None) and _OVERFLOW.search(detail))
         ):
             raise ModelError(
                 "context_overflow", f"The conversation is too long for {model}: {detail}"
@@ -315,6 +359,14 @@ class _ReplyBuilder:
         self.text.append(piece)
         return piece
 
+    def add_response(self, response: Any) -> bool:
+        """Take a whole (not streamed) response in; False when it held no choice."""
+        choices = [c for c in getattr(response, "choices", None) or [] if c.index in (0, None)]
+        if not choices:
+            return False
+        self.add(_as_chunk(response, choices[0]))
+        return True
+
     def _add_call(self, call: Any) -> None:
         index, call_id = read_field(call, "index"), read_field(call, "id")
         if index is None:  # some providers omit the index: match by id, else continue the last
@@ -346,6 +398,19 @@ class _ReplyBuilder:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
+
+
+def _as_chunk(response: Any, choice: Any) -> Any:
+    """A whole response's choice in the shape of one streamed chunk (its message as the delta;
+    tool calls get their list index, which whole responses leave out)."""
+    message = getattr(choice, "message", None)
+    calls = [
+        {"index": i, "id": read_field(c, "id"), "function": read_field(c, "function")}
+        for i, c in enumerate(read_field(message, "tool_calls") or [])
+    ]
+    delta = {"content": read_field(message, "content"), "tool_calls": calls}
+    finished = SimpleNamespace(index=0, finish_reason=choice.finish_reason, delta=delta)
+    return SimpleNamespace(usage=getattr(response, "usage", None), choices=[finished])
 
 
 def _unfinished(response: Any) -> bool:

@@ -15,7 +15,7 @@ from shell.agent import Agent
 from shell.build import build_agent
 from shell.config import Settings
 from shell.prompts import SUMMARY_HEADINGS
-from tests.fakes.openai_server import FakeOpenAI, Fault, Reply, error_body
+from tests.fakes.openai_server import OVERFLOW_DIALECTS, FakeOpenAI, Fault, Reply, overflow
 
 
 async def collect(stream: AsyncIterator[ev.BaseEvent]) -> list[ev.BaseEvent]:
@@ -168,8 +168,9 @@ async def test_cancel_between_tool_calls_keeps_the_transcript_valid(
     await agent.aclose()
 
 
+@pytest.mark.parametrize("dialect", OVERFLOW_DIALECTS)
 async def test_context_overflow_flushes_compacts_and_retries_once(
-    fake_settings: Settings, fake_openai: FakeOpenAI
+    fake_settings: Settings, fake_openai: FakeOpenAI, dialect: str
 ) -> None:
     agent = await started(replace(fake_settings, context_window=16_000))
     for i in range(6):
@@ -177,9 +178,7 @@ async def test_context_overflow_flushes_compacts_and_retries_once(
         await collect(agent.submit(f"question {i} " + "filler " * 150))
     fake_openai.reset()
     fake_openai.enqueue(
-        Fault(
-            status=400, body=error_body(400, "This model's maximum context length is 16000 tokens")
-        ),
+        *overflow(dialect, window=16_000, requested=16_400),
         Reply(text="NO_REPLY"),  # the flush turn has nothing to add
         Reply(text=summary_text("question 5")),
         Reply(text="answered after compaction"),

@@ -25,11 +25,13 @@ from shell.llm import (
 )
 from tests.fakes.openai_server import (
     DROPPED_TEXT,
+    OVERFLOW_DIALECTS,
     FakeOpenAI,
     Fault,
     Reply,
     error_body,
     fake_openai_server,
+    overflow,
 )
 
 # litellm's own pydantic deprecations; pytest would list them under every test.
@@ -241,7 +243,7 @@ async def test_a_stream_that_ends_without_a_finish_reason_is_retried_not_taken_w
     items = await collect(make_llm(server))
 
     [retry] = [item for item in items if isinstance(item, ModelRetry)]
-    assert "no finish reason" in retry.reason
+    assert ("no finish reason" if chunks else "ended empty") in retry.reason
     assert retry.discard_partial is (chunks > 0)
     reply = items[-1]
     assert isinstance(reply, ModelReply) and reply.text == "whole answer"
@@ -513,3 +515,42 @@ def test_shell_llm_imports_litellm_lazily_and_keeps_the_terminal_clean(
         "items: TextDelta ModelRetry TextDelta ModelReply",
         "window: None unknown",
     ]
+
+
+@pytest.mark.parametrize("dialect", OVERFLOW_DIALECTS)
+async def test_each_servers_overflow_is_a_context_overflow(
+    server: FakeOpenAI, dialect: str
+) -> None:
+    faults = overflow(dialect)
+    server.enqueue(*faults)
+
+    with pytest.raises(ModelError) as caught:
+        await collect(make_llm(server))
+
+    assert caught.value.kind == "context_overflow"
+    assert len(server.requests) == len(faults)  # no backoff retries of an overflow
+
+
+async def test_an_empty_stream_is_asked_again_without_streaming(server: FakeOpenAI) -> None:
+    call = ("c1", "memory_get", '{"path": "MEMORY.md"}')
+    server.enqueue(Fault(end_after_chunks=0), Reply(text="whole", tool_calls=[call]))
+
+    items = await collect(make_llm(server), tools=TOOLS)
+
+    [retry] = [item for item in items if isinstance(item, ModelRetry)]
+    assert "ended empty" in retry.reason and retry.delay_s == 0
+    assert [bool(r.get("stream")) for r in server.requests] == [True, False]
+    reply = items[-1]
+    assert isinstance(reply, ModelReply) and reply.text == "whole"
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [call]
+    assert reply.finish_reason == "tool_calls" and reply.prompt_tokens == 42
+
+
+async def test_an_error_event_mid_stream_is_classified_by_its_words(server: FakeOpenAI) -> None:
+    too_long = error_body(400, "the request exceeds the available context size")
+    server.enqueue(Fault(error_after_chunks=2, body=too_long))
+
+    with pytest.raises(ModelError) as caught:
+        await collect(make_llm(server))
+
+    assert caught.value.kind == "context_overflow"

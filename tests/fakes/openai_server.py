@@ -67,15 +67,70 @@ class Fault:
     end_after_chunks: int | None = None
     """Stream this many SSE chunks of `DROPPED_TEXT`, then end the body cleanly with neither a
     finish reason nor [DONE]: a server that gave up mid-answer (0 chunks: an empty stream)."""
+    error_after_chunks: int | None = None
+    """Stream this many SSE chunks of `DROPPED_TEXT`, then an SSE event `{"error": …}` (the
+    `body`'s error, or a 500's) and the end of the body: an error that happens mid-stream."""
     delay_s: float = 0.0
     """Sleep this long before answering (for client timeouts); then answer "ok"."""
 
 
-def error_body(status: int, message: str | None = None) -> dict[str, Any]:
+def overflow(dialect: str, window: int = 2048, requested: int = 2121) -> list[Fault]:
+    """What each server sends when a prompt exceeds its context window (`OVERFLOW_DIALECTS`).
+
+    llama-cpp-python streams nothing after its 200 and closes the stream; only the same request
+    without streaming gets the error, so its dialect is two faults.
+    """
+    openai = (
+        f"This model's maximum context length is {window} tokens. However, you requested "
+        f"{requested} tokens ({requested} in the messages, None in the completion). Please "
+        "reduce the length of the messages or completion."
+    )
+    messages = {
+        "openai": error_body(400, openai, code="context_length_exceeded"),
+        "anthropic": {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": f"prompt is too long: {requested} tokens > {window} maximum",
+            },
+        },
+        "llama.cpp": {
+            "error": {
+                "code": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": requested,
+                "n_ctx": window,
+            }
+        },
+        "vllm": error_body(
+            400,
+            f"The decoder prompt (length {requested}) is longer than the maximum model length "
+            f"of {window}. Make sure that `max_model_len` is no smaller than the number of text "
+            "tokens.",
+        ),
+        "ollama": error_body(400, "input length exceeds maximum context length"),
+    }
+    if dialect == "llama-cpp-python":
+        return [Fault(end_after_chunks=0), Fault(status=400, body=messages["openai"])]
+    return [Fault(status=400, body=messages[dialect])]
+
+
+OVERFLOW_DIALECTS = ("openai", "anthropic", "llama.cpp", "llama-cpp-python", "vllm", "ollama")
+
+
+def error_body(status: int, message: str | None = None, code: str | None = None) -> dict[str, Any]:
     """An OpenAI-shaped error body, e.g. `error_body(400, "maximum context length is 8192")`."""
-    default_message, kind, code = _DEFAULT_ERRORS.get(status, ("Request failed.", "error", None))
+    default_message, kind, default_code = _DEFAULT_ERRORS.get(
+        status, ("Request failed.", "error", None)
+    )
     return {
-        "error": {"message": message or default_message, "type": kind, "param": None, "code": code}
+        "error": {
+            "message": message or default_message,
+            "type": kind,
+            "param": None,
+            "code": code or default_code,
+        }
     }
 
 
@@ -221,6 +276,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if item.end_after_chunks is not None:
                 self._stream_unfinished(body, item.end_after_chunks)
+                return
+            if item.error_after_chunks is not None:
+                self._stream_partial(body, item.error_after_chunks)
+                self._event(json.dumps(item.body or error_body(500)))
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
                 return
             item = Reply(text="ok")
         if body.get("stream"):

@@ -20,6 +20,8 @@ from shell.context import ContextBudget, TokenCounter
 from shell.conversation import Conversation
 from shell.events import (
     AssistantMessage,
+    BootstrapTruncated,
+    ContextReport,
     Error,
     Event,
     Notice,
@@ -75,7 +77,7 @@ class Agent:
         self.toolbox = Toolbox(
             [recall.tool(), *memory_tools(files, today=settings.today, origin=self.origin)]
         )
-        self.request_builder = RequestBuilder(settings, self.counter, self.toolbox.schemas())
+        self.request_builder = RequestBuilder(settings, self.counter, self.toolbox)
         self.conversation = Conversation(
             sessions, record, messages, count_prompt=self.request_builder.count
         )
@@ -92,6 +94,7 @@ class Agent:
             clock=settings.clock,
             force_flush_transcript_bytes=settings.force_flush_transcript_bytes,
         )
+        self.request_builder.size_to(self.budget.window)
 
     @property
     def record(self) -> SessionRecord:
@@ -128,9 +131,6 @@ class Agent:
             workspace=str(self.workspace),
             demo=self.settings.demo,
         )
-        bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
-        for event in bootstrap.events:
-            yield event
         if not self._window_resolved:
             window, source = await asyncio.to_thread(self.llm.context_window)
             self._set_window(window or UNKNOWN_WINDOW, source if window else "assumed")
@@ -140,10 +140,13 @@ class Agent:
                     f"{UNKNOWN_WINDOW:,} tokens. Set --context-window to be exact.",
                     level="warning",
                 )
+        bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
+        for event in bootstrap.events:
+            yield event
         yield await asyncio.to_thread(self.usage)
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
-        """A user prompt, or a slash command: /compact [focus], /flush, /new."""
+        """A user prompt, or a slash command: /compact [focus], /flush, /new, /context."""
         command, _, argument = text.strip().partition(" ")
         match command:
             case "/compact":
@@ -152,6 +155,8 @@ class Agent:
                 stream = self.flush()
             case "/new":
                 stream = self.new_session()
+            case "/context":
+                stream = self.context_report()
             case _:
                 stream = self.run_turn(text)
         async with contextlib.aclosing(stream) as events:
@@ -166,7 +171,13 @@ class Agent:
             yield event
         if prelude := self._startup_prelude():
             yield prelude
-        self.conversation.append({"role": "user", "content": prompt})
+        message = {"role": "user", "content": prompt}
+        if (size := self.request_builder.projected([message])) >= self.budget.window:
+            # Nothing can make room for it: refused before it enters the conversation.
+            yield Error("context_overflow", self._too_big(size))
+            yield TurnFinished(turn=turn.number, reason="error")
+            return
+        self.conversation.append(message)
         try:
             async for event in self._rounds(turn):
                 yield event
@@ -195,10 +206,16 @@ class Agent:
         while True:
             async for event in self.lifecycle.before_model_call():
                 yield event
+            if dropped := self.lifecycle.fit_window():
+                yield dropped
+            if (size := self.lifecycle.projected()) >= self.budget.window:
+                yield Error("context_overflow", self._too_big(size))
+                turn.reason = "error"
+                return
             yield self.usage()
-            call = ModelCall(
-                self.llm, self.request_builder.request(self.messages), self.toolbox.schemas()
-            )
+            builder = self.request_builder
+            sent = builder.count(self.messages)
+            call = ModelCall(self.llm, builder.request(self.messages), builder.tool_schemas)
             try:
                 async for event in call.events():
                     yield event
@@ -214,6 +231,7 @@ class Agent:
                 return
             reply = call.reply
             self._count_usage(reply)
+            builder.calibrate(reply.prompt_tokens, sent)
             self.conversation.append(reply.message())
             if reply.text:
                 yield AssistantMessage(text=reply.text)
@@ -231,6 +249,14 @@ class Agent:
                 yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
                 turn.reason = "tool_limit"
                 return
+
+    def _too_big(self, size: int) -> str:
+        fixed = self.request_builder.count([])
+        return (
+            f"Not sent: the prompt would be {size:,} tokens, over the {self.budget.window:,}-token "
+            f"window even with only the last turn ({fixed:,} of it the system prompt and tools). "
+            "Shorten the message or MEMORY.md, or raise --context-window if the model allows more."
+        )
 
     def _startup_prelude(self) -> StartupPreludeInjected | None:
         """A new session's first call gets the recent daily notes as background, once."""
@@ -262,9 +288,37 @@ class Agent:
             yield event
         yield self.usage()
 
+    async def context_report(self) -> AsyncGenerator[Event]:
+        """`/context`: what the next prompt holds, how it was counted, and what was cut."""
+        usage, builder = self.usage(), self.request_builder
+        bootstrap = builder.bootstrap()
+        yield ContextReport(
+            window=usage.window,
+            window_source=usage.window_source,
+            prompt_tokens=usage.prompt_tokens,
+            counted_prompt_tokens=usage.counted_prompt_tokens,
+            reported_prompt_tokens=builder.calibration.reported if builder.calibration else 0,
+            calibrated=usage.calibrated,
+            flush_threshold=usage.flush_threshold,
+            compaction_threshold=usage.compaction_threshold,
+            breakdown=usage.breakdown,
+            messages=len(self.messages),
+            compactions=self.record.compaction_count,
+            compact_tools=builder.compact_tools,
+            bootstrap_file_budget=builder.budgets[0],
+            bootstrap_total_budget=builder.budgets[1],
+            bootstrap_chars=dict(bootstrap.chars),
+            bootstrap_cut={
+                e.file: e.original_chars
+                for e in bootstrap.events
+                if isinstance(e, BootstrapTruncated)
+            },
+        )
+
     async def new_session(self) -> AsyncGenerator[Event]:
         self.conversation.restart(self.settings.model)
         self.request_builder.reinjection = ""
+        self.request_builder.calibration = None
         self._last_reported = (0, 0)  # the provider's numbers were the old session's
         self._resumed = False
         yield SessionStarted(
@@ -292,6 +346,7 @@ class Agent:
 
     def _set_window(self, window: int, source: str) -> None:
         self.lifecycle.budget = _budget(self.settings, window, source)
+        self.request_builder.size_to(window)
         self._window_resolved = True
 
     def origin(self) -> str:

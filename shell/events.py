@@ -80,8 +80,10 @@ class ToolCallFinished(BaseEvent):
 class UsageUpdated(BaseEvent):
     """How full the context is, from the one ContextBudget.
 
-    `prompt_tokens` is our own count of the next prompt; `reported_prompt_tokens` is what the
-    provider said for the last call (0 when it said nothing).
+    `prompt_tokens` is the next prompt as the provider will count it: calibrated by what it
+    reported for the last call (`calibrated`), else our own count. `counted_prompt_tokens` is
+    our own count; `reported_prompt_tokens` what the provider said for the last call (0 when
+    it said nothing).
     """
 
     type: ClassVar[str] = "usage_updated"
@@ -93,6 +95,8 @@ class UsageUpdated(BaseEvent):
     reported_prompt_tokens: int = 0
     completion_tokens: int = 0
     window_source: str = "config"
+    counted_prompt_tokens: int = 0
+    calibrated: bool = False
 
 
 @dataclass(frozen=True)
@@ -332,6 +336,50 @@ class CompactionFailed(BaseEvent):
 
 
 @dataclass(frozen=True)
+class ContextReport(BaseEvent):
+    """`/context`: what the next prompt holds, how it was counted, and what was left out.
+
+    `prompt_tokens` is calibrated by the provider's last report when `calibrated` (see
+    `UsageUpdated`); `bootstrap_cut` maps each bootstrap file cut to fit its budget to its
+    full size in characters (the rest is readable with memory_get).
+    """
+
+    type: ClassVar[str] = "context_report"
+    window: int
+    window_source: str
+    prompt_tokens: int
+    counted_prompt_tokens: int
+    reported_prompt_tokens: int
+    calibrated: bool
+    flush_threshold: int
+    compaction_threshold: int
+    breakdown: dict[str, int]
+    messages: int
+    compactions: int
+    compact_tools: bool
+    bootstrap_file_budget: int
+    """Characters per bootstrap file, sized to the window; `bootstrap_total_budget` for all."""
+    bootstrap_total_budget: int
+    bootstrap_chars: dict[str, int]
+    bootstrap_cut: dict[str, int]
+
+
+@dataclass(frozen=True)
+class TurnsDropped(BaseEvent):
+    """Even after flush and compaction the prompt would exceed the window by our count: the
+    oldest `turns` whole turns left the context (they stay in the session's transcript).
+    `flushed`: the flush ran in this cycle, so what mattered in them is in today's note."""
+
+    type: ClassVar[str] = "turns_dropped"
+    turns: int
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    window: int
+    flushed: bool
+
+
+@dataclass(frozen=True)
 class ContextReinjected(BaseEvent):
     """After a compaction, these AGENTS.md sections went back into the system prompt."""
 
@@ -378,6 +426,8 @@ Event = (
     | CompactionStarted
     | CompactionFinished
     | CompactionFailed
+    | TurnsDropped
+    | ContextReport
     | ContextReinjected
     | StartupPreludeInjected
 )

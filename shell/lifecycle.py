@@ -10,12 +10,14 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from shell.compaction import CompactionResult
+from shell import prompts
+from shell.compaction import CompactionResult, is_summary_message
 from shell.compaction import compact as run_compaction
 from shell.context import ContextBudget
 from shell.conversation import Conversation
-from shell.events import ContextReinjected, Event, FlushFinished, Notice
+from shell.events import ContextReinjected, Event, FlushFinished, Notice, TurnsDropped
 from shell.flush import (
     FlushOutcome,
     GateInputs,
@@ -29,6 +31,7 @@ from shell.memory.tools import pinned_append_tool
 from shell.reinject import reinjection_block
 from shell.request import RequestBuilder
 from shell.session import SessionRecord, compaction_entry
+from shell.window_fit import drop_entry, oldest_turns_dropped
 
 MAX_FLUSH_FAILURES = 3
 
@@ -71,22 +74,50 @@ class MemoryLifecycle:
     def _record(self) -> SessionRecord:
         return self.conversation.record
 
-    def _count(self) -> int:
-        return self.request_builder.count(self.conversation.messages)
+    def projected(self) -> int:
+        """The next prompt's size, as the provider will count it (see `RequestBuilder`)."""
+        return self.request_builder.projected(self.conversation.messages)
 
     async def before_model_call(self) -> AsyncIterator[Event]:
-        projected = self._count()
+        projected = self.projected()
         inputs = self.gate_inputs(projected)
         decision = evaluate_flush_gate(inputs, self.budget)
         yield decision.to_event(inputs, self.budget)
         if decision.flush:
             async for event in self.flush(decision.trigger or "tokens"):
                 yield event
-        if self.budget.over_compaction(self._count()):
+        if self.budget.over_compaction(self.projected()):
             async for event in self.flush_then_compact("threshold", None):
                 yield event
         if self._record.needs_reinjection:
             yield self.reinject()
+
+    def fit_window(self) -> TurnsDropped | None:
+        """Never send what our count says exceeds the window: after flush and compaction had
+        their chance, drop the oldest whole turns until the prompt is back under the compaction
+        threshold (or as close as the last turn allows), with a receipt."""
+        before = self.projected()
+        if before < self.budget.window:
+            return None
+        messages = self.conversation.messages
+        threshold = self.budget.compaction_threshold
+        kept = oldest_turns_dropped(
+            messages, lambda kept: self.request_builder.projected(kept) < threshold
+        )
+        if len(kept) == len(messages):
+            return None
+        after = self.request_builder.projected(kept)
+        self.conversation.replace(kept, drop_entry(kept))
+        self.request_builder.calibration = None  # it described the longer conversation
+        self.conversation.save()
+        return TurnsDropped(
+            turns=_turns(messages) - _turns(kept),
+            messages=len(messages) - len(kept),
+            tokens_before=before,
+            tokens_after=after,
+            window=self.budget.window,
+            flushed=self.flushed_this_cycle(),
+        )
 
     def gate_inputs(self, projected: int) -> GateInputs:
         return GateInputs(
@@ -107,7 +138,7 @@ class MemoryLifecycle:
         if not self.flushed_this_cycle():
             # Force the token condition: we are compacting, so the context is full by definition
             # (on overflow the provider's count is above ours).
-            projected = max(self._count(), self.budget.flush_threshold)
+            projected = max(self.projected(), self.budget.flush_threshold)
             inputs = self.gate_inputs(projected)
             decision = evaluate_flush_gate(inputs, self.budget)
             yield decision.to_event(inputs, self.budget)
@@ -133,7 +164,7 @@ class MemoryLifecycle:
         outcome: FlushOutcome | None = None
         async for item in run_flush(
             llm=self.llm,
-            messages=list(self.conversation.messages),
+            messages=self._flushable(target),
             system_prompt=self.request_builder.system_prompt(),
             tool=tool,
             target=target,
@@ -171,6 +202,18 @@ class MemoryLifecycle:
                 )
         self.conversation.save()
 
+    def _flushable(self, target: str) -> list[dict[str, Any]]:
+        """The conversation the flush sees: all of it, or its newest whole turns when all of it
+        and the flush instructions would not fit the window (after a failed compaction)."""
+        now = self.clock().isoformat(timespec="minutes")
+        counter = self.request_builder.counter
+        room = counter.text(prompts.flush_system(target) + prompts.flush_prompt(target, now))
+        window, projected = self.budget.window, self.request_builder.projected
+        messages = list(self.conversation.messages)
+        if projected(messages) + room < window:
+            return messages
+        return oldest_turns_dropped(messages, lambda kept: projected(kept) + room < window)
+
     async def compact(self, trigger: str, focus: str | None) -> AsyncIterator[Event]:
         result: CompactionResult | None = None
         # The tail is sized against the room the messages really have (the system prompt and
@@ -202,6 +245,7 @@ class MemoryLifecycle:
         if result is None:
             return
         self.conversation.replace(list(result.messages), compaction_entry(result))
+        self.request_builder.calibration = None  # it described the conversation just replaced
         self._record.compaction_count += 1
         self._record.flush_failures = 0
         self._record.needs_reinjection = True
@@ -220,6 +264,10 @@ class MemoryLifecycle:
             chars=len(self.request_builder.reinjection),
             text=self.request_builder.reinjection,
         )
+
+
+def _turns(messages: list[dict[str, Any]]) -> int:
+    return sum(m.get("role") == "user" and not is_summary_message(m) for m in messages)
 
 
 def _writable(root: Path) -> bool:

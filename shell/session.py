@@ -204,6 +204,10 @@ class SessionStore:
             elif kind == "compaction" and isinstance(entry.get("summary"), str):
                 first_kept = max(0, len(live) - int(entry.get("kept", 0)))
                 live = [summary_message(entry["summary"]), *live[first_kept:]]
+            elif kind == "drop":  # the oldest turns left the context (shell.window_fit)
+                head = live[:1] if entry.get("summary_kept") else []
+                first_kept = max(len(head), len(live) - int(entry.get("kept", 0)))
+                live = [*head, *live[first_kept:]]
         return live
 
     def transcript_bytes(self, session_id: str) -> int:

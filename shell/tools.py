@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shell.events import Event, ToolCallFinished
+from shell.text import sentences
 
 
 class ToolError(Exception):
@@ -50,14 +51,16 @@ class Tool:
     """JSON schema of the arguments object."""
     run: Callable[[dict[str, Any]], Awaitable[ToolResult]] = field(repr=False)
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self, *, compact: bool = False) -> dict[str, Any]:
+        """The OpenAI function schema; `compact` keeps the description's first sentence and
+        the arguments' types (for small context windows)."""
+        description, parameters = self.description, self.parameters
+        if compact:
+            description = next(iter(sentences(description)), description)
+            parameters = _types_only(parameters)
         return {
             "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
+            "function": {"name": self.name, "description": description, "parameters": parameters},
         }
 
     async def call(self, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
@@ -73,6 +76,16 @@ class Tool:
             result = ToolResult(content=f"Error: {message}", error=message)
         elapsed = (time.perf_counter() - started) * 1000
         return ToolResult(result.content, result.error, result.events, elapsed)
+
+
+def _types_only(schema: dict[str, Any]) -> dict[str, Any]:
+    """The arguments' names, types and which are required: the limits stay in the full schema,
+    which `call` validates against, so a model that breaks one gets the reason back."""
+    properties = {
+        name: {k: v for k, v in spec.items() if k in ("type", "enum", "items")}
+        for name, spec in schema.get("properties", {}).items()
+    }
+    return {"type": "object", "properties": properties, "required": schema.get("required", [])}
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -118,8 +131,8 @@ class Toolbox:
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
-    def schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self._tools.values()]
+    def schemas(self, *, compact: bool = False) -> list[dict[str, Any]]:
+        return [tool.schema(compact=compact) for tool in self._tools.values()]
 
     async def call(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
         tool = self._tools.get(name)

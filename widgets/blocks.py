@@ -13,11 +13,12 @@ from shell.events import (
     CompactionFinished,
     CompactionStarted,
     ContextReinjected,
+    ContextReport,
     FlushFinished,
     FlushStarted,
     MemoryWritten,
 )
-from widgets.format import duration, short_sha, tokens
+from widgets.format import context_lines, duration, short_sha, tokens
 
 
 class UserMessage(Static):
@@ -207,6 +208,26 @@ class CompactionReceipt(Vertical):
     def describe(self) -> str:
         summary = f"\nsummary: {self.summary}" if self.summary else ""
         return f"{self.border_title}: {self.text}{summary}"
+
+
+class ContextBlock(Static):
+    """`/context`: the next prompt, how it was counted, and what the bootstrap left out."""
+
+    DEFAULT_CSS = """
+    ContextBlock {
+        height: auto;
+        margin: 0 0 1 0;
+        padding: 0 1;
+        border-left: outer $reinjection-border;
+    }
+    """
+
+    def __init__(self, event: ContextReport) -> None:
+        self.text = "\n".join(context_lines(event))
+        super().__init__(Text(self.text))
+
+    def describe(self) -> str:
+        return self.text
 
 
 class ReinjectionBlock(Vertical):

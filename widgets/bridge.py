@@ -13,6 +13,7 @@ from shell.events import (
     CompactionSkipped,
     CompactionStarted,
     ContextReinjected,
+    ContextReport,
     Error,
     Event,
     FlushFinished,
@@ -33,11 +34,18 @@ from shell.events import (
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
+    TurnsDropped,
     TurnStarted,
     UsageUpdated,
 )
-from widgets.blocks import CompactionReceipt, FlushBlock, MemoryWriteLine, ReinjectionBlock
-from widgets.format import tokens
+from widgets.blocks import (
+    CompactionReceipt,
+    ContextBlock,
+    FlushBlock,
+    MemoryWriteLine,
+    ReinjectionBlock,
+)
+from widgets.format import dropped_text, tokens
 
 if TYPE_CHECKING:
     from widgets.side_panes import SidePanes
@@ -156,6 +164,10 @@ class EventBridge:
                 self.status.meter.compacting = False
                 receipt = await self._open_receipt(event.trigger, 0)
                 receipt.fail(event)
+            case TurnsDropped():
+                await transcript.add_notice(dropped_text(event), "warning")
+            case ContextReport():
+                await transcript.add_block(ContextBlock(event))
             case ContextReinjected():
                 await transcript.add_block(ReinjectionBlock(event))
             case StartupPreludeInjected(files=files, chars=chars):

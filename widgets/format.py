@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shell.events import ContextReport, TurnsDropped
 from shell.text import shorten
 
 
@@ -39,3 +40,45 @@ def one_line(value: Any, limit: int = 80) -> str:
 
 def short_sha(sha: str | None) -> str:
     return (sha or "")[:7]
+
+
+def context_lines(report: ContextReport) -> list[str]:
+    """`/context` as lines: the prompt and its count, the thresholds, the bootstrap and its cuts."""
+    parts = " + ".join(f"{name} {tokens(count)}" for name, count in report.breakdown.items())
+    if report.calibrated:
+        counted = (
+            f"calibrated by the provider: it counted {report.reported_prompt_tokens:,} for the "
+            f"last call; our own count now {report.counted_prompt_tokens:,}"
+        )
+    else:
+        counted = "our own count (the provider has not reported usage yet)"
+    lines = [
+        f"prompt {report.prompt_tokens:,} of {report.window:,} tokens "
+        f"({report.window_source}) · {counted}",
+        f"  {parts} · {report.messages} messages · {report.compactions} compactions",
+        f"  flush at {report.flush_threshold:,} · compaction at {report.compaction_threshold:,}",
+        f"  tool schemas: {'compact (small window)' if report.compact_tools else 'full'}",
+        f"  bootstrap budget: {report.bootstrap_file_budget:,} chars a file, "
+        f"{report.bootstrap_total_budget:,} in all",
+    ]
+    for name, chars in report.bootstrap_chars.items():
+        if (full := report.bootstrap_cut.get(name)) is not None:
+            lines.append(
+                f"  {name}: {chars:,} of {full:,} chars in the prompt; the rest is left out, "
+                f'read it with memory_get("{name}")'
+            )
+        else:
+            lines.append(f"  {name}: {chars:,} chars in the prompt")
+    for name, full in report.bootstrap_cut.items():
+        if name not in report.bootstrap_chars:
+            lines.append(f'  {name}: left out ({full:,} chars); read it with memory_get("{name}")')
+    return lines
+
+
+def dropped_text(event: TurnsDropped) -> str:
+    flushed = "flushed to today's note" if event.flushed else "not flushed this cycle"
+    return (
+        f"context full: the oldest {event.turns} turns ({event.messages} messages) left the "
+        f"context, {tokens(event.tokens_before)} → {tokens(event.tokens_after)} of "
+        f"{tokens(event.window)} tokens; they stay in the session file ({flushed})"
+    )

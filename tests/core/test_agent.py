@@ -200,7 +200,7 @@ async def test_context_overflow_flushes_compacts_and_retries_once(
 async def test_mid_turn_tool_result_past_both_thresholds_flushes_before_compacting(
     fake_settings: Settings, fake_openai: FakeOpenAI
 ) -> None:
-    settings = replace(fake_settings, context_window=6_000)
+    settings = replace(fake_settings, context_window=5_000)  # compact tool schemas
     agent = await started(settings)
     for i in range(3):
         fake_openai.enqueue(Reply(text=f"reply {i}"))

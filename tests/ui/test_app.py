@@ -18,6 +18,7 @@ from shell.events import (
     CompactionFinished,
     CompactionSkipped,
     CompactionStarted,
+    ContextReport,
     Error,
     FlushFinished,
     FlushStarted,
@@ -35,6 +36,7 @@ from shell.events import (
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
+    TurnsDropped,
     TurnStarted,
 )
 from tests.ui.conftest import send, settle, until
@@ -521,3 +523,44 @@ async def test_a_model_call_that_fails_for_good_voids_its_text_on_screen(workspa
         assert list(app.query(AssistantReply)) == []
         notices = [n.text for n in app.query(NoticeLine)]
         assert "error (unavailable): the stream ended before the answer did" in notices
+
+
+async def test_context_report_and_dropped_turns_are_shown(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["/context"] = [
+        ContextReport(
+            window=2048,
+            window_source="config",
+            prompt_tokens=900,
+            counted_prompt_tokens=1700,
+            reported_prompt_tokens=850,
+            calibrated=True,
+            flush_threshold=1344,
+            compaction_threshold=1536,
+            breakdown={"system": 700, "tools": 348, "messages": 652},
+            messages=6,
+            compactions=1,
+            compact_tools=True,
+            bootstrap_file_budget=1024,
+            bootstrap_total_budget=2048,
+            bootstrap_chars={"AGENTS.md": 800, "SOUL.md": 144, "MEMORY.md": 1024},
+            bootstrap_cut={"MEMORY.md": 31_000},
+        ),
+        TurnsDropped(
+            turns=2, messages=5, tokens_before=2300, tokens_after=1200, window=2048, flushed=True
+        ),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "/context")
+        text = app.transcript.describe()
+        for expected in (
+            "prompt 900 of 2,048 tokens (config) · calibrated by the provider: it counted 850",
+            "tool schemas: compact (small window)",
+            "MEMORY.md: 1,024 of 31,000 chars in the prompt; the rest is left out, read it with "
+            'memory_get("MEMORY.md")',
+            "SOUL.md: 144 chars in the prompt",
+            "warning: context full: the oldest 2 turns (5 messages) left the context, 2.3k → 1.2k",
+        ):
+            assert expected in text

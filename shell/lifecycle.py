@@ -31,7 +31,7 @@ from shell.memory.tools import pinned_append_tool
 from shell.reinject import reinjection_block
 from shell.request import RequestBuilder
 from shell.session import SessionRecord, compaction_entry
-from shell.window_fit import drop_entry, oldest_turns_dropped
+from shell.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
 
 MAX_FLUSH_FAILURES = 3
 
@@ -203,16 +203,21 @@ class MemoryLifecycle:
         self.conversation.save()
 
     def _flushable(self, target: str) -> list[dict[str, Any]]:
-        """The conversation the flush sees: all of it, or its newest whole turns when all of it
-        and the flush instructions would not fit the window (after a failed compaction)."""
+        """The conversation the flush sees, with room for its instructions and its reply: all
+        of it; or, when that would not fit the window, every user message whole and the replies
+        shortened; or, failing that, the newest whole turns that fit."""
         now = self.clock().isoformat(timespec="minutes")
-        counter = self.request_builder.counter
-        room = counter.text(prompts.flush_system(target) + prompts.flush_prompt(target, now))
-        window, projected = self.budget.window, self.request_builder.projected
+        instructions = prompts.flush_system(target) + prompts.flush_prompt(target, now)
+        room = self.request_builder.counter.text(instructions) + self.budget.reserve // 2
+
+        def fits(messages: list[dict[str, Any]]) -> bool:
+            return self.request_builder.projected(messages) + room < self.budget.window
+
         messages = list(self.conversation.messages)
-        if projected(messages) + room < window:
+        if fits(messages):
             return messages
-        return oldest_turns_dropped(messages, lambda kept: projected(kept) + room < window)
+        shortened = replies_shortened(messages)
+        return shortened if fits(shortened) else oldest_turns_dropped(shortened, fits)
 
     async def compact(self, trigger: str, focus: str | None) -> AsyncIterator[Event]:
         result: CompactionResult | None = None

@@ -157,8 +157,8 @@ class LLM:
             litellm = await asyncio.to_thread(prepare_litellm)
             yield Loading("model", done=True)
         request = self._request(messages, tools)
-        streaming = True
-        for attempt in range(1, self.max_attempts + 1):
+        attempt, streaming = 1, True
+        while True:
             reply = _ReplyBuilder()
             failure: _Failure | None = None
             if streaming:
@@ -174,10 +174,10 @@ class LLM:
             if failure is None:
                 yield reply.build()
                 return
-            if attempt == self.max_attempts or (failure is _EMPTY and not streaming):
+            probe = failure is _EMPTY and streaming  # the same attempt, asked without streaming
+            if not probe and (attempt == self.max_attempts or failure is _EMPTY):
                 raise ModelError(failure.kind, self._exhausted_message(failure))
-            streaming = failure is not _EMPTY
-            delay = 0.0 if failure is _EMPTY else self._delay(attempt, failure.retry_after)
+            delay = 0.0 if probe else self._delay(attempt, failure.retry_after)
             yield ModelRetry(
                 attempt=attempt,
                 max_attempts=self.max_attempts,
@@ -186,7 +186,7 @@ class LLM:
                 discard_partial=reply.yielded_text,
             )
             await self._sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+            attempt, streaming = (attempt, False) if probe else (attempt + 1, True)
 
     async def _stream_once(
         self, litellm: Any, request: dict[str, Any], reply: _ReplyBuilder

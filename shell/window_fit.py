@@ -12,6 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from shell.compaction import is_summary_message
+from shell.text import shorten
+
+REPLY_GIST_CHARS = 300
+"""How much of each assistant reply and tool result the flush sees when the whole conversation
+does not fit: what the user said matters most to memory, a long story least."""
 
 
 def oldest_turns_dropped(
@@ -32,6 +37,17 @@ def oldest_turns_dropped(
         if fits(kept):
             return kept
     return candidates[-1] if candidates else messages
+
+
+def replies_shortened(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with every assistant reply and tool result cut to `REPLY_GIST_CHARS`; the
+    user's own messages (and a compaction summary) whole."""
+    return [
+        {**m, "content": shorten(m["content"], REPLY_GIST_CHARS)}
+        if m.get("role") in ("assistant", "tool") and isinstance(m.get("content"), str)
+        else m
+        for m in messages
+    ]
 
 
 def drop_entry(messages: list[dict[str, Any]]) -> dict[str, Any]:

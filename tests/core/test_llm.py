@@ -535,7 +535,7 @@ async def test_an_empty_stream_is_asked_again_without_streaming(server: FakeOpen
     call = ("c1", "memory_get", '{"path": "MEMORY.md"}')
     server.enqueue(Fault(end_after_chunks=0), Reply(text="whole", tool_calls=[call]))
 
-    items = await collect(make_llm(server), tools=TOOLS)
+    items = await collect(make_llm(server, max_attempts=1), tools=TOOLS)  # the probe is free
 
     [retry] = [item for item in items if isinstance(item, ModelRetry)]
     assert "ended empty" in retry.reason and retry.delay_s == 0

@@ -157,3 +157,30 @@ def test_a_drop_entry_rebuilds_the_live_list(tmp_path: Path) -> None:
     store.append(session, drop_entry(kept))
 
     assert store.messages(session) == kept
+
+
+async def test_the_flush_sees_every_user_message_and_the_gist_of_long_replies(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(replace(fake_settings, context_window=2_048))
+    story = " ".join(f"The keeper climbed stair {n} of the lighthouse." for n in range(120))
+    fake_openai.enqueue(Reply(text="Hello Ada."), Reply(text=story))
+    await collect(agent.submit("My name is Ada and I live in Tromsø."))
+    await collect(agent.submit("Tell me a long story."))
+    fake_openai.reset()
+    fake_openai.enqueue(
+        Reply(tool_calls=[("f1", "memory_append", '{"text": "- Ada lives in Tromsø"}')]),
+        Reply(text="NO_REPLY"),
+    )
+
+    events = await collect(agent.submit("Thanks!"))
+
+    [flushed] = of(events, ev.FlushFinished)
+    assert flushed.outcome == "written"
+    sent = fake_openai.requests[0]["messages"]
+    contents = [m.get("content") or "" for m in sent]
+    assert "My name is Ada and I live in Tromsø." in contents
+    [shortened] = [c for c in contents if c.startswith("The keeper climbed")]
+    assert len(shortened) < len(story) // 10
+    assert agent.request_builder.count(sent[1:]) < 2_048
+    await agent.aclose()

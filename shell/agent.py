@@ -236,6 +236,9 @@ class Agent:
             if reply.text:
                 yield AssistantMessage(text=reply.text)
             if not reply.tool_calls:
+                if not reply.text.strip():
+                    yield Notice("The model returned an empty answer.", level="warning")
+                    turn.reason = "empty"
                 yield self.usage()
                 return
             tools = run_tool_calls(self.toolbox, reply.tool_calls, side_events=self.recall.drain)

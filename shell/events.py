@@ -151,7 +151,7 @@ class Notice(BaseEvent):
 
 @dataclass(frozen=True)
 class TurnFinished(BaseEvent):
-    """`reason`: completed, tool_limit, error, cancelled."""
+    """`reason`: completed, empty (the model answered nothing), tool_limit, error, cancelled."""
 
     type: ClassVar[str] = "turn_finished"
     turn: int

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -94,3 +95,12 @@ def demo_settings(workspace: Path, clock: Clock) -> Settings:
 
 def with_window(settings: Settings, window: int) -> Settings:
     return replace(settings, context_window=window)
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on (bound, read, released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port

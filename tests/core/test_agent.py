@@ -426,3 +426,94 @@ async def test_after_quitting_a_sync_stops_at_once_and_is_no_error(
     await agent.aclose()  # as when the app quits with the first build still embedding
     assert agent.recall.sync("watch") == []
     assert agent.recall.drain() == []
+
+
+FAULTS = {
+    "429 with retry-after": Fault(status=429, retry_after=0.01),
+    "429 without retry-after": Fault(status=429),
+    "500": Fault(status=500),
+    "503": Fault(status=503),
+    "timeout": Fault(delay_s=3.0),
+    "socket closed mid-stream": Fault(drop_after_chunks=3),
+    "no finish reason, no [DONE]": Fault(end_after_chunks=3),
+    "empty stream": Fault(end_after_chunks=0),
+    "error event mid-stream": Fault(error_after_chunks=2),
+    "a chunk that is not JSON": Fault(garbage_after_chunks=2),
+}
+
+
+@pytest.mark.parametrize("name", FAULTS)
+async def test_each_provider_fault_is_retried_visibly_and_loses_nothing(
+    fake_settings: Settings, fake_openai: FakeOpenAI, name: str
+) -> None:
+    settings = replace(fake_settings, request_timeout=0.5)
+    agent = await started(settings)
+    fake_openai.enqueue(Reply(text="first answer"))
+    await collect(agent.submit("first question"))
+    memory = (settings.workspace / "MEMORY.md").read_bytes()
+    fake_openai.enqueue(FAULTS[name], Reply(text="answer after the fault"))
+
+    events = await collect(agent.submit("second question"))
+
+    assert of(events, ev.ModelRetry), "the retry is shown"
+    assert of(events, ev.AssistantMessage)[-1].text == "answer after the fault"
+    assert events[-1] == ev.TurnFinished(turn=2, reason="completed")
+    assert "cut off before it ends" not in str(agent.messages)  # no partial reply kept
+    assert build_agent(settings, resume=True).messages == agent.messages
+    assert (settings.workspace / "MEMORY.md").read_bytes() == memory
+    fake_openai.enqueue(Reply(text="third answer"))
+    assert (await collect(agent.submit("third question")))[-1].reason == "completed"  # type: ignore[attr-defined]
+    await agent.aclose()
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        (Fault(status=401), "auth"),
+        (Fault(status=400), "bad_request"),
+        (Fault(status=404), "not_found"),
+    ],
+)
+async def test_a_fault_retrying_cannot_fix_ends_the_turn_with_a_clear_error(
+    fake_settings: Settings, fake_openai: FakeOpenAI, fault: Fault, kind: str
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(fault)
+
+    events = await collect(agent.submit("question"))
+
+    [error] = of(events, ev.Error)
+    assert error.kind == kind and "\n" not in error.message
+    assert events[-1] == ev.TurnFinished(turn=1, reason="error")
+    assert build_agent(fake_settings, resume=True).messages == agent.messages
+    fake_openai.enqueue(Reply(text="fine now"))
+    assert (await collect(agent.submit("again")))[-1].reason == "completed"  # type: ignore[attr-defined]
+    await agent.aclose()
+
+
+async def test_a_dead_port_is_a_clear_error_after_the_retries(
+    fake_settings: Settings, unused_port: int
+) -> None:
+    settings = replace(fake_settings, api_base=f"http://127.0.0.1:{unused_port}/v1", max_attempts=2)
+    agent = await started(settings)
+
+    events = await collect(agent.submit("anyone there?"))
+
+    [error] = of(events, ev.Error)
+    assert error.kind == "unavailable" and "2 attempts" in error.message
+    assert len(of(events, ev.ModelRetry)) == 1
+    assert events[-1] == ev.TurnFinished(turn=1, reason="error")
+    await agent.aclose()
+
+
+async def test_an_empty_answer_is_said_not_passed_off_as_one(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Reply(text=""))
+
+    events = await collect(agent.submit("say something"))
+
+    assert any("empty answer" in n.message for n in of(events, ev.Notice))
+    assert events[-1] == ev.TurnFinished(turn=1, reason="empty")
+    await agent.aclose()

@@ -70,6 +70,8 @@ class Fault:
     error_after_chunks: int | None = None
     """Stream this many SSE chunks of `DROPPED_TEXT`, then an SSE event `{"error": …}` (the
     `body`'s error, or a 500's) and the end of the body: an error that happens mid-stream."""
+    garbage_after_chunks: int | None = None
+    """Stream this many SSE chunks of `DROPPED_TEXT`, then a chunk that is not JSON, then end."""
     delay_s: float = 0.0
     """Sleep this long before answering (for client timeouts); then answer "ok"."""
 
@@ -277,9 +279,13 @@ class _Handler(BaseHTTPRequestHandler):
             if item.end_after_chunks is not None:
                 self._stream_unfinished(body, item.end_after_chunks)
                 return
-            if item.error_after_chunks is not None:
-                self._stream_partial(body, item.error_after_chunks)
-                self._event(json.dumps(item.body or error_body(500)))
+            if item.error_after_chunks is not None or item.garbage_after_chunks is not None:
+                chunks = item.error_after_chunks or item.garbage_after_chunks or 0
+                self._stream_partial(body, chunks)
+                if item.error_after_chunks is not None:
+                    self._event(json.dumps(item.body or error_body(500)))
+                else:
+                    self._event('{"id": "chatcmpl-broken", "choices": [{"delta": {"content": "x')
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
                 return

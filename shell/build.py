@@ -32,7 +32,7 @@ def build_agent(
     `index_in_background`: see `Agent`; headless runs pass False, so they index only to search.
     """
     git = init_workspace(settings)
-    files = MemoryFiles(settings.workspace, git)
+    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
     sessions = SessionStore(settings.state_dir, settings.clock)
     record: SessionRecord | None = None
     if session_id:

@@ -67,6 +67,9 @@ class Settings:
     """"minilm" (the real local model) or "hash" (a tiny deterministic stand-in for UI tests)."""
     watch: bool = True
     """Watch memory files and re-index edits made outside Cairn."""
+    secrets: str = "redact"
+    """A memory write holding a credential: "redact" it before the commit, "block" the write,
+    or "off" (`shell.memory.secrets`)."""
     recency_weight: float = 0.03
     """memory_search: the most recency adds to a hit's order (0 turns recency off)."""
     recency_half_life_days: float = 30.0
@@ -162,6 +165,8 @@ def load_settings(
     defaults = Settings(workspace=Path("."))
     coerced = {k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()}
     settings = replace(defaults, **coerced)
+    if settings.secrets not in ("redact", "block", "off"):
+        raise ConfigError(f"secrets {settings.secrets!r} must be redact, block or off")
     if settings.context_window is not None and settings.context_window < 512:
         raise ConfigError(f"context_window {settings.context_window} is too small (minimum 512)")
     return settings

@@ -197,6 +197,16 @@ class MemoryWritten(BaseEvent):
 
 
 @dataclass(frozen=True)
+class SecretsRedacted(BaseEvent):
+    """Credentials in a memory write were replaced by `[REDACTED <kind>]` before the file was
+    written and committed. The values themselves are never in an event."""
+
+    type: ClassVar[str] = "secrets_redacted"
+    path: str
+    kinds: list[str]
+
+
+@dataclass(frozen=True)
 class GitLockCleared(BaseEvent):
     type: ClassVar[str] = "git_lock_cleared"
     path: str
@@ -414,6 +424,7 @@ Event = (
     | BootstrapTruncated
     | BootstrapMissing
     | MemoryWritten
+    | SecretsRedacted
     | GitLockCleared
     | SearchPerformed
     | IndexSyncProgress

@@ -28,6 +28,7 @@ from shell.events import (
     ModelRetry,
     Notice,
     SearchPerformed,
+    SecretsRedacted,
     SessionStarted,
     StartupPreludeInjected,
     TextDelta,
@@ -119,6 +120,10 @@ class EventBridge:
             case MemoryWritten():
                 await transcript.add_block(MemoryWriteLine(event))
                 await self.side.memory_written(event.path)
+            case SecretsRedacted(path=path, kinds=kinds):
+                await transcript.add_notice(
+                    f"redacted from {path} before the commit: {', '.join(kinds)}", "warning"
+                )
             case GitLockCleared(path=path, age_s=age_s):
                 await transcript.add_notice(
                     f"cleared a stale git lock {path} ({age_s:.0f} s old)", "warning"

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from shell.events import GitLockCleared, MemoryWritten
+from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted
 from shell.fsio import exclusive_lock, write_atomically
+from shell.memory import secrets as secret_scan
 from shell.memory.git import GitStore
 from shell.memory.paths import CURATED_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.tools import ToolError
@@ -60,6 +61,7 @@ class ReadResult:
 class WriteOutcome:
     event: MemoryWritten
     lock_cleared: GitLockCleared | None
+    redaction: SecretsRedacted | None = None
 
 
 class MemoryFiles:
@@ -71,6 +73,8 @@ class MemoryFiles:
         max_read_chars: Cap on the text one `read` returns.
         max_write_bytes: Cap on the text one `append` or `write` may carry.
         max_file_bytes: Cap on a memory file's size after a write.
+        secrets: What a write holding a credential gets (`shell.memory.secrets`): "redact"
+            (replaced before the file is written and committed), "block" (refused) or "off".
     """
 
     def __init__(
@@ -81,7 +85,11 @@ class MemoryFiles:
         max_read_chars: int = 12_000,
         max_write_bytes: int = 64_000,
         max_file_bytes: int = 2_000_000,
+        secrets: str = secret_scan.REDACT,
     ) -> None:
+        if secrets not in secret_scan.POLICIES:
+            raise ValueError(f"secrets must be one of {', '.join(secret_scan.POLICIES)}")
+        self.secrets = secrets
         self.root = Path(root).resolve()
         self.git = git
         self.max_read_chars = max_read_chars
@@ -147,6 +155,7 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(text)
+        text, redaction = self._without_secrets(name, text)
         with self._exclusive():
             before = self._read_bytes(path, name)
             existing = {
@@ -159,7 +168,7 @@ class MemoryFiles:
                 event = MemoryWritten(
                     path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
                 )
-                return WriteOutcome(event=event, lock_cleared=None)
+                return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
             separator = b"" if not before or before.endswith(b"\n") else b"\n"
             payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
             self._check_file_size(name, len(before) + len(payload))
@@ -180,7 +189,7 @@ class MemoryFiles:
             lines_skipped=skipped,
             commit_error=outcome.error,
         )
-        return WriteOutcome(event=event, lock_cleared=outcome.lock_cleared)
+        return WriteOutcome(event, outcome.lock_cleared, redaction)
 
     def write(self, rel: str, content: str, *, reason: str, origin: str = "") -> WriteOutcome:
         """Replace a memory file's content; an existing file must have been `read` first.
@@ -193,6 +202,7 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(content)
+        content, redaction = self._without_secrets(name, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
@@ -224,9 +234,23 @@ class MemoryFiles:
             lines_added=_added_lines(before, data),
             commit_error=outcome.error,
         )
-        return WriteOutcome(event=event, lock_cleared=outcome.lock_cleared)
+        return WriteOutcome(event, outcome.lock_cleared, redaction)
 
     # --- internals -------------------------------------------------------------------------
+
+    def _without_secrets(self, name: str, text: str) -> tuple[str, SecretsRedacted | None]:
+        """`text` with its credentials redacted (or refused, by policy), before any write."""
+        if self.secrets == secret_scan.OFF:
+            return text, None
+        redacted, kinds = secret_scan.redact(text)
+        if not kinds:
+            return text, None
+        if self.secrets == secret_scan.BLOCK:
+            raise MemoryWriteError(
+                f"not stored: the text holds what looks like a credential ({', '.join(kinds)}); "
+                "memory files are committed to git, so leave the secret out"
+            )
+        return redacted, SecretsRedacted(path=name, kinds=kinds)
 
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:

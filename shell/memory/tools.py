@@ -205,5 +205,5 @@ def _append_result(outcome: WriteOutcome) -> ToolResult:
 
 
 def _events(outcome: WriteOutcome) -> list[Event]:
-    cleared: list[Event] = [outcome.lock_cleared] if outcome.lock_cleared else []
-    return [*cleared, outcome.event]
+    found = [outcome.lock_cleared, outcome.redaction]
+    return [*(event for event in found if event is not None), outcome.event]

@@ -31,6 +31,7 @@ from shell.events import (
     ModelRetry,
     Notice,
     SearchPerformed,
+    SecretsRedacted,
     StartupPreludeInjected,
     TextDelta,
     ToolCallFinished,
@@ -407,6 +408,7 @@ async def test_lifecycle_events_without_a_happy_ending_are_shown(workspace: Path
         CompactionFailed("overflow", "summary too long", 2),
         IndexRebuilt("embedder changed"),
         GitLockCleared(".git/index.lock", 120.0),
+        SecretsRedacted("memory/2026-04-30.md", ["AWS Access Key"]),
         Notice("flush exhausted for this cycle", "warning"),
         TurnFinished(1, "tool_limit"),
     ]
@@ -427,6 +429,7 @@ async def test_lifecycle_events_without_a_happy_ending_are_shown(workspace: Path
             "compaction: failed (overflow) after 2 attempts: summary too long",
             "warning: memory index rebuilt from the files: embedder changed",
             "warning: cleared a stale git lock .git/index.lock (120 s old)",
+            "warning: redacted from memory/2026-04-30.md before the commit: AWS Access Key",
             "warning: flush exhausted for this cycle",
             "warning: turn ended: tool_limit",
         ):

@@ -539,3 +539,26 @@ def test_a_first_build_stopped_half_way_resumes_from_the_cache(
     events = reopened.sync()
     assert synced(events).chunks_total > embedded_then
     assert len(embedder.texts) == synced(events).chunks_total  # each text embedded once
+
+
+def test_invalid_utf8_binary_and_enormous_lines_are_indexed_safely(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    from shell.memory.search import MemorySearch
+
+    memory = notes / "memory"
+    (memory / "2026-11-20.md").write_bytes(
+        b"- caf\xe9 au lait \xff\xfe on Fridays\n- \x80 broken\n"
+    )
+    (memory / "2026-11-21.md").write_bytes(bytes(range(256)) * 40)  # binary, NULs included
+    (memory / "2026-11-22.md").write_text("- " + "gigantic " * 400_000 + "\n- after the wall\n")
+    index = make_index(notes, embedder)
+
+    synced(index.sync())
+
+    assert {"memory/2026-11-20.md", "memory/2026-11-21.md", "memory/2026-11-22.md"} <= set(
+        index.paths()
+    )
+    found = MemorySearch(index).search("after the wall", min_score=0.0)
+    assert any(hit.path == "memory/2026-11-22.md" for hit in found.hits)
+    assert all(len(text) < 20_000 for text in embedder.texts)  # enormous lines were split

@@ -194,6 +194,9 @@ class MemoryWritten(BaseEvent):
     lines_added: int = 0
     lines_skipped: int = 0
     commit_error: str | None = None
+    outside_edit: bool = False
+    """An append found an edit made outside Cairn (an editor's save) since Cairn last wrote or
+    read the file: the edit was kept, and is committed with this write."""
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,8 @@ def memory_write_text(event: MemoryWritten) -> str:
     if event.lines_skipped:
         lines += f" ({event.lines_skipped} duplicate skipped)"
     text = f"✎ {event.path}  {lines}  {event.bytes} B  ({event.reason})"
+    if event.outside_edit:
+        text += "  + your edit made outside Cairn, kept"
     if event.commit:
         return f"{text}  → {short_sha(event.commit)}"
     return f"{text}  ✗ not committed: {event.commit_error or 'unknown error'}"

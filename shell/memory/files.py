@@ -97,6 +97,9 @@ class MemoryFiles:
         self.max_file_bytes = max_file_bytes
         self._thread_lock = threading.Lock()
         self._fingerprints: dict[str, str] = {}
+        """What the model last read or wrote of each file (memory_write's staleness check)."""
+        self._seen: dict[str, str] = {}
+        """What Cairn last read or wrote of each file, to tell an edit made outside it."""
 
     # --- paths -----------------------------------------------------------------------------
 
@@ -124,7 +127,7 @@ class MemoryFiles:
             raise ToolError("from must be ≥ 1 and lines must be ≥ 1")
         path, name = locate(self.root, rel)
         data = self._read_bytes(path, name)
-        self._fingerprints[name] = _fingerprint(data)
+        self._fingerprints[name] = self._seen[name] = _fingerprint(data)
         all_lines = _split_lines(data.decode("utf-8", errors="replace"))
         start = from_line - 1
         wanted = all_lines[start : start + lines]
@@ -157,22 +160,29 @@ class MemoryFiles:
         self._check_write_size(text)
         text, redaction = self._without_secrets(name, text)
         with self._exclusive():
-            before = self._read_bytes(path, name)
-            existing = {
-                line.strip()
-                for line in _split_lines(before.decode("utf-8", errors="replace"))
-                if line.strip()
-            }
-            fresh, skipped = _new_lines(text, existing)
-            if not fresh:
-                event = MemoryWritten(
-                    path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
-                )
-                return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
-            separator = b"" if not before or before.endswith(b"\n") else b"\n"
-            payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
-            self._check_file_size(name, len(before) + len(payload))
-            _atomic_write(path, before + payload)
+            for _ in range(3):  # an editor that saves between our read and our write: again
+                before = self._read_bytes(path, name)
+                existing = {
+                    line.strip()
+                    for line in _split_lines(before.decode("utf-8", errors="replace"))
+                    if line.strip()
+                }
+                fresh, skipped = _new_lines(text, existing)
+                if not fresh:
+                    event = MemoryWritten(
+                        path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
+                    )
+                    return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
+                separator = b"" if not before or before.endswith(b"\n") else b"\n"
+                payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
+                self._check_file_size(name, len(before) + len(payload))
+                if _replace_if_unchanged(path, before, before + payload):
+                    break
+            else:
+                raise MemoryWriteError(f"{name} keeps changing on disk; try again in a moment")
+            seen = self._seen.get(name)
+            outside_edit = seen is not None and seen != _fingerprint(before)
+            self._seen[name] = _fingerprint(before + payload)
             if self._fingerprints.get(name) == _fingerprint(before):
                 self._fingerprints[name] = _fingerprint(before + payload)
             added = sum(1 for line in fresh if line.strip())
@@ -188,6 +198,7 @@ class MemoryFiles:
             lines_added=added,
             lines_skipped=skipped,
             commit_error=outcome.error,
+            outside_edit=outside_edit,
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction)
 
@@ -221,9 +232,11 @@ class MemoryFiles:
                     raise MemoryWriteError(
                         f"{name} changed on disk since you read it; memory_get it again first"
                     )
-            if not exists or data != before:
-                _atomic_write(path, data)
-            self._fingerprints[name] = _fingerprint(data)
+            if (not exists or data != before) and not _replace_if_unchanged(path, before, data):
+                raise MemoryWriteError(
+                    f"{name} changed on disk while it was being written; memory_get it again"
+                )
+            self._fingerprints[name] = self._seen[name] = _fingerprint(data)
             verb = "rewrite" if exists else "create"
             outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
         event = MemoryWritten(
@@ -345,6 +358,19 @@ def _added_lines(before: bytes, after: bytes) -> int:
     new = _split_lines(after.decode("utf-8", errors="replace"))
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     return sum(j2 - j1 for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+def _replace_if_unchanged(path: Path, expected: bytes, data: bytes) -> bool:
+    """Write `data` unless the file no longer holds `expected` (an editor saved meanwhile).
+    Editors take no lock, so this narrows the window to the final rename; it cannot close it."""
+    try:
+        current = path.read_bytes()
+    except FileNotFoundError:
+        current = b""
+    if current != expected:
+        return False
+    _atomic_write(path, data)
+    return True
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -382,3 +382,35 @@ def test_another_process_appending_at_the_same_time_loses_nothing(memory_root: P
     lines = set((memory_root / "memory" / "shared.md").read_text().splitlines())
     expected = {f"- {who} {n}" for who in ("child", "parent") for n in range(30)}
     assert lines == expected
+
+
+def test_an_append_keeps_an_edit_saved_outside_cairn_and_says_so(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    note = memory_root / "memory" / "2026-11-30.md"
+    first = memory_files.append("memory/2026-11-30.md", "- agent fact one", reason="tool")
+    assert not first.event.outside_edit
+    note.write_text(note.read_text() + "- typed by the user in an editor\n")  # saved, uncommitted
+
+    outcome = memory_files.append("memory/2026-11-30.md", "- agent fact two", reason="tool")
+
+    assert outcome.event.outside_edit
+    text = note.read_text()
+    assert text == "- agent fact one\n- typed by the user in an editor\n- agent fact two\n"
+    committed = git.Repo(memory_root).git.show("HEAD:memory/2026-11-30.md")
+    assert committed + "\n" == text  # the user's edit is in git now, not clobbered
+    again = memory_files.append("memory/2026-11-30.md", "- agent fact three", reason="tool")
+    assert not again.event.outside_edit
+
+
+def test_a_read_before_an_outside_edit_still_blocks_a_rewrite_after_an_append(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    (memory_root / "MEMORY.md").write_text("# Memory\n")
+    memory_files.read("MEMORY.md")
+    (memory_root / "MEMORY.md").write_text("# Memory\n- the user's line\n")
+    memory_files.append("MEMORY.md", "- an agent line", reason="tool")
+
+    with pytest.raises(MemoryWriteError, match="changed on disk since you read it"):
+        memory_files.write("MEMORY.md", "# Memory\n- only mine\n", reason="tool")
+    assert "the user's line" in (memory_root / "MEMORY.md").read_text()

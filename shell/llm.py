@@ -309,7 +309,9 @@ class LLM:
             return _Failure("timeout", f"no answer within {self.timeout:g} s", detail)
         if streaming:  # whatever breaks a stream mid-way, a fresh attempt may not hit it
             return _Failure("unavailable", f"stream dropped: {detail}", detail)
-        if isinstance(error, openai.APIConnectionError):
+        if isinstance(error, (openai.APIConnectionError, litellm.APIConnectionError)) or (
+            detail.lower().startswith("connection error")  # litellm reports a dead port as a 500
+        ):
             return _Failure("unavailable", f"connection failed: {detail}", detail)
         if isinstance(status, int) and (status >= 500 or status == 408):
             return _Failure(

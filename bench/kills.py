@@ -3,9 +3,9 @@
     python -m bench.kills [--kills 50] [--seed 7] [--json]
 
 Each round starts `cairn run` (the demo brain, a real workspace, git and the index) on a script
-that appends facts, searches, flushes and compacts, and SIGKILLs it after a random number of
-its events plus a random few milliseconds, so kills land inside appends, commits, flushes,
-compactions and index syncs. After each kill:
+that appends facts, searches, flushes and compacts, and SIGKILLs it a random few milliseconds
+after one of the moments that start such work (`MOMENTS`), so kills land inside appends,
+commits, flushes, compactions and index syncs. After each kill:
 
 1. every memory file is whole: it holds what git's HEAD holds, or that plus whole appended
    lines (an append whose commit the kill prevented); never a torn line;
@@ -47,6 +47,13 @@ SCRIPT = [
 ]
 
 
+MOMENTS = frozenset(
+    {"turn_started", "tool_call_started", "flush_started", "compaction_started", "index_synced"}
+)
+"""A kill comes 0-80 ms after the n-th of these (n random): inside an append and its commit, a
+flush, a compaction, an index sync or a model call. The script has about 18 of them."""
+
+
 @dataclass
 class Round:
     number: int
@@ -75,7 +82,7 @@ def environment(home: Path) -> dict[str, str]:
 def run_and_kill(workspace: Path, env: dict[str, str], rng: random.Random, number: int) -> Round:
     """One `cairn run` of the script, killed after a random number of events."""
     result = Round(number)
-    target = rng.randint(1, 60)
+    target, moments = rng.randint(1, 16), 0
     process = subprocess.Popen(
         [CAIRN, "run", "--workspace", str(workspace), *SCRIPT],
         stdout=subprocess.PIPE,
@@ -93,8 +100,9 @@ def run_and_kill(workspace: Path, env: dict[str, str], rng: random.Random, numbe
         result.last_event = event.get("type", "")
         if event.get("type") == "memory_written" and event.get("commit"):
             result.committed.append(event["commit"])
-        if result.events_seen >= target:
-            time.sleep(rng.uniform(0, 0.05))
+        moments += event.get("type") in MOMENTS
+        if moments >= target:
+            time.sleep(rng.uniform(0, 0.08))
             process.send_signal(signal.SIGKILL)
             result.killed = True
             break

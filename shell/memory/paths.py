@@ -38,8 +38,11 @@ def locate(root: Path, rel: str) -> tuple[Path, str]:
     """
     if not isinstance(rel, str) or not rel.strip():
         raise MemoryPathError(f"path is empty; {_ALLOWED}")
-    if "\x00" in rel or "\\" in rel:
-        raise MemoryPathError("path contains a backslash or NUL byte; use / between folders")
+    if "\\" in rel or any(ch < " " or ch == "\x7f" for ch in rel):
+        raise MemoryPathError(
+            "path contains a backslash or a control character (NUL, newline, tab…); "
+            "use / between folders"
+        )
     if rel.startswith(("/", "~")) or (len(rel) > 1 and rel[1] == ":"):
         raise MemoryPathError(
             f"absolute paths are not allowed ({rel}); give a workspace-relative path "

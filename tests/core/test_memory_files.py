@@ -58,6 +58,7 @@ def head_count(root: Path) -> int:
         ("memory/../../x.md", "'..'"),
         ("memory\\x.md", "backslash"),
         ("memory/x\x00.md", "NUL"),
+        ("memory/x\n.md", "control character"),
         ("AGENTS.md", "not a memory file"),
         ("SOUL.md", "not a memory file"),
         ("DREAMS.md", "not a memory file"),
@@ -76,7 +77,13 @@ def test_refused_paths_name_the_rule(memory_files: MemoryFiles, path: str, rule:
     with pytest.raises(MemoryPathError, match=rule) as raised:
         memory_files.resolve(path)
     assert isinstance(raised.value, ToolError)
-    assert "MEMORY.md" in str(raised.value) or rule in ("'..'", "backslash", "NUL", "absolute")
+    assert "MEMORY.md" in str(raised.value) or rule in (
+        "'..'",
+        "backslash",
+        "NUL",
+        "control character",
+        "absolute",
+    )
 
 
 def test_allowed_paths_resolve_inside_the_workspace(

@@ -40,6 +40,12 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     return len(_encoding(encoding).encode(text, disallowed_special=()))
 
 
+CONTEXT_ENCODING = "cl100k_base"
+"""The context meter's tokenizer. litellm loads cl100k at import for its own counting, so the
+first answer pays for one BPE instead of two (o200k: another 0.3-0.5 s of CPU at start-up). The
+provider's reported usage calibrates the count (`shell.request`), so the local tokenizer only
+has to measure what was added since; the index keeps o200k (`count_tokens`' default)."""
+
 MESSAGE_OVERHEAD = 4
 """Per-message framing tokens (role, separators), as OpenAI's chat format adds."""
 
@@ -48,7 +54,7 @@ class TokenCounter:
     """Counts messages with a cache keyed by the message's JSON, so a long transcript is
     encoded once and each new turn costs only its own tokens."""
 
-    def __init__(self, encoding: str = "o200k_base") -> None:
+    def __init__(self, encoding: str = CONTEXT_ENCODING) -> None:
         self.encoding = encoding
         self._cache: dict[str, int] = {}
 

@@ -20,11 +20,15 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from shell.context import count_tokens
+from shell.context import CONTEXT_ENCODING, count_tokens
 from shell.demo.messages import DemoReply, field, message_text, tool_calls_of
 from shell.demo.rules import decide
 
 # --- usage and the litellm adapter ------------------------------------------------------------
+
+
+def _count(text: str) -> int:
+    return count_tokens(text, CONTEXT_ENCODING)  # the meter's tokenizer: one BPE loaded, not two
 
 
 def prompt_tokens(messages: Sequence[Any], tools: Sequence[Any] | None) -> int:
@@ -32,16 +36,16 @@ def prompt_tokens(messages: Sequence[Any], tools: Sequence[Any] | None) -> int:
     schemas as JSON (`json.dumps(list(tools), sort_keys=True)`), each counted on its own."""
     total = 0
     for message in messages:
-        total += count_tokens(message_text(message))
-        total += sum(count_tokens(call.arguments) for call in tool_calls_of(message))
+        total += _count(message_text(message))
+        total += sum(_count(call.arguments) for call in tool_calls_of(message))
     if tools:
-        total += count_tokens(json.dumps(list(tools), sort_keys=True))
+        total += _count(json.dumps(list(tools), sort_keys=True))
     return total
 
 
 def completion_tokens(reply: DemoReply) -> int:
     """tiktoken count of the reply text plus each tool call's arguments JSON."""
-    return count_tokens(reply.text) + sum(count_tokens(c.arguments_json) for c in reply.tool_calls)
+    return _count(reply.text) + sum(_count(c.arguments_json) for c in reply.tool_calls)
 
 
 def usage_of(

@@ -31,10 +31,10 @@ BOOTSTRAP_SHARE = 4
 """The bootstrap files take at most 1/BOOTSTRAP_SHARE of the window."""
 CALIBRATION_RANGE = (0.25, 4.0)
 """Reported ÷ counted prompt tokens a provider's report may have to be believed. Measured:
-SmolLM2 on llama-cpp-python reports 0.32–0.53 of our o200k count (its tokenizer and chat
+SmolLM2 on llama-cpp-python reports 0.32–0.53 of our (o200k) count (its tokenizer and chat
 template differ); OpenAI models report within a few percent of it."""
 CHARS_PER_TOKEN = 4
-"""For turning a token budget into the character budgets of the bootstrap (o200k: ~4.3)."""
+"""For turning a token budget into the character budgets of the bootstrap (English: ~4.3)."""
 
 
 def bootstrap_budgets(settings: Settings, window: int) -> tuple[int, int]:

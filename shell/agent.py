@@ -41,6 +41,7 @@ from shell.reinject import startup_prelude
 from shell.request import RequestBuilder
 from shell.session import SessionRecord, SessionStore
 from shell.tools import Toolbox
+from shell.workspace import sweep_interrupted_writes
 
 UNKNOWN_WINDOW = 128_000
 
@@ -143,7 +144,30 @@ class Agent:
         bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
         for event in bootstrap.events:
             yield event
+        for notice in await asyncio.to_thread(self._recovered):
+            yield notice
         yield await asyncio.to_thread(self.usage)
+
+    def _recovered(self) -> list[Notice]:
+        """What an earlier run killed mid-write left behind, cleaned up and said."""
+        notices = []
+        if swept := sweep_interrupted_writes(self.workspace):
+            notices.append(
+                Notice(
+                    f"Removed {len(swept)} temp file(s) of an interrupted write: "
+                    + ", ".join(swept),
+                    level="warning",
+                )
+            )
+        if self._resumed and (torn := self.conversation.sessions.torn_lines(self.session_id)):
+            notices.append(
+                Notice(
+                    f"Skipped {torn} torn line(s) of this session's transcript (a crash "
+                    "mid-write); everything before them was restored.",
+                    level="warning",
+                )
+            )
+        return notices
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
         """A user prompt, or a slash command: /compact [focus], /flush, /new, /context."""

@@ -11,7 +11,8 @@ import contextlib
 import fcntl
 import os
 import secrets
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = ["NEW_FILE_MODE", "exclusive_lock", "write_atomically"]
@@ -103,3 +104,18 @@ def _fsync_folder(folder: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+def remove_stale_temp_files(candidates: Iterable[Path], older_than_s: float = 60.0) -> list[Path]:
+    """Remove the temp files `write_atomically` leaves behind when a kill interrupts it; a young
+    one may be another process's write in progress, and stays."""
+    removed = []
+    cutoff = time.time() - older_than_s
+    for temp in candidates:
+        try:
+            if temp.is_file() and temp.stat().st_mtime < cutoff:
+                temp.unlink()
+                removed.append(temp)
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed

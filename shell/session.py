@@ -176,22 +176,30 @@ class SessionStore:
 
     def entries(self, session_id: str) -> list[dict[str, Any]]:
         """Every readable transcript entry, in order; torn or corrupt lines are skipped."""
+        return self._read(session_id)[0]
+
+    def torn_lines(self, session_id: str) -> int:
+        """How many transcript lines could not be read (a crash mid-write tears the last one)."""
+        return self._read(session_id)[1]
+
+    def _read(self, session_id: str) -> tuple[list[dict[str, Any]], int]:
         path = self._transcript_path(session_id)
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            return []
-        entries = []
+            return [], 0
+        entries, torn = [], 0
         for line in raw.splitlines():
             if not line.strip():
                 continue
             try:
                 entry = json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
+                torn += 1
                 continue
             if isinstance(entry, dict):
                 entries.append(entry)
-        return entries
+        return entries, torn
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         """The live message list, as the agent had it: every message entry in order, with each

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event
+from shell.fsio import remove_stale_temp_files
 from shell.memory.git import GitStore
 from shell.text import shorten
 
@@ -152,3 +153,10 @@ def init_workspace(settings: Settings) -> GitStore:
 
 class WorkspaceError(Exception):
     """The workspace cannot be used (not writable, not a git repo we can commit to)."""
+
+
+def sweep_interrupted_writes(root: Path) -> list[str]:
+    """Remove what a killed memory write left behind (`.<name>.<random>.tmp` beside the file)
+    and return the workspace-relative names removed."""
+    candidates = [*root.glob(".*.tmp"), *(root / "memory").rglob(".*.tmp")]
+    return [path.relative_to(root).as_posix() for path in remove_stale_temp_files(candidates)]

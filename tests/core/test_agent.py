@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
@@ -518,3 +520,28 @@ async def test_an_empty_answer_is_said_not_passed_off_as_one(
     assert any("empty answer" in n.message for n in of(events, ev.Notice))
     assert events[-1] == ev.TurnFinished(turn=1, reason="empty")
     await agent.aclose()
+
+
+async def test_what_a_killed_run_left_behind_is_cleaned_up_and_said(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    fake_openai.enqueue(Reply(text="noted"))
+    await collect(agent.submit("hello"))
+    await agent.aclose()
+    transcript = next((fake_settings.workspace / ".cairn").rglob(f"{agent.session_id}*.jsonl"))
+    with transcript.open("ab") as handle:
+        handle.write(b'{"kind": "message", "message": {"role": "assist')  # torn by a kill
+    stale = fake_settings.workspace / "memory" / ".2026-11-30.md.1a2b3c4d.tmp"
+    stale.write_text("- half a line")
+    os.utime(stale, (time.time() - 600, time.time() - 600))
+
+    resumed = build_agent(fake_settings, resume=True)
+    events = await collect(resumed.start())
+
+    notices = [n.message for n in of(events, ev.Notice)]
+    assert any("temp file(s) of an interrupted write: memory/.2026-11-30.md" in n for n in notices)
+    assert any("Skipped 1 torn line(s)" in n for n in notices)
+    assert not stale.exists()
+    assert resumed.messages == agent.messages
+    await resumed.aclose()

@@ -83,8 +83,11 @@ def run_and_kill(workspace: Path, env: dict[str, str], rng: random.Random, numbe
     """One `cairn run` of the script, killed after a random number of events."""
     result = Round(number)
     target, moments = rng.randint(1, 16), 0
+    script = [
+        f"{line} (round {number})" if line.startswith("remember") else line for line in SCRIPT
+    ]
     process = subprocess.Popen(
-        [CAIRN, "run", "--workspace", str(workspace), *SCRIPT],
+        [CAIRN, "run", "--workspace", str(workspace), *script],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,

@@ -260,7 +260,7 @@ class Agent:
             if reply.text:
                 yield AssistantMessage(text=reply.text)
             if not reply.tool_calls:
-                if not reply.text.strip():
+                if not reply.text.strip() and not rounds:  # no text and no tool call at all
                     yield Notice("The model returned an empty answer.", level="warning")
                     turn.reason = "empty"
                 yield self.usage()

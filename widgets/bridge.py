@@ -139,7 +139,7 @@ class EventBridge:
                     f"memory index rebuilt from the files: {reason}", "warning"
                 )
             case FlushGateEvaluated():
-                await self.side.gate_log.add_decision(event)
+                await self.side.add_gate_decision(event)
             case FlushStarted():
                 self._flush = FlushBlock(event)
                 await transcript.add_block(self._flush)

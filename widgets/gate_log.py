@@ -3,6 +3,7 @@ condition with its value and threshold."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -78,12 +79,20 @@ class GateLog(VerticalScroll):
     GateLog > .gate--empty { color: $muted-text; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(
+        self, history: Sequence[FlushGateEvaluated] = (), *, id: str | None = None
+    ) -> None:
+        """`history`: the decisions made before this log mounted, shown first."""
         super().__init__(id=id, can_focus=False)
+        self._history = history
         self._count = 0
 
     def compose(self) -> ComposeResult:
-        yield Static("no gate decisions yet", classes="gate--empty")
+        if not self._history:
+            yield Static("no gate decisions yet", classes="gate--empty")
+        for number, event in enumerate(self._history[-MAX_ENTRIES:], start=1):
+            yield GateEntry(max(0, len(self._history) - MAX_ENTRIES) + number, event)
+        self._count = len(self._history)
 
     async def add_decision(self, event: FlushGateEvaluated) -> None:
         self._count += 1

@@ -66,6 +66,9 @@ class GitLog(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("no commits yet", classes="git-log--body")
 
+    async def on_mount(self) -> None:
+        await self.reload()
+
     async def reload(self) -> None:
         """Read the log off the UI thread (git is a subprocess/disk read) and show it."""
         if self.source is None:

@@ -51,6 +51,9 @@ class MemoryFilePane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Markdown("")
 
+    async def on_mount(self) -> None:
+        await self.reload(force=True)
+
     @property
     def path(self) -> Path:
         return self.path_of()

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.lazy import Lazy
 from textual.widgets import TabbedContent, TabPane
 
+from shell.events import FlushGateEvaluated
 from widgets.gate_log import GateLog
 from widgets.git_log import GitLog, GitLogSource
 from widgets.memory_panes import MemoryFilePane
@@ -42,31 +44,31 @@ class SidePanes(Vertical):
         self.workspace = workspace
         self.today = today
         self.git = git
+        self.decisions: list[FlushGateEvaluated] = []
+        """Every gate decision so far (the gate log shows them from this list)."""
 
     def daily_note(self) -> Path:
         return self.workspace / "memory" / f"{self.today()}.md"
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(id="memory-tabs", initial="tab-memory"):
+        # Both tab groups mount just after the first frame (`Lazy`): at 80 columns they are
+        # hidden anyway, and styling their ~40 widgets was a fifth of the time to that frame.
+        # Each pane then loads itself; gate decisions that come before the log wait in
+        # `decisions`.
+        with Lazy(TabbedContent(id="memory-tabs", initial="tab-memory")):
             with TabPane("MEMORY.md", id="tab-memory"):
                 yield MemoryFilePane(lambda: self.workspace / "MEMORY.md", id="pane-memory")
             with TabPane("Today", id="tab-today"):
                 yield MemoryFilePane(self.daily_note, id="pane-today")
             with TabPane("DREAMS.md", id="tab-dreams"):
                 yield MemoryFilePane(lambda: self.workspace / "DREAMS.md", id="pane-dreams")
-        with TabbedContent(id="activity-tabs", initial="tab-gates"):
+        with Lazy(TabbedContent(id="activity-tabs", initial="tab-gates")):
             with TabPane("Gates", id="tab-gates"):
-                yield GateLog(id="gate-log")
+                yield GateLog(self.decisions, id="gate-log")
             with TabPane("Git", id="tab-git"):
                 yield GitLog(self.git, id="git-log")
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._load)  # the files and the git log after the first frame
-
-    async def _load(self) -> None:
-        for pane in self.panes:
-            await pane.reload(force=True)
-        await self.git_log.reload()
         self.set_interval(POLL_SECONDS, self.poll)
 
     @property
@@ -85,6 +87,11 @@ class SidePanes(Vertical):
         for pane in self.panes:
             await pane.reload()
 
+    async def add_gate_decision(self, event: FlushGateEvaluated) -> None:
+        self.decisions.append(event)
+        if log := next(iter(self.query(GateLog)), None):
+            await log.add_decision(event)
+
     async def memory_written(self, path: str) -> None:
         """A memory file was written: show it (re-read, and bring its tab forward) and the log."""
         written = Path(path)
@@ -96,4 +103,5 @@ class SidePanes(Vertical):
                 tab = pane.parent
                 if isinstance(tab, TabPane) and tab.id:
                     self.query_one("#memory-tabs", TabbedContent).active = tab.id
-        await self.git_log.reload()
+        if log := next(iter(self.query(GitLog)), None):  # else it reads the log when it mounts
+            await log.reload()

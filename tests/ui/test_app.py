@@ -51,6 +51,7 @@ from tests.ui.scenarios import (
     REMEMBER,
     SLOW,
     conversation_agent,
+    gate,
     usage,
 )
 from widgets.app import CairnApp
@@ -567,3 +568,15 @@ async def test_context_report_and_dropped_turns_are_shown(workspace: Path) -> No
             "warning: context full: the oldest 2 turns (5 messages) left the context, 2.3k → 1.2k",
         ):
             assert expected in text
+
+
+async def test_gate_decisions_before_the_side_panes_mount_are_shown_once(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.start_script = [gate(False, 900), gate(True, 5600)]  # the moment the agent starts
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.pause()
+        entries = app.side_panes.gate_log.entries
+        assert [e.event.flush for e in entries] == [False, True]
+        assert [e.summary.split(" ")[0] for e in entries] == ["#1", "#2"]

@@ -257,6 +257,7 @@ class MemorySearch:
             qvec=qvec if weights[0] else None,
             frame=frame,
             chunks=self._index.chunks([s.chunk_id for s in relevant]),
+            query_words=ranking.naming_words(query),
         )
         relevant.sort(key=lambda s: (-ordering.first_order(s), s.chunk_id))
         files = FileViews(self._index.file_units, ordering.score_units)
@@ -292,6 +293,7 @@ class MemorySearch:
             [ranking.note_date(chunk.path) for _, _, _, chunk in ranked],
             [ranking.word_tokens(chunk.text) for _, _, _, chunk in ranked],
             [framed for _, framed, _, _ in ranked],
+            ordering.query_words,
         )
         return [ranked[i] for i in order]
 
@@ -350,6 +352,8 @@ class _Ordering:
     """The query vector, None when the vector leg has no weight."""
     frame: TimeFrame | None
     chunks: dict[str, Chunk]
+    query_words: frozenset[str]
+    """The words of the query that name something (`ranking.naming_words`)."""
 
     def match(self, cosine: float, chunk_id: str) -> float:
         raw = self.raw.get(chunk_id, 0.0)

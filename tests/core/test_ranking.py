@@ -10,6 +10,7 @@ from shell.memory.ranking import (
     citation,
     decay_factor,
     jaccard,
+    naming_words,
     newer_first,
     normalise_bm25,
     note_date,
@@ -122,3 +123,17 @@ def test_an_older_restatement_stays_behind() -> None:
 
 def test_citation_format() -> None:
     assert citation("memory/2026-11-30.md", 3, 9) == "memory/2026-11-30.md#L3-L9"
+
+
+def test_a_newer_fact_of_the_same_pattern_does_not_restate_the_one_asked_about() -> None:
+    days = [date(2026, 9, 1), date(2026, 11, 28)]
+    words = [
+        word_tokens("the code word for project 17 is garnet17"),
+        word_tokens("the code word for project 27 is garnet27"),
+    ]
+    assert newer_first(days, words, [None] * 2, naming_words("code word for project 17?")) == [
+        0,
+        1,
+    ]
+    # asked without the number, the newer one is a restatement as before
+    assert newer_first(days, words, [None] * 2, naming_words("what is the code word?")) == [1, 0]

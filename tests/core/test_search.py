@@ -380,3 +380,23 @@ def test_an_empty_index_abstains_and_says_why(tmp_path: Path) -> None:
     assert result.nothing_relevant and result.hits == []
     assert result.best_score is None
     assert "may be empty" in result.to_model_json()["note"]
+
+
+def test_facts_of_one_pattern_on_many_days_each_find_their_own(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """A newer fact of the same pattern is not a restatement of the one asked about (a 1,000-turn
+    soak lost the older third of its planted facts before this)."""
+    words = ["amber", "basalt", "cobalt", "drift", "ember", "fjord", "garnet", "harbor"]
+    notes = {
+        f"memory/2026-11-{day:02d}.md": f"- the code word for project {day} is {code}{day}\n"
+        for day, code in ((day, words[day % 8]) for day in range(1, 29))
+    }
+    write_notes(tmp_path, notes)
+    index = MemoryIndex(tmp_path, embedder)
+    index.sync(trigger="manual")
+    search = MemorySearch(index, clock=lambda: NOW)
+
+    for day in range(1, 29):
+        result = search.search(f"What is the code word for project {day}?", max_results=3)
+        assert f"{words[day % 8]}{day}" in result.hits[0].snippet, day

@@ -14,7 +14,7 @@ commits, flushes, compactions and index syncs. After each kill:
    `index.lock` is cleared with an event);
 4. the index syncs or rebuilds by itself: `cairn search` finds that write.
 
-The test suite runs two rounds (`tests/e2e/test_kills.py`); this bench runs `--kills`.
+The test suite runs three rounds (`tests/e2e/test_kills.py`); this bench runs `--kills`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SIGKILL `cairn run` mid-work, twice, and check nothing was lost (`bench.kills` runs 50)."""
+"""SIGKILL `cairn run` mid-work three times and check nothing was lost (`bench.kills` runs 50)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from bench.kills import run_rounds, summary
 def test_killed_runs_leave_whole_files_real_commits_and_a_session_that_resumes(
     tmp_path: Path,
 ) -> None:
-    results = run_rounds(2, seed=11, folder=tmp_path)
+    results = run_rounds(3, seed=11, folder=tmp_path)
 
     report = summary(results)
-    assert report["kills"] == 2
+    assert report["kills"] == 3
     assert report["problems"] == []

@@ -211,6 +211,8 @@ class SecretsRedacted(BaseEvent):
 
 @dataclass(frozen=True)
 class GitLockCleared(BaseEvent):
+    """Stale git lock files (a killed git left them) were removed; `path` lists them."""
+
     type: ClassVar[str] = "git_lock_cleared"
     path: str
     age_s: float

@@ -5,9 +5,15 @@ process-wide working directory while it runs, which is unsafe next to other thre
 itself is made with GitPython's `index.commit` and an explicit `git.Actor` for author and
 committer, so it never depends on the host's git identity (feasibility.md §6).
 
-A stale `.git/index.lock` (older than `stale_lock_s`) is removed and reported; a fresh one makes
-the commit fail with a clear reason. A failed `git add` is never followed by a commit: GitPython
-would happily commit its in-memory index without the intended change.
+A stale lock a killed git left behind is removed and reported; a fresh one makes the commit fail
+with a clear reason. `.git/index.lock` is stale after `stale_lock_s` (an interactive `git
+commit` holds it while its editor is open); the ref and reflog locks a commit takes
+(`HEAD.lock`, `refs/heads/main.lock`, `logs/…/main.lock`) after `stale_ref_lock_s`, since git
+holds them only for the instant of the update (a kill in GitPython's commit left
+`logs/refs/heads/main.lock`, and every later commit failed, before this).
+
+A failed `git add` is never followed by a commit: GitPython would happily commit its in-memory
+index without the intended change.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ class GitStore:
         author_email: Email used for author and committer of every commit.
         clock: When given, supplies the author and commit dates (deterministic history).
         stale_lock_s: An `index.lock` older than this is assumed abandoned and removed.
+        stale_ref_lock_s: The same for the locks of HEAD, branches and their reflogs.
     """
 
     def __init__(
@@ -81,12 +88,14 @@ class GitStore:
         author_email: str = "cairn@localhost",
         clock: Callable[[], datetime] | None = None,
         stale_lock_s: float = 30.0,
+        stale_ref_lock_s: float = 2.0,
     ) -> None:
         self.root = Path(root).resolve()
         self.author_name = author_name
         self.author_email = author_email
         self._clock = clock
         self._stale_lock_s = stale_lock_s
+        self._stale_ref_lock_s = stale_ref_lock_s
         self._lock = _commit_lock_for(self.root)
         self._repo: git.Repo | None = None
 
@@ -114,7 +123,7 @@ class GitStore:
                 repo = self._open()
             except Exception as error:
                 return CommitOutcome(sha=None, error=f"git repository unavailable: {error}")
-            lock_cleared, busy = self._check_index_lock(repo)
+            lock_cleared, busy = self._clear_stale_locks(repo)
             if busy is not None:
                 return CommitOutcome(sha=None, error=busy, lock_cleared=lock_cleared)
             try:
@@ -168,25 +177,36 @@ class GitStore:
             self._repo = git.Repo(self.root)
         return self._repo
 
-    def _check_index_lock(self, repo: git.Repo) -> tuple[GitLockCleared | None, str | None]:
-        """Remove a stale index.lock; return (cleared event, busy reason)."""
-        lock = Path(repo.git_dir) / "index.lock"
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            return None, None
-        relative = _relative_to(lock, self.root)
-        if age < self._stale_lock_s:
-            return None, (
-                f"git is busy: {relative} exists ({age:.1f} s old, younger than "
-                f"{self._stale_lock_s:g} s), another git process may be running; "
-                "the file was written but not committed"
+    def _clear_stale_locks(self, repo: git.Repo) -> tuple[GitLockCleared | None, str | None]:
+        """Remove the stale locks a commit would trip on; return (cleared event, busy reason)."""
+        git_dir = Path(repo.git_dir)
+        locks = [(git_dir / "index.lock", self._stale_lock_s)] + [
+            (lock, self._stale_ref_lock_s)
+            for lock in (
+                git_dir / "HEAD.lock",
+                *(git_dir / "refs" / "heads").rglob("*.lock"),
+                *(git_dir / "logs").rglob("*.lock"),
             )
-        try:
-            lock.unlink()
-        except FileNotFoundError:
-            pass  # its owner finished meanwhile
-        return GitLockCleared(path=relative, age_s=round(age, 1)), None
+        ]
+        cleared: list[tuple[str, float]] = []
+        for lock, stale_after in locks:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            relative = _relative_to(lock, self.root)
+            if age < stale_after:
+                return _cleared(cleared), (
+                    f"git is busy: {relative} exists ({age:.1f} s old, younger than "
+                    f"{stale_after:g} s), another git process may be running; "
+                    "the file was written but not committed"
+                )
+            try:
+                lock.unlink()
+            except FileNotFoundError:
+                continue  # its owner finished meanwhile
+            cleared.append((relative, age))
+        return _cleared(cleared), None
 
     def _stage_and_commit(self, repo: git.Repo, paths: Sequence[str], message: str) -> str | None:
         import git
@@ -222,6 +242,14 @@ def _describe_git_error(error: Exception) -> str:
         detail = " ".join(stderr.strip().split())
         return f"git commit failed: {detail.removeprefix('stderr: ').strip(chr(39))}"
     return f"git commit failed: {type(error).__name__}: {error}"
+
+
+def _cleared(locks: list[tuple[str, float]]) -> GitLockCleared | None:
+    if not locks:
+        return None
+    return GitLockCleared(
+        path=", ".join(path for path, _ in locks), age_s=round(max(age for _, age in locks), 1)
+    )
 
 
 def _relative_to(path: Path, root: Path) -> str:

@@ -167,3 +167,24 @@ def test_log_lists_newest_first_with_files_and_filters_by_path(
 
 def test_log_without_repository_is_empty(tmp_path: Path) -> None:
     assert GitStore(tmp_path / "nowhere").log() == []
+
+
+def test_stale_ref_and_reflog_locks_of_a_killed_commit_are_cleared(
+    git_store: GitStore, git_workspace: Path
+) -> None:
+    (git_workspace / "memory").mkdir()
+    memory_files = MemoryFiles(git_workspace, git_store)
+    memory_files.append("memory/2026-11-30.md", "- before the kill", reason="tool")
+    git_dir = git_workspace / ".git"
+    left_behind = [git_dir / "logs" / "refs" / "heads" / "main.lock", git_dir / "HEAD.lock"]
+    five_seconds_ago = time.time() - 5
+    for lock in left_behind:
+        lock.write_text("")
+        os.utime(lock, (five_seconds_ago, five_seconds_ago))
+
+    outcome = memory_files.append("memory/2026-11-30.md", "- after the kill", reason="tool")
+
+    assert outcome.event.commit is not None
+    assert outcome.lock_cleared is not None
+    assert outcome.lock_cleared.path == ".git/HEAD.lock, .git/logs/refs/heads/main.lock"
+    assert not any(lock.exists() for lock in left_behind)

@@ -108,10 +108,6 @@ def in_terminal(
     return times + [float("inf")] * (len(markers) - len(times))
 
 
-def median_of(runs: int, measure: Callable[[], float]) -> float:
-    return statistics.median(measure() for _ in range(runs))
-
-
 def measure(runs: int) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix="cairn-startup-"))
     workspace = folder / "workspace"
@@ -121,32 +117,33 @@ def measure(runs: int) -> dict[str, float]:
         note = workspace / "MEMORY.md"
         note.write_text(note.read_text() + "\n- the Heron design review is on 9 December\n")
         subprocess.run([*CAIRN, "index"], env=env, check=True, capture_output=True)
-        results: dict[str, float] = {}
-        results["import litellm"] = median_of(
-            runs, lambda: timed_command([PYTHON, "-c", "import litellm"], env)
-        )
-        results["bare Textual app, first frame"] = median_of(
-            runs, lambda: in_terminal([PYTHON, "-c", BARE_APP], env, ["bare-app-ready"])[0]
-        )
-        tui = [
-            in_terminal([*CAIRN, "--demo"], env, ["cairn-demo/brain", "Got it."], b"hi\r")
-            for _ in range(runs)
-        ]
-        results["cairn TUI, first frame"] = statistics.median(t[0] for t in tui)
-        results["cairn TUI, first answer to hi"] = statistics.median(t[1] for t in tui)
-        results["cairn run hi"] = median_of(
-            runs, lambda: timed_command([*CAIRN, "run", "--demo", "hi"], env)
-        )
-        results["import lancedb + load MiniLM"] = median_of(
-            runs,
-            lambda: timed_command(
+        # Interleaved: one of each per round, so a load that comes and goes on a shared
+        # machine weighs on the baselines and on Cairn alike.
+        measures: dict[str, Callable[[], float | list[float]]] = {
+            "import litellm": lambda: timed_command([PYTHON, "-c", "import litellm"], env),
+            "bare Textual app, first frame": lambda: in_terminal(
+                [PYTHON, "-c", BARE_APP], env, ["bare-app-ready"]
+            )[0],
+            "cairn TUI": lambda: in_terminal(
+                [*CAIRN, "--demo"], env, ["cairn-demo/brain", "Got it."], b"hi\r"
+            ),
+            "cairn run hi": lambda: timed_command([*CAIRN, "run", "--demo", "hi"], env),
+            "import lancedb + load MiniLM": lambda: timed_command(
                 [PYTHON, "-c", BASELINE_SEARCH.format(cache=str(workspace / ".cairn/fastembed"))],
                 env,
             ),
-        )
-        results["cairn search (cold)"] = median_of(
-            runs, lambda: timed_command([*CAIRN, "search", "Heron review"], env)
-        )
+            "cairn search (cold)": lambda: timed_command([*CAIRN, "search", "Heron review"], env),
+        }
+        samples: dict[str, list[float]] = {}
+        for _ in range(runs):
+            for name, measure_once in measures.items():
+                value = measure_once()
+                if isinstance(value, list):  # the TUI: first frame, then first answer
+                    samples.setdefault("cairn TUI, first frame", []).append(value[0])
+                    samples.setdefault("cairn TUI, first answer to hi", []).append(value[1])
+                else:
+                    samples.setdefault(name, []).append(value)
+        results = {name: statistics.median(values) for name, values in samples.items()}
         return results
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -30,6 +31,8 @@ from widgets.transcript import Transcript
 
 NARROW_WIDTH = 100
 """Below this many columns the side panes hide (F2 shows them in place of the transcript)."""
+TERMINAL_CHECK_S = 2.0
+"""How often the TUI checks that its terminal is still there."""
 COMPACT_WIDTH = 150
 """Below this many columns the status bar shortens the session id."""
 
@@ -115,6 +118,17 @@ class CairnApp(App[None]):
         self._set_busy(True)
         self.call_after_refresh(self.run_events, self.agent.start)
         self.run_background(self.agent.background_events)
+        if not self.is_headless:
+            self.set_interval(TERMINAL_CHECK_S, self._exit_if_terminal_gone)
+
+    def _exit_if_terminal_gone(self) -> None:
+        """Quit (saving the session) when the terminal hung up, e.g. an SSH connection dropped.
+        Textual's input thread reads end-of-file from a hung-up tty in a loop and never exits:
+        under `make run` that left cairn at 100% CPU after the terminal closed."""
+        try:
+            os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        except OSError:  # no controlling terminal any more
+            self.exit()
 
     async def on_unmount(self) -> None:
         if self._trace_file is not None:

@@ -54,7 +54,7 @@ load_embedder("minilm", Path({cache!r})).embed_query("warm")
 """
 
 
-def _environment(workspace: Path) -> dict[str, str]:
+def terminal_environment(workspace: Path) -> dict[str, str]:
     return {
         **os.environ,
         **QUIET,
@@ -111,7 +111,7 @@ def in_terminal(
 def measure(runs: int) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix="cairn-startup-"))
     workspace = folder / "workspace"
-    env = _environment(workspace)
+    env = terminal_environment(workspace)
     try:
         subprocess.run([*CAIRN, "init", str(workspace)], env=env, check=True, capture_output=True)
         note = workspace / "MEMORY.md"

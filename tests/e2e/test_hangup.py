@@ -12,11 +12,11 @@ import termios
 import time
 from pathlib import Path
 
-from bench.startup import CAIRN, _environment
+from bench.startup import CAIRN, terminal_environment
 
 
 def test_the_tui_exits_when_its_terminal_hangs_up(tmp_path: Path) -> None:
-    env = _environment(tmp_path / "ws")
+    env = terminal_environment(tmp_path / "ws")
     subprocess.run([*CAIRN, "init", str(tmp_path / "ws")], env=env, check=True, capture_output=True)
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import os
+import select
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -35,6 +36,13 @@ TERMINAL_CHECK_S = 2.0
 """How often the TUI checks that its terminal is still there."""
 COMPACT_WIDTH = 150
 """Below this many columns the status bar shortens the session id."""
+
+
+def hung_up(fd: int) -> bool:
+    """Whether the terminal behind `fd` has hung up (its other end closed)."""
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked for: only hang-up and error are reported
+    return any(mask & (select.POLLHUP | select.POLLERR) for _, mask in poller.poll(0))
 
 
 class CairnApp(App[None]):
@@ -118,16 +126,14 @@ class CairnApp(App[None]):
         self._set_busy(True)
         self.call_after_refresh(self.run_events, self.agent.start)
         self.run_background(self.agent.background_events)
-        if not self.is_headless:
+        if not self.is_headless and sys.__stdin__ is not None and sys.__stdin__.isatty():
             self.set_interval(TERMINAL_CHECK_S, self._exit_if_terminal_gone)
 
     def _exit_if_terminal_gone(self) -> None:
         """Quit (saving the session) when the terminal hung up, e.g. an SSH connection dropped.
         Textual's input thread reads end-of-file from a hung-up tty in a loop and never exits:
         under `make run` that left cairn at 100% CPU after the terminal closed."""
-        try:
-            os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
-        except OSError:  # no controlling terminal any more
+        if sys.__stdin__ is not None and hung_up(sys.__stdin__.fileno()):
             self.exit()
 
     async def on_unmount(self) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from bench.startup import CAIRN, terminal_environment
+from widgets.app import TERMINAL_CHECK_S
 
 
 def test_the_tui_exits_when_its_terminal_hangs_up(tmp_path: Path) -> None:
@@ -31,11 +32,16 @@ def test_the_tui_exits_when_its_terminal_hangs_up(tmp_path: Path) -> None:
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
     os.close(slave)
+    os.write(master, b"hi\r")
+    # It has no controlling terminal here (a new session, as under `setsid`), and must still
+    # keep running while its terminal is open: answer, then live through two more checks.
     seen, deadline = b"", time.monotonic() + 60
-    while b"cairn-demo" not in seen and time.monotonic() < deadline:
+    while b"Got it." not in seen and time.monotonic() < deadline and process.poll() is None:
         if select.select([master], [], [], 0.1)[0]:
             seen += os.read(master, 65536)
-    assert b"cairn-demo" in seen, "the TUI never painted"
+    assert b"Got it." in seen, "the TUI never answered"
+    time.sleep(2 * TERMINAL_CHECK_S + 0.5)
+    assert process.poll() is None, "the TUI quit while its terminal was still open"
 
     os.close(master)  # the terminal goes away
 

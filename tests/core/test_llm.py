@@ -451,7 +451,7 @@ def test_prepare_litellm_is_idempotent_and_installs_a_registered_provider_once()
 
 
 QUIET_SCRIPT = """
-import asyncio, sys
+import asyncio, gc, sys
 import shell.llm, shell.litellm_loader
 print("litellm imported:", "litellm" in sys.modules, "openai" in sys.modules)
 from tests.fakes.openai_server import Fault, Reply, fake_openai_server
@@ -474,6 +474,7 @@ async def main():
             print("error:", error.kind)
         await ticker
         print("event loop ran during the import:", len(ticks) > 1)
+        print("collector back on, the import frozen:", gc.isenabled(), gc.get_freeze_count() > 100_000)
         items = [item async for item in llm.stream([{"role": "user", "content": "x"}], TOOLS)]
         print("items:", *[type(item).__name__ for item in items])
         print("window:", *llm.context_window())
@@ -504,7 +505,8 @@ def test_shell_llm_imports_litellm_lazily_and_keeps_the_terminal_clean(
     quiet_process: subprocess.Popen[str],
 ) -> None:
     """In a fresh process: no litellm at import; afterwards nothing on stderr (no pytest
-    capture or warning filters in the way), which is what a TUI needs."""
+    capture or warning filters in the way), which is what a TUI needs; the collector, paused
+    for the import, is back on, with the import's objects frozen out of its way."""
     stdout, stderr = quiet_process.communicate(timeout=120)
 
     assert stderr == ""
@@ -512,6 +514,7 @@ def test_shell_llm_imports_litellm_lazily_and_keeps_the_terminal_clean(
         "litellm imported: False False",
         "error: auth",
         "event loop ran during the import: True",
+        "collector back on, the import frozen: True True",
         "items: TextDelta ModelRetry TextDelta ModelReply",
         "window: None unknown",
     ]

@@ -6,13 +6,14 @@ ready for it. The import takes seconds, so nothing here runs at import time.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import os
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
+
+from shell.heavy_import import collector_paused
 
 _QUIET_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # else a blocking fetch and late stderr warnings
@@ -48,7 +49,7 @@ def prepare_litellm() -> Any:
             return _litellm
         for name, value in _QUIET_ENV.items():
             os.environ.setdefault(name, value)
-        with warnings.catch_warnings(), _collector_paused():
+        with warnings.catch_warnings(), collector_paused():
             warnings.simplefilter("ignore")
             import litellm
         litellm.suppress_debug_info = True
@@ -69,25 +70,6 @@ def prepare_litellm() -> Any:
                 _install_provider(litellm, name, make_handler)
             _litellm = litellm
         return litellm
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for an import, then freeze what it built.
-
-    litellm's import builds ~300k long-lived objects; the collector, left on, walks them again
-    and again while they are made (13% of the import: median 3.6 s → 3.1 s over 8 pairs). Once
-    frozen, they are skipped by every later full collection, which would otherwise take ~0.2 s
-    each, a visible stall in the TUI.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def preload_litellm() -> None:

@@ -17,6 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from shell.heavy_import import collector_paused
+
 MINILM_DIM = 384
 TOKENIZER_DIR = Path(__file__).parent / "minilm_tokenizer"
 _FASTEMBED_MODEL = "local/all-MiniLM-L6-v2-int8"
@@ -104,7 +106,7 @@ class MiniLMEmbedder:
     def _load(self) -> Any:
         if self._model is not None:
             return self._model
-        with self._load_lock:
+        with self._load_lock, collector_paused():
             if self._model is None:
                 _offline_environment()
                 from loguru import logger

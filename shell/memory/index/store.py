@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from shell.fsio import write_atomically
+from shell.heavy_import import collector_paused
 from shell.memory.index.chunking import Chunk
 from shell.memory.index.scan import FileRecord
 
@@ -44,7 +45,8 @@ _IN_LIST_BATCH = 500
 
 def _lancedb() -> Any:
     os.environ.setdefault("LANCEDB_LOG", "error")  # else Rust WARN lines land on stderr
-    import lancedb
+    with collector_paused():
+        import lancedb
 
     return lancedb
 

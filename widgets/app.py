@@ -65,9 +65,11 @@ class CairnApp(App[None]):
         *,
         trace: Path | None = None,
         theme_dir: Path | None = None,
+        after_first_frame: Callable[[], object] | None = None,
     ) -> None:
         super().__init__()
         self.agent = agent
+        self._after_first_frame = after_first_frame
         self.trace_path = trace
         self.theme_dir = theme_dir
         self.busy = False
@@ -124,6 +126,8 @@ class CairnApp(App[None]):
         # The agent starts once the first frame is on screen, so nothing competes with painting;
         # until it has, a prompt sent (or typed ahead) waits in the queue.
         self._set_busy(True)
+        if self._after_first_frame is not None:
+            self.call_after_refresh(self._after_first_frame)
         self.call_after_refresh(self.run_events, self.agent.start)
         self.run_background(self.agent.background_events)
         if not self.is_headless and sys.__stdin__ is not None and sys.__stdin__.isatty():
@@ -263,12 +267,18 @@ class CairnApp(App[None]):
         screen.update_node_styles()
 
 
-def run_tui(agent: AgentSource, *, trace: Path | None = None) -> None:
+def run_tui(
+    agent: AgentSource,
+    *,
+    trace: Path | None = None,
+    after_first_frame: Callable[[], object] | None = None,
+) -> None:
     """Open the TUI on `agent` and return when the user quits. User themes are TOML files in
-    `<config dir>/themes`."""
+    `<config dir>/themes`; `after_first_frame` runs once the first frame is on screen."""
     from shell.config import config_file
 
-    CairnApp(agent, trace=trace, theme_dir=config_file().parent / "themes").run()
+    themes = config_file().parent / "themes"
+    CairnApp(agent, trace=trace, theme_dir=themes, after_first_frame=after_first_frame).run()
 
 
 def replay_app(events: list[Event], workspace: Path, *, stepped: bool = False) -> CairnApp:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
+from shell.heavy_import import collector_paused
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -160,11 +161,15 @@ def dispatch(args: argparse.Namespace) -> int:
             replay_app(events, settings.workspace, stepped=args.step).run()
             return 0
         case _:
+            # What the first frame builds stays: the collector waits until it is on screen
+            # (0.64 s → 0.56 s to the first frame, median of 9 pairs).
+            startup = contextlib.ExitStack()
+            startup.enter_context(collector_paused())
             from shell.build import build_agent
             from widgets.app import run_tui
 
             agent = build_agent(settings, session_id=args.session, resume=args.resume)
-            run_tui(agent, trace=args.trace)
+            run_tui(agent, trace=args.trace, after_first_frame=startup.close)
             return 0
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 from pathlib import Path
 
 from textual.geometry import Region
@@ -40,6 +42,7 @@ from shell.events import (
     TurnsDropped,
     TurnStarted,
 )
+from shell.heavy_import import collector_paused
 from tests.ui.conftest import send, settle, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.scenarios import (
@@ -580,3 +583,18 @@ async def test_gate_decisions_before_the_side_panes_mount_are_shown_once(workspa
         entries = app.side_panes.gate_log.entries
         assert [e.event.flush for e in entries] == [False, True]
         assert [e.summary.split(" ")[0] for e in entries] == ["#1", "#2"]
+
+
+async def test_the_collector_paused_for_start_up_resumes_once_the_first_frame_is_up(
+    workspace: Path,
+) -> None:
+    startup = contextlib.ExitStack()  # as `cairn` does before it builds the TUI
+    startup.enter_context(collector_paused())
+    app = CairnApp(conversation_agent(workspace), after_first_frame=startup.close)
+    try:
+        assert not gc.isenabled()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            assert gc.isenabled()
+    finally:
+        startup.close()

@@ -474,7 +474,8 @@ async def main():
             print("error:", error.kind)
         await ticker
         print("event loop ran during the import:", len(ticks) > 1)
-        print("collector back on, the import frozen:", gc.isenabled(), gc.get_freeze_count() > 100_000)
+        frozen = gc.get_freeze_count() > 100_000
+        print("collector back on, the import frozen:", gc.isenabled(), frozen)
         items = [item async for item in llm.stream([{"role": "user", "content": "x"}], TOOLS)]
         print("items:", *[type(item).__name__ for item in items])
         print("window:", *llm.context_window())

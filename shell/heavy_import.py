@@ -4,7 +4,9 @@ Their imports build hundreds of thousands of long-lived objects, and the cyclic 
 on, walks them again and again while they are made: 13% of litellm's import (median 3.6 s →
 3.1 s over 8 interleaved pairs) and 11% of LanceDB's and fastembed's (2.06 s → 1.84 s). Frozen
 afterwards, they are skipped by every later full collection, which after litellm alone would
-take ~0.2 s each: a visible stall in the TUI.
+take ~0.2 s each: a visible stall in the TUI. A frozen object that later becomes part of an
+unreachable cycle is never reclaimed; what exists at these moments (modules, the first frame's
+widgets) lives as long as the process.
 """
 
 from __future__ import annotations

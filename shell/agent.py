@@ -24,6 +24,7 @@ from shell.events import (
     ContextReport,
     Error,
     Event,
+    Loading,
     Notice,
     SessionStarted,
     StartupPreludeInjected,
@@ -122,8 +123,10 @@ class Agent:
     async def start(self) -> AsyncIterator[Event]:
         """Announce the session and resolve the context window. The bootstrap files and the
         first token count (which loads the tokenizer) run off the event loop, so a TUI paints
-        meanwhile. The model's libraries load in the background from here on; the memory index
-        starts later, after the first turn or at the first search."""
+        meanwhile. The model's libraries load in the background from here on, shown as
+        `Loading("model")` until they are ready (the start ends then, so a prompt sent meanwhile
+        waits in the consumer's queue); the memory index starts later, after the first turn or at
+        the first search."""
         self.llm.preload()
         yield SessionStarted(
             session_id=self.session_id,
@@ -132,6 +135,9 @@ class Agent:
             workspace=str(self.workspace),
             demo=self.settings.demo,
         )
+        model_loading = not self.llm.loaded()
+        if model_loading:
+            yield Loading("model", done=False)
         if not self._window_resolved:
             window, source = await asyncio.to_thread(self.llm.context_window)
             self._set_window(window or UNKNOWN_WINDOW, source if window else "assumed")
@@ -147,6 +153,9 @@ class Agent:
         for notice in await asyncio.to_thread(self._recovered):
             yield notice
         yield await asyncio.to_thread(self.usage)
+        if model_loading:
+            await self.llm.wait_loaded()
+            yield Loading("model", done=True)
 
     def _recovered(self) -> list[Notice]:
         """What an earlier run killed mid-write left behind, cleaned up and said."""

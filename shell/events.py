@@ -101,7 +101,8 @@ class UsageUpdated(BaseEvent):
 
 @dataclass(frozen=True)
 class Loading(BaseEvent):
-    """Something a turn needs is still loading (`done` false), or has loaded (`done` true).
+    """Something the session needs is still loading (`done` false), or has loaded (`done` true):
+    said by the start while it loads in the background, and by a model call that has to wait.
 
     `what`: "model" (the model client's libraries, imported in the background from start-up).
     """

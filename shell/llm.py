@@ -8,6 +8,7 @@ and one line for the user. litellm is loaded by `shell.litellm_loader` (it takes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -231,6 +232,18 @@ class LLM:
     def preload(self) -> None:
         """Begin loading litellm in the background (see `preload_litellm`)."""
         preload_litellm()
+
+    @staticmethod
+    def loaded() -> bool:
+        """Whether litellm is ready (never waits)."""
+        return loaded_litellm() is not None
+
+    @staticmethod
+    async def wait_loaded() -> None:
+        """Wait, off the event loop, until litellm is ready. A failed import is not raised
+        here: the first model call reports it."""
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(prepare_litellm)
 
     def context_window(self) -> tuple[int | None, str]:
         """(window in tokens, source): from litellm's model info, or (None, "unknown")."""

@@ -545,3 +545,23 @@ async def test_what_a_killed_run_left_behind_is_cleaned_up_and_said(
     assert not stale.exists()
     assert resumed.messages == agent.messages
     await resumed.aclose()
+
+
+async def test_the_start_shows_the_model_loading_and_ends_once_it_is_ready(
+    fake_settings: Settings, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shell.litellm_loader
+
+    monkeypatch.setattr(shell.litellm_loader, "_litellm", None)  # as in a fresh process
+    agent = build_agent(fake_settings)
+
+    events = await collect(agent.start())
+
+    loading = [ev.Loading("model", done=False), ev.Loading("model", done=True)]
+    assert of(events, ev.Loading) == loading
+    assert isinstance(events[1], ev.Loading), "said at once, before the window is resolved"
+    assert events[-1] == ev.Loading("model", done=True), "the start ends when the model is ready"
+    fake_openai.enqueue(Reply(text="ready"))
+    turn = await collect(agent.submit("hi"))
+    assert not of(turn, ev.Loading) and of(turn, ev.AssistantMessage)[0].text == "ready"
+    await agent.aclose()

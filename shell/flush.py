@@ -314,6 +314,7 @@ async def run_flush(
     trigger: str,
     now: str,
     max_rounds: int = 3,
+    compact_tools: bool = False,
 ) -> AsyncIterator[Event | FlushOutcome]:
     """Run one silent flush turn: model → memory_append calls → model, at most `max_rounds`.
 
@@ -327,6 +328,7 @@ async def run_flush(
         trigger: Why it runs: "tokens", "transcript_size" or "manual".
         now: The current time, shown to the model.
         max_rounds: Model calls allowed.
+        compact_tools: Send the tool's compact schema (a small window: `RequestBuilder`).
 
     Yields:
         FlushStarted; tool call and memory events (never TextDelta); FlushFinished; and finally
@@ -343,7 +345,7 @@ async def run_flush(
     toolbox = Toolbox([tool])
     tally = _Tally()
     for _ in range(max(1, max_rounds)):
-        call = ModelCall(llm, conversation, toolbox.schemas(), silent=True)
+        call = ModelCall(llm, conversation, toolbox.schemas(compact=compact_tools), silent=True)
         try:
             async for event in call.events():
                 yield event

@@ -171,6 +171,7 @@ class MemoryLifecycle:
             cycle=cycle,
             trigger=trigger,
             now=self.clock().isoformat(timespec="minutes"),
+            compact_tools=self.request_builder.compact_tools,
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item

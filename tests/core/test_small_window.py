@@ -177,6 +177,9 @@ async def test_the_flush_sees_every_user_message_and_the_gist_of_long_replies(
 
     [flushed] = of(events, ev.FlushFinished)
     assert flushed.outcome == "written"
+    [append] = [t["function"] for t in fake_openai.requests[0]["tools"]]
+    assert append["name"] == "memory_append"
+    assert append["parameters"]["properties"]["text"] == {"type": "string"}, "compact, as turns"
     sent = fake_openai.requests[0]["messages"]
     contents = [m.get("content") or "" for m in sent]
     assert "My name is Ada and I live in Tromsø." in contents

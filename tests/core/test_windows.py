@@ -46,6 +46,17 @@ def test_a_window_stays_within_its_budget_and_out_of_taken_units() -> None:
     assert (fenced.first, fenced.last) == (1, 1)
 
 
+def test_a_window_grows_toward_the_neighbour_that_answers_the_query() -> None:
+    chunks = [c for c in units() if not c.text.startswith("#")]
+    adjacent = adjacent_similarity(vectors([0.0, 0.3, 0.5, 0.7]))  # unit 2 is nearer unit 1
+    one_more = chunks[1].tokens + max(chunks[0].tokens, chunks[2].tokens)
+    by_topic = grow_window(chunks, adjacent, 1, set(), budget=one_more)
+    assert (by_topic.first, by_topic.last) == (1, 2)
+    match = np.array([0.8, 0.5, 0.1, 0.0])  # but unit 0 is what the query asks about
+    by_query = grow_window(chunks, adjacent, 1, set(), match=match, budget=one_more)
+    assert (by_query.first, by_query.last) == (0, 1)
+
+
 def scored_views(scores: dict[str, float]) -> tuple[FileViews, list[Chunk]]:
     """FileViews over the note, each unit scored by the first word of its text it contains."""
     chunks = units()

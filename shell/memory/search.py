@@ -1,13 +1,13 @@
 """memory_search: hybrid recall over the memory index.
 
 The pipeline: validate → vector leg (embed the query, cosine top-k over units) and keyword leg
-(BM25 top-k over each unit with the one before it) → relevance 0.7·vector + 0.3·text → keep
-relevance ≥ min_score → order by match, the window's support, the time the query names and
-recency → cite each hit's unit grown into its window (`shell.memory.windows`), dropping units
-already cited and near-duplicates. The ranking math lives in `shell.memory.ranking`, the time
-words in `shell.memory.timeframe`, the result types and the payload the model sees in
-`shell.memory.search_result`, and the tool wrapper in `shell.memory.search_tool`; this module
-orchestrates, degrades, times and reports.
+(BM25 top-k over each unit with the one before it), each keyword candidate given its cosine →
+relevance 0.7·vector + 0.3·text → keep relevance ≥ min_score → order by match, the window's
+support, the time the query names and recency → cite each hit's unit grown into its window
+(`shell.memory.windows`), dropping units already cited and near-duplicates. The ranking math
+lives in `shell.memory.ranking`, the time words in `shell.memory.timeframe`, the result types
+and the payload the model sees in `shell.memory.search_result`, and the tool wrapper in
+`shell.memory.search_tool`; this module orchestrates, degrades, times and reports.
 
 What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4, §9):
 
@@ -232,6 +232,8 @@ class MemorySearch:
         max_results: int,
         min_score: float,
     ) -> tuple[list[SearchHit], float | None, TimeFrame | None]:
+        if qvec is not None and weights[0]:
+            vector = self._with_keyword_cosines(qvec, vector, keyword)
         merged = ranking.blend(
             dict(vector),
             {chunk_id: ranking.normalise_bm25(raw) for chunk_id, raw in keyword},
@@ -263,6 +265,20 @@ class MemorySearch:
         files = FileViews(self._index.file_units, ordering.score_units)
         ranked = self._order(relevant[:RANK_POOL], ordering, files, now)
         return self._cite(ranked, files, max_results), merged[0].score, frame
+
+    def _with_keyword_cosines(
+        self,
+        qvec: np.ndarray,
+        vector: Sequence[tuple[str, float]],
+        keyword: Sequence[tuple[str, float]],
+    ) -> list[tuple[str, float]]:
+        """The vector leg's candidates and the cosine of every keyword candidate it left out.
+
+        A unit past the vector leg's pool still has a cosine: counted as 0, a turn whose words
+        match but whose cosine ranked 201st fell under min_score (LoCoMo hit@10 +0.006)."""
+        found = {chunk_id for chunk_id, _ in vector}
+        missing = [chunk_id for chunk_id, _ in keyword if chunk_id not in found]
+        return [*vector, *self._index.vector_scores(qvec, missing)]
 
     def _order(
         self,

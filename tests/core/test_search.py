@@ -347,6 +347,38 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
     assert tops[6][:1] == tops[1] and tops[50][:6] == tops[6]
 
 
+def test_a_keyword_match_past_the_vector_pool_keeps_its_cosine(tmp_path: Path) -> None:
+    """A unit the vector leg did not return still has a cosine. Counted as 0, the one note that
+    names "zephyr" got relevance 0.3·bm25 alone, under min_score, and the search abstained."""
+    import numpy as np
+
+    from shell.memory.index.chunking import make_chunk
+    from shell.memory.index.embed import HashEmbedder
+    from shell.memory.search import CANDIDATE_POOL
+
+    embedder = HashEmbedder()
+    query = embedder.embed_query("zephyr")
+    rng = np.random.default_rng(11)
+
+    def at_cosine(cosine: float) -> np.ndarray:
+        noise = rng.standard_normal(embedder.dim).astype(np.float32)
+        noise -= noise.dot(query) * query
+        noise /= np.linalg.norm(noise)
+        return cosine * query + np.sqrt(1 - cosine**2) * noise
+
+    fillers = CANDIDATE_POOL + 20
+    cosines = [*np.linspace(0.49, 0.45, fillers), 0.42]
+    texts = [f"filler note number {i} about nothing much" for i in range(fillers)]
+    texts.append("the zephyr release train leaves on fridays")
+    chunks = [make_chunk(f"memory/topic-{i:03d}.md", 1, 1, text) for i, text in enumerate(texts)]
+    memory_index = MemoryIndex(tmp_path, embedder)
+    memory_index.add_synthetic(chunks, np.stack([at_cosine(c) for c in cosines]))
+
+    result = MemorySearch(memory_index, clock=lambda: NOW).search("zephyr", max_results=3)
+    assert result.hits[0].path == f"memory/topic-{fillers:03d}.md"
+    assert result.hits[0].vector_score == pytest.approx(0.42, abs=1e-3)
+
+
 def test_a_lost_full_text_index_is_reported_as_vector_only(tmp_path: Path) -> None:
     """A failed FTS query raises KeywordSearchUnavailable: search says vector-only, not hybrid."""
     import shutil

@@ -301,6 +301,14 @@ class MemoryIndex:
                 return []
             return self._generation.vectors.top_k(query, k)
 
+    def vector_scores(self, qvec: np.ndarray, ids: Sequence[str]) -> list[tuple[str, float]]:
+        """The cosine of a query vector with each of these chunks (unknown ids are left out)."""
+        self._ensure_open()
+        with self._lock:
+            if self._generation is None:
+                return []
+            return self._generation.vectors.cosines(np.asarray(qvec, np.float32).reshape(-1), ids)
+
     def keyword_candidates(self, query: str, k: int) -> list[tuple[str, float]]:
         """The k best BM25 matches for the words of `query` (any word may match).
 

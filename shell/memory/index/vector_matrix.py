@@ -101,3 +101,14 @@ class VectorMatrix:
         else:
             best = np.argsort(-scores, kind="stable")
         return [(self.ids[i], float(scores[i])) for i in best]
+
+    def cosines(self, query: np.ndarray, ids: Iterable[str]) -> list[tuple[str, float]]:
+        """The cosine of `query` with each of these rows (ids not present are left out)."""
+        norm = float(np.linalg.norm(query))
+        rows = [
+            (chunk_id, row) for chunk_id in ids if (row := self.row_of.get(chunk_id)) is not None
+        ]
+        if not rows or norm == 0.0 or not np.isfinite(norm):
+            return []
+        scores = self._matrix[[row for _, row in rows]] @ (np.asarray(query, np.float32) / norm)
+        return [(chunk_id, float(score)) for (chunk_id, _), score in zip(rows, scores, strict=True)]

@@ -27,9 +27,9 @@ one heading (which every vector shares) 0.06-0.51, median 0.2, two pairs over 0.
 is 0.875 at 0.2 and 0.867 at 0.35, where a fact is cited alone or with one neighbour."""
 QUERY_PULL = 3.0
 """How much a neighbour's match to the query weighs against its cosine to the window's edge when
-the window picks a side. On LoCoMo, where a question's answer often sits a turn or two from the
-turn that matched: 0 (the topic alone) hit@1 0.664, hit@5 0.886; 1: 0.686, 0.886; 2-5: 0.691,
-0.888-0.889; 100 (the query alone) 0.689, 0.887."""
+the window picks a side. On LoCoMo, where an answer often sits a turn or two from the turn that
+matched, hit@1/hit@5: 0 (the topic alone) 0.666/0.887, 1 0.688/0.889, 2-3 0.693/0.893,
+5 0.693/0.892."""
 
 
 @dataclass(frozen=True)

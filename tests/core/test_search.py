@@ -315,9 +315,9 @@ def test_abstention_records_nothing(index: MemoryIndex, tmp_path: Path) -> None:
     assert tracker.entries() == {}
 
 
-def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> None:
-    """OpenClaw #134604: with a pool of maxResults × 4, a chunk ranked 42nd by cosine but the only
-    keyword match was seen by one leg at maxResults=1 and by both at 10, so the top hit changed."""
+def zephyr_index(workspace: Path, cosines: list[float], seed: int) -> MemoryIndex:
+    """Filler notes and, last, the one note that names "zephyr", each at the given cosine to the
+    query "zephyr" (`memory/topic-NNN.md`, numbered in that order)."""
     import numpy as np
 
     from shell.memory.index.chunking import make_chunk
@@ -325,7 +325,7 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
 
     embedder = HashEmbedder()
     query = embedder.embed_query("zephyr")
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(seed)
 
     def at_cosine(cosine: float) -> np.ndarray:
         noise = rng.standard_normal(embedder.dim).astype(np.float32)
@@ -333,16 +333,22 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
         noise /= np.linalg.norm(noise)
         return cosine * query + np.sqrt(1 - cosine**2) * noise
 
-    cosines = [0.60, *np.linspace(0.55, 0.45, 40), 0.44]
-    texts = [f"filler note number {i} about nothing much" for i in range(41)]
+    texts = [f"filler note number {i} about nothing much" for i in range(len(cosines) - 1)]
     texts.append("the zephyr release train leaves on fridays")
-    chunks = [make_chunk(f"memory/topic-{i:02d}.md", 1, 1, text) for i, text in enumerate(texts)]
-    memory_index = MemoryIndex(tmp_path, embedder)
+    chunks = [make_chunk(f"memory/topic-{i:03d}.md", 1, 1, text) for i, text in enumerate(texts)]
+    memory_index = MemoryIndex(workspace, embedder)
     memory_index.add_synthetic(chunks, np.stack([at_cosine(c) for c in cosines]))
-    searcher = MemorySearch(memory_index, clock=lambda: NOW)
+    return memory_index
+
+
+def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> None:
+    """OpenClaw #134604: with a pool of maxResults × 4, a chunk ranked 42nd by cosine but the only
+    keyword match was seen by one leg at maxResults=1 and by both at 10, so the top hit changed."""
+    cosines = [0.60, *[0.55 - 0.1 * i / 39 for i in range(40)], 0.44]
+    searcher = MemorySearch(zephyr_index(tmp_path, cosines, seed=7), clock=lambda: NOW)
 
     tops = {k: searcher.search("zephyr", max_results=k).hits for k in (1, 6, 50)}
-    assert tops[1][0].path == "memory/topic-41.md"  # 0.7·0.44 + 0.3·bm25 beats 0.7·0.60
+    assert tops[1][0].path == "memory/topic-041.md"  # 0.7·0.44 + 0.3·bm25 beats 0.7·0.60
     assert tops[1][0].vector_score == pytest.approx(0.44, abs=1e-3)
     assert tops[6][:1] == tops[1] and tops[50][:6] == tops[6]
 
@@ -350,31 +356,13 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
 def test_a_keyword_match_past_the_vector_pool_keeps_its_cosine(tmp_path: Path) -> None:
     """A unit the vector leg did not return still has a cosine. Counted as 0, the one note that
     names "zephyr" got relevance 0.3·bm25 alone, under min_score, and the search abstained."""
-    import numpy as np
-
-    from shell.memory.index.chunking import make_chunk
-    from shell.memory.index.embed import HashEmbedder
     from shell.memory.search import CANDIDATE_POOL
 
-    embedder = HashEmbedder()
-    query = embedder.embed_query("zephyr")
-    rng = np.random.default_rng(11)
-
-    def at_cosine(cosine: float) -> np.ndarray:
-        noise = rng.standard_normal(embedder.dim).astype(np.float32)
-        noise -= noise.dot(query) * query
-        noise /= np.linalg.norm(noise)
-        return cosine * query + np.sqrt(1 - cosine**2) * noise
-
     fillers = CANDIDATE_POOL + 20
-    cosines = [*np.linspace(0.49, 0.45, fillers), 0.42]
-    texts = [f"filler note number {i} about nothing much" for i in range(fillers)]
-    texts.append("the zephyr release train leaves on fridays")
-    chunks = [make_chunk(f"memory/topic-{i:03d}.md", 1, 1, text) for i, text in enumerate(texts)]
-    memory_index = MemoryIndex(tmp_path, embedder)
-    memory_index.add_synthetic(chunks, np.stack([at_cosine(c) for c in cosines]))
+    cosines = [*[0.49 - 0.04 * i / (fillers - 1) for i in range(fillers)], 0.42]
+    searcher = MemorySearch(zephyr_index(tmp_path, cosines, seed=11), clock=lambda: NOW)
 
-    result = MemorySearch(memory_index, clock=lambda: NOW).search("zephyr", max_results=3)
+    result = searcher.search("zephyr", max_results=3)
     assert result.hits[0].path == f"memory/topic-{fillers:03d}.md"
     assert result.hits[0].vector_score == pytest.approx(0.42, abs=1e-3)
 

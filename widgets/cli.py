@@ -25,31 +25,52 @@ from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
 from shell.heavy_import import collector_paused
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
+    """The options every command takes. With `inherit` (a subcommand's parser), an option left
+    out keeps what was given before the subcommand: argparse would otherwise overwrite it with
+    the subcommand's default, and `cairn --workspace D init` would seed the default workspace."""
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if inherit else {}
     parser.add_argument(
         "--workspace",
         type=Path,
         help="workspace folder (default: $CAIRN_WORKSPACE or a platform data dir)",
+        **default,
     )
     parser.add_argument(
-        "--model", help="any litellm model string, e.g. gpt-4o-mini or ollama/llama3.1"
+        "--model",
+        help="any litellm model string, e.g. gpt-4o-mini or ollama/llama3.1",
+        **default,
     )
     parser.add_argument(
-        "--api-base", help="base URL of an OpenAI-compatible server (Ollama, llama.cpp, vLLM)"
+        "--api-base",
+        help="base URL of an OpenAI-compatible server (Ollama, llama.cpp, vLLM)",
+        **default,
     )
     parser.add_argument(
-        "--context-window", type=int, help="context window in tokens, when the model's is unknown"
+        "--context-window",
+        type=int,
+        help="context window in tokens, when the model's is unknown",
+        **default,
     )
     parser.add_argument(
-        "--demo", action="store_true", help="use the offline demo brain (no API key, no network)"
+        "--demo",
+        action="store_true",
+        help="use the offline demo brain (no API key, no network)",
+        **default,
     )
 
 
-def _session(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--session", help="continue this session id")
-    parser.add_argument("--resume", action="store_true", help="continue the most recent session")
+def _session(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if inherit else {}
+    parser.add_argument("--session", help="continue this session id", **default)
     parser.add_argument(
-        "--trace", type=Path, help="also write every event as a JSON line to this file"
+        "--resume", action="store_true", help="continue the most recent session", **default
+    )
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        help="also write every event as a JSON line to this file",
+        **default,
     )
 
 
@@ -63,11 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = sub.add_parser("init", help="seed a workspace")
     init.add_argument("directory", nargs="?", type=Path)
-    _common(init)
+    _common(init, inherit=True)
 
     run = sub.add_parser("run", help="headless: one turn per message, one JSON event per line")
-    _common(run)
-    _session(run)
+    _common(run, inherit=True)
+    _session(run, inherit=True)
     run.add_argument("--flush", action="store_true", help="run a memory flush after the messages")
     run.add_argument(
         "--compact", nargs="?", const="", metavar="FOCUS", help="compact after the messages"
@@ -77,19 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     search = sub.add_parser("search", help="search memory")
-    _common(search)
+    _common(search, inherit=True)
     search.add_argument("query", nargs="+")
     search.add_argument("--json", action="store_true")
     search.add_argument("-k", type=int, default=6, help="number of hits (default 6)")
 
     index = sub.add_parser("index", help="inspect or rebuild the memory index")
-    _common(index)
+    _common(index, inherit=True)
     group = index.add_mutually_exclusive_group()
     group.add_argument("--status", action="store_true")
     group.add_argument("--rebuild", action="store_true")
 
     replay = sub.add_parser("replay", help="play a recorded trace back into the TUI")
-    _common(replay)
+    _common(replay, inherit=True)
     replay.add_argument("trace_file", type=Path)
     replay.add_argument("--step", action="store_true", help="play one turn per Enter")
     return parser

@@ -99,6 +99,22 @@ def test_cairn_search_finds_by_meaning_and_by_token(
     assert "time named: 'today'" in named.stdout and "Friday 14:00" in named.stdout
 
 
+def test_options_before_the_subcommand_apply_to_it(
+    remembered: tuple[Path, list[Any], list[Any]], tmp_path: Path
+) -> None:
+    """argparse let a subcommand's defaults overwrite them: `cairn --workspace D init` seeded
+    the default workspace, and `cairn --workspace D search` searched it."""
+    ws = tmp_path / "ws"
+    seeded = cairn("--workspace", str(ws), "init", home=tmp_path)
+    assert seeded.returncode == 0, seeded.stderr
+    assert (ws / "AGENTS.md").is_file() and git.Repo(ws).head.is_valid()
+    assert not (tmp_path / ".local").exists()  # nothing seeded in the platform data dir
+    notes, _, _ = remembered
+    found = cairn("--workspace", str(notes), "search", "deploy window", home=tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert "Friday 14:00" in found.stdout
+
+
 def test_stdin_lines_are_turns_and_trace_matches_stdout(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     result = cairn(

@@ -130,16 +130,20 @@ class Candidate:
 
 def best_line(question: str, candidates: Iterable[Candidate]) -> tuple[Candidate, int] | None:
     """The candidate sharing the most keywords with the question (earliest wins a tie), and that
-    count; None when there are no content lines at all."""
+    count; None when there are no content lines at all. A line that asks a question answers
+    nothing: any line that shares a keyword and is not a question comes first, as the reply
+    does in a dialogue whose question echoes the user's."""
     wanted = keywords(question)
     best: tuple[Candidate, int] | None = None
+    best_rank = (False, -1)
     for candidate in candidates:
         line = display_line(candidate.text)
         if not line or line.startswith("#") or set(line) <= set("-=*_ "):
             continue
         score = len(wanted & keywords(line))
-        if best is None or score > best[1]:
-            best = (candidate, score)
+        rank = (score > 0 and not line.endswith("?"), score)
+        if rank > best_rank:
+            best, best_rank = (candidate, score), rank
     return best
 
 

@@ -235,9 +235,8 @@ async def test_the_real_search_payload_is_answered_from_its_best_line(litellm: A
 
 
 async def test_a_question_in_a_note_is_not_taken_for_its_answer(litellm: Any) -> None:
-    payload = search_payload(
-        ("- Dana: quick one, when is our deploy window?\n- Me: the deploy window is Friday 14:00", 7)
-    )
+    dialogue = "- Dana: when is our deploy window?\n- Me: the deploy window is Friday 14:00"
+    payload = search_payload((dialogue, 7))
 
     answer = await ask(litellm, after_search(payload), ALL_TOOLS)
 

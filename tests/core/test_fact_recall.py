@@ -13,6 +13,7 @@ from shell.memory.index.embed import MiniLMEmbedder
 from shell.memory.index.memory_index import MemoryIndex
 from shell.memory.ranking import asks_only_about_time
 from shell.memory.search import MemorySearch
+from shell.workspace import SEEDS
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -72,10 +73,22 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> MemorySearch:
     return MemorySearch(index, clock=lambda: NOW)
 
 
-def test_each_fact_is_found_in_the_top_3_and_cited_alone(searcher: MemorySearch) -> None:
+@pytest.fixture(scope="module")
+def curated(tmp_path_factory: pytest.TempPathFactory, searcher: MemorySearch) -> MemorySearch:
+    """The same facts in MEMORY.md under its seeded heading, which every fact's vector shares."""
+    text = SEEDS["MEMORY.md"] + "".join(f"- {fact}\n" for fact, _ in FACTS)
+    index = indexed(tmp_path_factory.mktemp("curated"), {"MEMORY.md": text}, searcher)
+    return MemorySearch(index, clock=lambda: NOW)
+
+
+@pytest.mark.parametrize("note", ["daily note", "MEMORY.md"])
+def test_each_fact_is_found_in_the_top_3_and_cited_alone(
+    note: str, searcher: MemorySearch, curated: MemorySearch
+) -> None:
+    search, first, day = (searcher, 1, "2026-12-01") if note == "daily note" else (curated, 3, None)
     missed = []
-    for line, (_, question) in enumerate(FACTS, start=1):
-        result = searcher.search(question, max_results=3)
+    for line, (_, question) in enumerate(FACTS, start=first):
+        result = search.search(question, max_results=3)
         spans = [(h.start_line, h.end_line) for h in result.hits]
         cited = [(a, b) for a, b in spans if a <= line <= b]
         if not cited:
@@ -83,7 +96,7 @@ def test_each_fact_is_found_in_the_top_3_and_cited_alone(searcher: MemorySearch)
             continue
         start, end = cited[0]
         assert line - 1 <= start and end <= line + 1, (question, spans)  # alone or a neighbour
-        assert result.hits[0].date == "2026-12-01"
+        assert result.hits[0].date == day
     assert missed == []
 
 

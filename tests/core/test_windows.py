@@ -8,7 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from shell.memory.index.chunking import Chunk, chunk_markdown
-from shell.memory.windows import FileViews, adjacent_similarity, grow_window
+from shell.memory.windows import (
+    COHERENCE,
+    FileViews,
+    adjacent_similarity,
+    grow_window,
+    without_headings,
+)
 
 NOTE = """\
 ## Garden
@@ -55,6 +61,23 @@ def test_a_window_grows_toward_the_neighbour_that_answers_the_query() -> None:
     match = np.array([0.8, 0.5, 0.1, 0.0])  # but unit 0 is what the query asks about
     by_query = grow_window(chunks, adjacent, 1, set(), match=match, budget=one_more)
     assert (by_query.first, by_query.last) == (0, 1)
+
+
+def test_a_shared_heading_does_not_make_unrelated_facts_coherent() -> None:
+    note = (
+        "## The garden behind the house, and everything that grows in it\n" + NOTE.split("\n", 1)[1]
+    )
+    chunks = chunk_markdown("MEMORY.md", note)[:4]  # the long heading and its three facts
+    heading, *facts = np.eye(4, dtype=np.float32)  # the facts have nothing in common
+    shares = [chunks[0].tokens / (chunks[0].tokens + c.tokens) for c in chunks[1:]]
+    rows = [heading] + [
+        s * heading + np.sqrt(1 - s * s) * f for s, f in zip(shares, facts, strict=True)
+    ]
+    vectors = np.array(rows, dtype=np.float32)
+    raw = adjacent_similarity(vectors)[1:]  # the two pairs of neighbouring facts
+    assert (raw > COHERENCE).all()  # alike through the heading alone
+    deflated = adjacent_similarity(without_headings(chunks, vectors))[1:]
+    assert np.allclose(deflated, 0.0, atol=1e-6)
 
 
 def scored_views(scores: dict[str, float]) -> tuple[FileViews, list[Chunk]]:

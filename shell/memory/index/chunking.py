@@ -133,6 +133,16 @@ def _split_long_line(line: str, limit: int, count: TokenCounter) -> list[tuple[s
 Line = tuple[int, str]  # (1-based number, text)
 
 
+def heading_text(line: str) -> str:
+    """A heading line as the units under it record it (`Chunk.heading`)."""
+    return line.strip()[:200]
+
+
+def is_heading(text: str) -> bool:
+    """True when `text` is a Markdown ATX heading line ("# Title" to "###### Title")."""
+    return _HEADING.match(text) is not None
+
+
 def markdown_blocks(content: str) -> list[list[Line]]:
     """The file's blocks in order: headings, list items, paragraphs, fenced code.
 
@@ -238,7 +248,7 @@ def chunk_markdown(
     previous: list[tuple[Line, int]] = []
     heading = ""
     for block in markdown_blocks(content):
-        is_heading = len(block) == 1 and _HEADING.match(block[0][1]) is not None
+        heading_block = len(block) == 1 and is_heading(block[0][1])
         for unit in _units(block, max_tokens, count):
             text = "\n".join(line for (_, line), _ in unit)
             if not text.strip():
@@ -246,9 +256,9 @@ def chunk_markdown(
             context = _tail(previous, context_tokens) if previous and context_tokens > 0 else ""
             tokens = sum(size for _, size in unit)
             first, last = unit[0][0][0], unit[-1][0][0]
-            under = "" if is_heading else heading
+            under = "" if heading_block else heading
             chunks.append(make_chunk(path, first, last, text, context, tokens, under))
             previous = unit
-        if is_heading:
-            heading = block[0][1].strip()[:200]
+        if heading_block:
+            heading = heading_text(block[0][1])
     return chunks

@@ -25,11 +25,16 @@ from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
 from shell.heavy_import import collector_paused
 
 
+def _defaults(inherit: bool) -> dict[str, Any]:
+    """With `inherit` (a subcommand's parser), an option left out keeps what was given before
+    the subcommand: argparse would otherwise overwrite it with the subcommand's default, and
+    `cairn --workspace D init` would seed the default workspace."""
+    return {"default": argparse.SUPPRESS} if inherit else {}
+
+
 def _common(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
-    """The options every command takes. With `inherit` (a subcommand's parser), an option left
-    out keeps what was given before the subcommand: argparse would otherwise overwrite it with
-    the subcommand's default, and `cairn --workspace D init` would seed the default workspace."""
-    default: dict[str, Any] = {"default": argparse.SUPPRESS} if inherit else {}
+    """The options every command takes (`inherit`: see `_defaults`)."""
+    default = _defaults(inherit)
     parser.add_argument(
         "--workspace",
         type=Path,
@@ -61,7 +66,7 @@ def _common(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
 
 
 def _session(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
-    default: dict[str, Any] = {"default": argparse.SUPPRESS} if inherit else {}
+    default = _defaults(inherit)
     parser.add_argument("--session", help="continue this session id", **default)
     parser.add_argument(
         "--resume", action="store_true", help="continue the most recent session", **default
@@ -184,13 +189,14 @@ def dispatch(args: argparse.Namespace) -> int:
         case _:
             # What the first frame builds stays: the collector waits until it is on screen
             # (0.64 s → 0.56 s to the first frame, median of 9 pairs).
-            startup = contextlib.ExitStack()
-            startup.enter_context(collector_paused())
-            from shell.build import build_agent
-            from widgets.app import run_tui
+            # The `with` also ends the pause when the build fails or the TUI quits before it.
+            with contextlib.ExitStack() as startup:
+                startup.enter_context(collector_paused())
+                from shell.build import build_agent
+                from widgets.app import run_tui
 
-            agent = build_agent(settings, session_id=args.session, resume=args.resume)
-            run_tui(agent, trace=args.trace, after_first_frame=startup.close)
+                agent = build_agent(settings, session_id=args.session, resume=args.resume)
+                run_tui(agent, trace=args.trace, after_first_frame=startup.close)
             return 0
 
 

@@ -89,12 +89,10 @@ class VectorMatrix:
     def top_k(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The k rows with the highest cosine to `query` (rows are unit norm), best first."""
         count = len(self.ids)
-        if count == 0 or k <= 0:
+        unit = _unit(query)
+        if count == 0 or k <= 0 or unit is None:
             return []
-        norm = float(np.linalg.norm(query))
-        if norm == 0.0 or not np.isfinite(norm):
-            return []
-        scores = self._matrix[:count] @ (np.asarray(query, dtype=np.float32) / norm)
+        scores = self._matrix[:count] @ unit
         if k < count:
             best = np.argpartition(-scores, k - 1)[:k]
             best = best[np.argsort(-scores[best], kind="stable")]
@@ -104,11 +102,21 @@ class VectorMatrix:
 
     def cosines(self, query: np.ndarray, ids: Iterable[str]) -> list[tuple[str, float]]:
         """The cosine of `query` with each of these rows (ids not present are left out)."""
-        norm = float(np.linalg.norm(query))
+        unit = _unit(query)
         rows = [
             (chunk_id, row) for chunk_id in ids if (row := self.row_of.get(chunk_id)) is not None
         ]
-        if not rows or norm == 0.0 or not np.isfinite(norm):
+        if not rows or unit is None:
             return []
-        scores = self._matrix[[row for _, row in rows]] @ (np.asarray(query, np.float32) / norm)
+        scores = self._matrix[[row for _, row in rows]] @ unit
         return [(chunk_id, float(score)) for (chunk_id, _), score in zip(rows, scores, strict=True)]
+
+
+def _unit(query: np.ndarray) -> np.ndarray | None:
+    """`query` scaled to unit length as float32; None when it has no finite, non-zero length."""
+    vector = np.asarray(query, dtype=np.float32)
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0 or not np.isfinite(norm):
+        return None
+    unit: np.ndarray = vector / norm
+    return unit

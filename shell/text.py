@@ -24,7 +24,13 @@ def shorten(text: str, limit: int) -> str:
     return text[: max(0, limit - 1)] + ELLIPSIS
 
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "vs", "etc", "e.g", "i.e")
+_SENTENCE_BREAK = re.compile(
+    "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
+    + r"(?<!\b[A-Z]\.)(?<=[.!?])\s+|\n+"
+)
+"""After ., ! or ?, except after a title, a common abbreviation or an initial: "our landlord is
+Mr. Okafor" is one sentence (the demo once stored it as "our landlord is Mr")."""
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 
 

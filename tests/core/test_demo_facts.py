@@ -130,6 +130,14 @@ def calls(reply: Any) -> list[tuple[str, dict[str, Any]]]:
     return [(call.name, call.arguments) for call in reply.tool_calls]
 
 
+def test_a_title_or_an_initial_does_not_end_a_sentence() -> None:
+    message = "Our landlord is Mr. Okafor. The plumber is J. Berg, e.g. for the boiler."
+    assert stated_facts(message) == [
+        "Our landlord is Mr. Okafor",
+        "The plumber is J. Berg, e.g. for the boiler",
+    ]
+
+
 def test_a_plain_fact_is_saved_at_its_turn() -> None:
     reply = decide([SYSTEM, user("Our release train leaves every second Tuesday.")], TOOLS)
 

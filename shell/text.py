@@ -49,6 +49,11 @@ def sentences(text: str) -> list[str]:
     return found
 
 
+def counted(count: int, noun: str) -> str:
+    """`count` and the noun, plural unless the count is one: "1 line", "3 lines"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def collapse(text: str) -> str:
     """`text` with every run of whitespace made one space."""
     return " ".join(text.split())

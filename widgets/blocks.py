@@ -18,6 +18,7 @@ from shell.events import (
     FlushStarted,
     MemoryWritten,
 )
+from shell.text import counted
 from widgets.format import context_lines, duration, short_sha, tokens
 
 
@@ -77,7 +78,7 @@ class NoticeLine(Static):
 
 
 def memory_write_text(event: MemoryWritten) -> str:
-    lines = f"+{event.lines_added} lines"
+    lines = f"+{counted(event.lines_added, 'line')}"
     if event.lines_skipped:
         lines += f" ({event.lines_skipped} duplicate skipped)"
     text = f"✎ {event.path}  {lines}  {event.bytes} B  ({event.reason})"
@@ -133,7 +134,8 @@ class FlushBlock(Static):
         match event.outcome:
             case "written":
                 self.text = (
-                    f"written {event.lines} lines to {event.target} → {short_sha(event.commit)}"
+                    f"written {counted(event.lines, 'line')} to {event.target} → "
+                    f"{short_sha(event.commit)}"
                 )
             case "no_reply":
                 self.text = f"NO_REPLY — nothing worth saving (cycle {event.cycle})"

@@ -23,6 +23,7 @@ from shell.fsio import exclusive_lock, write_atomically
 from shell.memory import secrets as secret_scan
 from shell.memory.git import GitStore
 from shell.memory.paths import CURATED_FILE, MEMORY_DIR, MemoryPathError, locate
+from shell.text import counted
 from shell.tools import ToolError
 
 __all__ = [
@@ -186,9 +187,8 @@ class MemoryFiles:
             if self._fingerprints.get(name) == _fingerprint(before):
                 self._fingerprints[name] = _fingerprint(before + payload)
             added = sum(1 for line in fresh if line.strip())
-            plural = "" if added == 1 else "s"
             outcome = self.git.commit(
-                [name], _message(reason, f"append {added} line{plural} to {name}", origin)
+                [name], _message(reason, f"append {counted(added, 'line')} to {name}", origin)
             )
         event = MemoryWritten(
             path=name,

@@ -162,7 +162,7 @@ async def test_memory_write_updates_daily_note_pane_and_git_log(workspace: Path)
         assert "- Deploys happen on Fridays." in today.text
         assert app.query_one("#memory-tabs").active == "tab-today"
         (line,) = app.query(MemoryWriteLine)
-        assert "memory/2026-05-01.md" in line.text and "+1 lines" in line.text
+        assert "memory/2026-05-01.md" in line.text and "+1 line " in line.text
         assert "→ a1b2c3d" in line.text
         git_log = app.side_panes.git_log
         assert [c.short for c in git_log.commits] == ["a1b2c3d"]
@@ -257,7 +257,7 @@ async def test_flush_and_compaction_receipt(workspace: Path) -> None:
         await send(app, pilot, COMPACT)
 
         transcript = app.transcript.describe()
-        assert "flush: written 1 lines to memory/2026-05-01.md → b2c3d4e" in transcript
+        assert "flush: written 1 line to memory/2026-05-01.md → b2c3d4e" in transcript
         receipt = app.query_one(CompactionReceipt)
         assert receipt.border_title == "compaction #1"
         assert "manual: 5.6k → 1.9k tokens" in receipt.text

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from shell.events import IndexRebuilt, IndexSynced, IndexSyncProgress
+from shell.memory.index.coherence import with_follows
 from shell.memory.index.embed import HashEmbedder
 from shell.memory.index.memory_index import EmbeddingFailed, MemoryIndex
-from shell.memory.index.store import LanceStore
+from shell.memory.index.store import SCHEMA_VERSION, LanceStore
 from shell.memory.index.watch import MemoryWatcher
 from shell.memory.index.writer import SyncCancelled
 
@@ -99,6 +100,26 @@ def test_editing_one_file_rechunks_it_and_embeds_only_changed_chunks(
     assert result.chunks_total == index.status()["chunks"] == total
     assert result.trigger == "watch"
     assert index.keyword_candidates("Ada", 3)[0][0].startswith("memory/2026-11-02.md:")
+
+
+def test_editing_a_unit_rewrites_how_the_unit_after_it_is_read(
+    notes: Path, embedder: CountingEmbedder
+) -> None:
+    index = make_index(notes, embedder)
+    index.sync()
+    path = notes / "memory" / "2026-11-02.md"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[10] = "- 2: the owner of project zero changed to Ada\n"
+    path.write_text("".join(lines))
+
+    index.sync()
+
+    units, vectors = index.file_units("memory/2026-11-02.md")
+    after = next(unit for unit in units if unit.start_line == 12)
+    assert "Ada" in after.context  # its keyword context is the edited line, not the old one
+    assert with_follows(units, vectors) == units  # and how alike they are is measured afresh
+    reopened, _ = make_index(notes, embedder).file_units("memory/2026-11-02.md")
+    assert reopened == units
 
 
 def test_unchanged_files_cost_nothing(notes: Path, embedder: CountingEmbedder) -> None:
@@ -353,7 +374,7 @@ def test_an_index_of_the_previous_layout_is_rebuilt(
     events = upgraded.sync()
 
     assert isinstance(events[0], IndexRebuilt)
-    assert "schema_version 1->3" in events[0].reason
+    assert f"schema_version 1->{SCHEMA_VERSION}" in events[0].reason
     assert embedder.texts == []  # the embedding cache outlives the layout change
     assert upgraded.keyword_candidates("tea", 3)[0][0].startswith("MEMORY.md:")
     names = {p.name for p in folder.iterdir()}

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from shell.memory.index.chunking import Chunk, chunk_markdown
-from shell.memory.windows import (
+from shell.memory.index.coherence import (
     COHERENCE,
-    FileViews,
     adjacent_similarity,
-    grow_window,
+    with_follows,
     without_headings,
 )
+from shell.memory.windows import FileViews, grow_window
 
 NOTE = """\
 ## Garden
@@ -36,30 +36,34 @@ def vectors(angles: Sequence[float]) -> np.ndarray:
     return np.array([[np.cos(a), np.sin(a)] for a in angles], dtype=np.float32)
 
 
-def test_a_window_grows_through_coherent_neighbours_and_stops_at_a_topic_change() -> None:
+def facts(angles: Sequence[float]) -> list[Chunk]:
+    """The note's four facts (its headings left out), each following the one before it by the
+    cosine of the angle between their vectors."""
     chunks = [c for c in units() if not c.text.startswith("#")]
-    adjacent = adjacent_similarity(vectors([0.0, 0.2, 0.4, 2.0]))  # the last is off topic
-    window = grow_window(chunks, adjacent, 0, set())
+    return with_follows(chunks, vectors(angles))
+
+
+def test_a_window_grows_through_coherent_neighbours_and_stops_at_a_topic_change() -> None:
+    chunks = facts([0.0, 0.2, 0.4, 2.0])  # the last is off topic
+    window = grow_window(chunks, 0, set())
     assert (window.first, window.last) == (0, 2)
 
 
 def test_a_window_stays_within_its_budget_and_out_of_taken_units() -> None:
-    chunks = [c for c in units() if not c.text.startswith("#")]
-    adjacent = adjacent_similarity(vectors([0.0, 0.1, 0.2, 0.3]))
-    alone = grow_window(chunks, adjacent, 1, set(), budget=chunks[1].tokens)
+    chunks = facts([0.0, 0.1, 0.2, 0.3])
+    alone = grow_window(chunks, 1, set(), budget=chunks[1].tokens)
     assert (alone.first, alone.last) == (1, 1)
-    fenced = grow_window(chunks, adjacent, 1, {0, 2})
+    fenced = grow_window(chunks, 1, {0, 2})
     assert (fenced.first, fenced.last) == (1, 1)
 
 
 def test_a_window_grows_toward_the_neighbour_that_answers_the_query() -> None:
-    chunks = [c for c in units() if not c.text.startswith("#")]
-    adjacent = adjacent_similarity(vectors([0.0, 0.3, 0.5, 0.7]))  # unit 2 is nearer unit 1
+    chunks = facts([0.0, 0.3, 0.5, 0.7])  # unit 2 is nearer unit 1
     one_more = chunks[1].tokens + max(chunks[0].tokens, chunks[2].tokens)
-    by_topic = grow_window(chunks, adjacent, 1, set(), budget=one_more)
+    by_topic = grow_window(chunks, 1, set(), budget=one_more)
     assert (by_topic.first, by_topic.last) == (1, 2)
     match = np.array([0.8, 0.5, 0.1, 0.0])  # but unit 0 is what the query asks about
-    by_query = grow_window(chunks, adjacent, 1, set(), match=match, budget=one_more)
+    by_query = grow_window(chunks, 1, set(), match=match, budget=one_more)
     assert (by_query.first, by_query.last) == (0, 1)
 
 
@@ -82,7 +86,7 @@ def test_a_shared_heading_does_not_make_unrelated_facts_coherent() -> None:
 
 def scored_views(scores: dict[str, float]) -> tuple[FileViews, list[Chunk]]:
     """FileViews over the note, each unit scored by the first word of its text it contains."""
-    chunks = units()
+    chunks = with_follows(units(), vectors([0.0] * len(units())))
 
     def score(batch: Sequence[Chunk], _: np.ndarray) -> np.ndarray:
         return np.array([next((v for k, v in scores.items() if k in c.text), 0.0) for c in batch])

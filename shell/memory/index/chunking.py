@@ -47,6 +47,9 @@ class Chunk:
         context: The tail of the previous unit of the file ("" for the first).
         tokens: Tokens of `text`, one extra per line for its newline.
         heading: The nearest heading above the unit ("" when none, or the unit is one).
+        follows: How alike the unit is to the one before it in its file: the cosine of their
+            vectors, their heading's share left out (`shell.memory.index.coherence`); 0 for the
+            first unit and until the writer knows the vectors.
     """
 
     id: str
@@ -58,6 +61,7 @@ class Chunk:
     context: str = ""
     tokens: int = 0
     heading: str = ""
+    follows: float = 0.0
 
     @property
     def embed_text(self) -> str:

@@ -5,7 +5,7 @@ Layout of `<workspace>/.cairn/index/` (derived data, safe to delete):
 * `identity.json` - schema version, model, dim, chunking parameters, the live generation and the
   last sync time; replaced atomically, so swapping in a rebuilt generation is one rename.
 * `chunks_<gen>.lance` - id, path, start_line, end_line, text, hash, context, tokens, heading,
-  search (context + text), vector (float32[dim]) with a BM25 full-text index on `search`.
+  follows, search (context + text), vector (float32[dim]) with a BM25 full-text index on `search`.
 * `files_<gen>.json` - path, size, mtime_ns, hash, checked_ns of every indexed file: one small
   file replaced atomically per sync, where a LanceDB table cost two table versions (schema 1 kept
   these in a `files_<gen>.lance` table; such an index is rebuilt, see `SCHEMA_VERSION`).
@@ -21,6 +21,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import fields
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -33,9 +34,10 @@ from shell.heavy_import import collector_paused
 from shell.memory.index.chunking import Chunk
 from shell.memory.index.scan import FileRecord
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """2: file records moved from a `files_<gen>` LanceDB table to `files_<gen>.json`.
-3: chunks are Markdown units with a keyword context (`context`, `tokens`, `search` columns)."""
+3: chunks are Markdown units with a keyword context (`context`, `tokens`, `search` columns).
+4: a `follows` column: how alike a unit is to the one before it (`Chunk.follows`)."""
 IDENTITY_FILE = "identity.json"
 FTS_INDEX_NAME = "search_idx"
 RECORDS_PREFIX = "files_"
@@ -94,6 +96,7 @@ def chunks_schema(dim: int) -> Any:
             pa.field("context", pa.string()),
             pa.field("tokens", pa.int32()),
             pa.field("heading", pa.string()),
+            pa.field("follows", pa.float32()),
             pa.field("search", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
@@ -139,6 +142,7 @@ def chunk_rows(chunks: Sequence[Chunk], vectors: np.ndarray, dim: int) -> Any:
             "context": [c.context for c in chunks],
             "tokens": pa.array([c.tokens for c in chunks], pa.int32()),
             "heading": [c.heading for c in chunks],
+            "follows": pa.array([c.follows for c in chunks], pa.float32()),
             "search": [c.search_text for c in chunks],
             "vector": _vector_array(vectors, dim),
         },
@@ -283,35 +287,8 @@ class LanceStore:
 def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
     """Every row of a chunks table: the chunks and their `(n, dim)` vectors, in table order."""
     data = table.to_arrow()
-    columns = {
-        name: data.column(name).to_pylist()
-        for name in (
-            "id",
-            "path",
-            "start_line",
-            "end_line",
-            "text",
-            "hash",
-            "context",
-            "tokens",
-            "heading",
-        )
-    }
-    chunks = [
-        Chunk(*fields)
-        for fields in zip(
-            columns["id"],
-            columns["path"],
-            columns["start_line"],
-            columns["end_line"],
-            columns["text"],
-            columns["hash"],
-            columns["context"],
-            columns["tokens"],
-            columns["heading"],
-            strict=True,
-        )
-    ]
+    columns = [data.column(field.name).to_pylist() for field in fields(Chunk)]
+    chunks = [Chunk(*row) for row in zip(*columns, strict=True)]
     vectors = _vectors_of(data.column("vector"), dim)
     if len(vectors) != len(chunks):
         raise ValueError("chunks table has vectors of the wrong size")

@@ -21,6 +21,7 @@ import numpy as np
 from shell.events import IndexSyncProgress
 from shell.memory.index import store
 from shell.memory.index.chunking import Chunk, chunk_markdown
+from shell.memory.index.coherence import with_follows
 from shell.memory.index.embed import Embedder
 from shell.memory.index.scan import FileRecord, SyncPlan, plan_sync
 from shell.memory.index.vector_matrix import VectorMatrix
@@ -231,9 +232,10 @@ class IndexWriter:
             if new_chunks
             else np.zeros((0, self._embedder.dim), dtype=np.float32)
         )
+        new_chunks = with_follows(new_chunks, matrix)
 
-        # A chunk's id names its path, lines and text, so rows whose id survives the edit are
-        # left alone: the table loses only the stale rows and gains only the new ones.
+        # A chunk's id names its path, lines and text, so rows that survive the edit unchanged
+        # are left alone: the table loses only the stale rows and gains only the new ones.
         stale_ids, added = self._row_changes(generation.vectors, plan, new_chunks)
         gone_rows = len(stale_ids) + sum(
             len(generation.vectors.ids_by_path.get(path, ())) for path in plan.removed
@@ -290,21 +292,19 @@ class IndexWriter:
         """What the chunks table must lose and gain for `plan`.
 
         Returns:
-            The ids of the changed files' rows that no new chunk keeps, and the positions in
-            `new_chunks` of the chunks that are not rows yet.
+            The ids of the changed files' rows that no new chunk keeps as they are, and the
+            positions in `new_chunks` of the chunks that are not rows yet. A unit whose
+            neighbour was edited (a new keyword context or `follows`) is both: its row is
+            rewritten.
         """
-        new_ids = {c.id for c in new_chunks}
+        kept = {c.id for c in new_chunks if vectors.chunks.get(c.id) == c}
         stale_ids = [
             chunk_id
             for changed in plan.changed
             for chunk_id in vectors.ids_by_path.get(changed.record.path, ())
-            if chunk_id not in new_ids
+            if chunk_id not in kept
         ]
-        added = [
-            i
-            for i, chunk in enumerate(new_chunks)
-            if chunk.id not in vectors.row_of or vectors.chunks[chunk.id].path != chunk.path
-        ]
+        added = [i for i, chunk in enumerate(new_chunks) if chunk.id not in kept]
         return stale_ids, added
 
     def add_rows(

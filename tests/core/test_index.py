@@ -13,7 +13,8 @@ import pytest
 from shell.events import IndexRebuilt, IndexSynced
 from shell.memory.index.chunking import make_chunk
 from shell.memory.index.embed import HashEmbedder, MiniLMEmbedder
-from shell.memory.index.memory_index import MemoryIndex, query_terms
+from shell.memory.index.memory_index import MemoryIndex
+from shell.memory.index.terms import query_terms
 
 NOTES = {
     "MEMORY.md": "# Memory\n\n- The user prefers tea over coffee.\n",
@@ -189,6 +190,31 @@ def test_real_model_ranks_the_right_note_first(workspace: Path, tmp_path: Path) 
     assert top("an italian pasta recipe").startswith("memory/cooking.md:")
     assert top("what drink does the user like?").startswith("MEMORY.md:")
     assert top("which ticket is about moving the database?").startswith("memory/projects.md:")
+
+
+def test_a_unit_is_found_through_the_unit_before_it_only_when_it_continues_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    write_notes(
+        workspace,
+        {
+            "MEMORY.md": "# Memory\n\n- I drink green tea every morning.\n"
+            "- The design review for project Heron is on 9 December.\n",
+            "memory/2026-11-30.md": "- Sam: Did you ride the old tram in Lisbon?\n"
+            "- Alex: Yes, twice. It rattles up to the castle.\n",
+        },
+    )
+    index = MemoryIndex(workspace, MiniLMEmbedder(tmp_path / "fastembed"))
+    index.sync()
+
+    def found(query: str) -> list[str]:
+        ids = [chunk_id for chunk_id, _ in index.keyword_candidates(query, 10)]
+        return [index.chunks(ids)[chunk_id].text for chunk_id in ids]
+
+    # the review line is read with the tea line before it, but it is about something else
+    assert found("how often do I drink green tea?") == ["- I drink green tea every morning."]
+    # Alex's answer continues Sam's question, so Sam's words still find it
+    assert "- Alex: Yes, twice. It rattles up to the castle." in found("Lisbon")
 
 
 def test_importing_the_index_loads_no_heavy_library() -> None:

@@ -14,7 +14,6 @@ the writing itself (chunk, embed through the cache, commit rows, record identity
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from shell.memory.index import store
 from shell.memory.index.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
 from shell.memory.index.embed import Embedder
 from shell.memory.index.scan import is_dirty
+from shell.memory.index.terms import found_through_context, query_terms, stems
 from shell.memory.index.writer import (
     EmbeddingFailed,
     Generation,
@@ -36,7 +36,6 @@ from shell.memory.index.writer import (
     ProgressCallback,
     SyncCancelled,
 )
-from shell.memory.ranking import QUESTION_STOP_WORDS
 
 __all__ = [
     "EmbeddingFailed",
@@ -44,13 +43,10 @@ __all__ = [
     "MemoryIndex",
     "ProgressCallback",
     "SyncCancelled",
-    "query_terms",
 ]
 
 OPTIMIZE_MIN_ROWS = 500
 """Fold new rows into the FTS index once this many (or 5% of the table) are unindexed."""
-_MAX_QUERY_TERMS = 32
-_TERM = re.compile(r"\w+", re.UNICODE)
 
 
 class KeywordSearchUnavailable(RuntimeError):
@@ -66,14 +62,6 @@ class KeywordSearchUnavailable(RuntimeError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def query_terms(query: str) -> list[str]:
-    """Plain word tokens of a user query, question words left out unless nothing else is left:
-    no FTS syntax can pass through."""
-    terms = list(dict.fromkeys(t for t in _TERM.findall(query) if len(t) <= 40))
-    content = [t for t in terms if t.lower() not in QUESTION_STOP_WORDS]
-    return (content or terms)[:_MAX_QUERY_TERMS]
 
 
 class MemoryIndex:
@@ -312,6 +300,9 @@ class MemoryIndex:
     def keyword_candidates(self, query: str, k: int) -> list[tuple[str, float]]:
         """The k best BM25 matches for the words of `query` (any word may match).
 
+        A unit is read with the tail of the unit before it, but a match on that tail alone
+        counts only when the unit continues that one's topic (`terms.found_through_context`).
+
         Returns:
             (chunk id, raw BM25 score) pairs, best first; [] when nothing matches, the query
             has no words, or nothing is indexed yet.
@@ -336,7 +327,12 @@ class MemoryIndex:
                 self._needs_fts = True  # the next sync rebuilds the full-text index
                 raise KeywordSearchUnavailable(reason) from exc
             known = generation.vectors.chunks
-            return [(chunk_id, float(score)) for chunk_id, score in hits if chunk_id in known]
+            query_stems = stems(terms)
+            return [
+                (chunk_id, float(score))
+                for chunk_id, score in hits
+                if chunk_id in known and not found_through_context(known[chunk_id], query_stems)
+            ]
 
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         """The chunks with these ids (ids no longer in the index are left out)."""

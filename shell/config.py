@@ -42,6 +42,33 @@ def _now() -> datetime:
 
 
 @dataclass(frozen=True)
+class DreamSettings:
+    """Dreaming (`shell.dreaming`), set in the config's `[dreaming]` table or by
+    `CAIRN_DREAMING_<NAME>`. OpenClaw's defaults (openclaw-memory.md §7), except where noted."""
+
+    enabled: bool = True
+    """Off: no sweep runs and searches record no hits."""
+    idle_minutes: float = 0.0
+    """In the TUI, sweep after this many idle minutes (0: only `/dream`)."""
+    light_lookback_days: int = 2
+    light_dedupe_similarity: float = 0.9
+    light_limit: int = 100
+    rem_lookback_days: int = 7
+    rem_min_confidence: float = 0.45
+    rem_dedupe_similarity: float = 0.88
+    rem_limit: int = 10
+    min_score: float = 0.75
+    min_recalls: int = 3
+    min_queries: int = 3
+    max_age_days: int = 30
+    """Recalls older than this count for nothing."""
+    limit: int = 10
+    """At most this many proposals a sweep."""
+    recency_half_life_days: float = 14.0
+    max_proposal_tokens: int = 160
+
+
+@dataclass(frozen=True)
 class Settings:
     workspace: Path
     model: str = DEMO_MODEL
@@ -74,6 +101,7 @@ class Settings:
     """memory_search: the most recency adds to a hit's order (0 turns recency off)."""
     recency_half_life_days: float = 30.0
     """memory_search: the age at which a note's recency bonus has halved."""
+    dreaming: DreamSettings = field(default_factory=DreamSettings)
     clock: Callable[[], datetime] = field(default=_now, compare=False, repr=False)
 
     @property
@@ -102,6 +130,8 @@ def config_file() -> Path:
 
 
 def _coerce(name: str, value: Any, current: Any) -> Any:
+    if isinstance(current, DreamSettings):
+        return _coerce_table(name, value, current)
     try:
         if isinstance(current, bool) or name in ("watch",):
             if isinstance(value, str):
@@ -116,6 +146,22 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
     except (TypeError, ValueError) as error:
         raise ConfigError(f"setting {name!r}: {value!r} is not valid ({error})") from None
     return value
+
+
+def _coerce_table(name: str, value: Any, current: DreamSettings) -> DreamSettings:
+    if isinstance(value, DreamSettings):
+        return value
+    if isinstance(value, bool | str):  # `dreaming = false`, CAIRN_DREAMING=off
+        return replace(current, enabled=_coerce(f"{name}.enabled", value, current.enabled))
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"setting {name!r} must be a table of settings, not {value!r}")
+    known = {f.name for f in fields(current)}
+    if unknown := set(value) - known:
+        raise ConfigError(f"[{name}]: unknown settings {sorted(unknown)}")
+    coerced = {
+        key: _coerce(f"{name}.{key}", raw, getattr(current, key)) for key, raw in value.items()
+    }
+    return replace(current, **coerced)
 
 
 def load_settings(
@@ -152,6 +198,15 @@ def load_settings(
     for name in names:
         if (raw := env.get(f"CAIRN_{name.upper()}")) is not None:
             values[name] = raw
+    dream_env = {
+        f.name: raw
+        for f in fields(DreamSettings)
+        if (raw := env.get(f"CAIRN_DREAMING_{f.name.upper()}")) is not None
+    }
+    if dream_env:
+        table = values.get("dreaming", {})
+        table = table if isinstance(table, Mapping) else {"enabled": table}
+        values["dreaming"] = {**table, **dream_env}
     for name, value in (overrides or {}).items():
         if value is not None:
             values[name] = value

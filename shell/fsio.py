@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["NEW_FILE_MODE", "exclusive_lock", "write_atomically"]
+__all__ = ["NEW_FILE_MODE", "LockBusy", "exclusive_lock", "shared_lock", "write_atomically"]
 
 NEW_FILE_MODE = 0o644
 """Permission bits of a file `write_atomically` creates when told to keep the old file's bits."""
@@ -58,19 +58,42 @@ def write_atomically(path: Path, data: bytes | str, *, mode: int | None = None) 
     _fsync_folder(path.parent)
 
 
+class LockBusy(Exception):
+    """Another holder has the lock and the caller asked not to wait."""
+
+
 @contextlib.contextmanager
-def exclusive_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive `flock` on the lock file `path`, waiting as long as it takes.
+def exclusive_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive `flock` on the lock file `path`, waiting as long as it takes (or, with
+    `wait=False`, raising `LockBusy` at once when another holder has it).
 
     The file (and its folder) is created if missing and never deleted; its content is unused.
     The lock belongs to this open of the file, so two opens in one process exclude each other
     too; callers that share an object across threads still put a thread lock around this to
     keep the waiting in-process.
     """
+    operation = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
+    with _flocked(path, operation):
+        yield
+
+
+@contextlib.contextmanager
+def shared_lock(path: Path) -> Iterator[None]:
+    """Hold a shared `flock` on `path`: any number of shared holders, never beside an
+    exclusive one (appenders share; whoever rewrites the file takes it exclusively)."""
+    with _flocked(path, fcntl.LOCK_SH):
+        yield
+
+
+@contextlib.contextmanager
+def _flocked(path: Path, operation: int) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(descriptor, operation)
+        except BlockingIOError:
+            raise LockBusy(str(path)) from None
         try:
             yield
         finally:

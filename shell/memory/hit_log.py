@@ -1,17 +1,23 @@
-"""The hit log: which memory lines memory_search surfaced, how often, for which queries.
+"""The hit log: which units of memory `memory_search` surfaced, when, for which query, how well.
 
-Dreaming reads this later to find what keeps being recalled. The store is operational data in
-`<workspace>/.cairn/dreams/recall.json` (derived, git-ignored). It is bounded, written atomically,
-serialised across threads and processes with an exclusive `flock`, and a corrupt file is moved
-aside rather than crashing a search.
+Dreaming reads it to find what keeps being recalled. Recording sits on every search's path, so
+it is one appended JSON line per search in `<workspace>/.cairn/dreams/recall.log`, under a shared
+`flock` and without an fsync (5.7 ms p50 per search when every search rewrote and fsynced a
+JSON store; see bench/README.md for today's figure). A crash can lose the last records: recall
+feeds dreaming, and a lost record costs one recall, never a memory.
 
-File shape::
+`fold` (run by a dreaming sweep) merges the log into the bounded store `recall.json` under the
+exclusive lock. The log is renamed to a pending file first and deleted only after the store that
+holds it is written, and the store lists the pending files it folded, so a kill at any point
+neither loses nor double-counts a search. A torn line (a kill mid-append) is skipped; a corrupt
+store is moved aside rather than crashing a search or a sweep.
 
-    {"version": 1, "entries": {"memory/2026-11-30.md:3:9": {
-        "path": "memory/2026-11-30.md", "start_line": 3, "end_line": 9,
-        "recall_count": 4, "query_hashes": ["<sha1>", ...], "days": ["2026-11-30", ...],
-        "best_score": 0.71, "total_score": 2.5, "first_seen": "<iso>", "last_seen": "<iso>",
-        "snippet": "..."}}}
+A unit is known by its file and the hash of its text (`SearchHit.unit`), not by its line
+numbers, so a unit keeps its recalls when lines above it move.
+
+Record shape (one line per search)::
+
+    {"at": "<iso>", "q": "<query hash>", "hits": [["memory/2026-11-30.md", 3, 3, "<hash12>", 0.61]]}
 """
 
 from __future__ import annotations
@@ -22,159 +28,264 @@ import json
 import os
 import threading
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shell.fsio import exclusive_lock, write_atomically
+from shell.fsio import exclusive_lock, shared_lock, write_atomically
 
 if TYPE_CHECKING:
     from shell.memory.search_result import SearchHit
 
-FORMAT_VERSION = 1
-MAX_ENTRIES = 512
-MAX_QUERY_HASHES = 32
-MAX_DAYS = 16
-MAX_SNIPPET_CHARS = 800
+FORMAT_VERSION = 2
+MAX_UNITS = 4096
+"""Units the store keeps; past this, the least recently recalled go."""
+MAX_RECALLS_PER_UNIT = 32
+"""Recalls kept per unit, the most recent (dreaming's signals saturate well below this)."""
+MAX_FOLDED_IDS = 16
+QUERY_HASH_CHARS = 12
 
 
-def recall_path(workspace: Path) -> Path:
-    """Where a workspace keeps its recall store."""
-    return workspace / ".cairn" / "dreams" / "recall.json"
+def dreams_dir(workspace: Path) -> Path:
+    """Where a workspace keeps dreaming's machine state (git-ignored, under `.cairn`)."""
+    return workspace / ".cairn" / "dreams"
 
 
 def query_hash(query: str) -> str:
-    """sha1 of the query after NFC normalisation, lowercasing and whitespace collapsing."""
+    """A short sha1 of the query after NFC normalisation, lowercasing and whitespace collapsing:
+    two wordings of one question count as one query only when they are the same words."""
     normalised = " ".join(unicodedata.normalize("NFC", query).lower().split())
-    return hashlib.sha1(normalised.encode("utf-8")).hexdigest()
+    return hashlib.sha1(normalised.encode("utf-8")).hexdigest()[:QUERY_HASH_CHARS]
 
 
-def hit_key(path: str, start_line: int, end_line: int) -> str:
-    return f"{path}:{start_line}:{end_line}"
+@dataclass(frozen=True)
+class Recall:
+    """One time a unit was surfaced."""
+
+    at: str
+    """When, as the injected clock's ISO timestamp (its date part is the local day)."""
+    query: str
+    """The query's hash (`query_hash`)."""
+    score: float
+    """The hit's relevance."""
+
+    @property
+    def day(self) -> str:
+        return self.at[:10]
+
+
+@dataclass(frozen=True)
+class RecalledUnit:
+    """A unit of a memory file and its recalls (oldest first, at most MAX_RECALLS_PER_UNIT)."""
+
+    path: str
+    unit_hash: str
+    """The first 12 hex digits of the unit's chunk hash; "" when the search did not say."""
+    start_line: int
+    """Where the unit was when last recalled (lines can move; the hash cannot)."""
+    end_line: int
+    recalls: tuple[Recall, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}#{self.unit_hash or f'L{self.start_line}-L{self.end_line}'}"
 
 
 class HitLog:
-    """Records every hit surfaced to the model.
+    """Records every hit surfaced to the model, and folds the records for dreaming.
 
     Args:
-        path: the JSON store, usually `recall_path(workspace)`.
-        clock: the current time (injected for determinism).
+        folder: The dreams folder, usually `dreams_dir(workspace)`.
+        clock: The current time (injected for determinism).
     """
 
-    def __init__(self, path: Path, clock: Callable[[], datetime]) -> None:
-        self._path = path
-        self._lock_path = path.with_name(path.name + ".lock")
+    def __init__(self, folder: Path, clock: Callable[[], datetime]) -> None:
+        self._folder = folder
+        self._log = folder / "recall.log"
+        self._store = folder / "recall.json"
+        self._lock = folder / "recall.lock"
         self._clock = clock
         self._thread_lock = threading.Lock()  # flock is per open file; this orders our threads
 
     @property
-    def path(self) -> Path:
-        return self._path
+    def folder(self) -> Path:
+        return self._folder
 
     def record(self, query: str, hits: Sequence[SearchHit]) -> None:
-        """Add one search's hits: bump counts, remember the query hash, today and the scores."""
+        """Append one search's hits (nothing for a search that surfaced none)."""
         if not hits:
             return
-        now = self._clock()
-        stamp = now.isoformat()
-        day = now.date().isoformat()
-        qhash = query_hash(query)
-        with self._locked():
-            entries = self._read()
-            for hit in hits:
-                key = hit_key(hit.path, hit.start_line, hit.end_line)
-                entry = entries.get(key) or {
-                    "path": hit.path,
-                    "start_line": hit.start_line,
-                    "end_line": hit.end_line,
-                    "recall_count": 0,
-                    "query_hashes": [],
-                    "days": [],
-                    "best_score": 0.0,
-                    "total_score": 0.0,
-                    "first_seen": stamp,
-                }
-                entry["recall_count"] += 1
-                entry["query_hashes"] = _bounded_append(
-                    entry["query_hashes"], qhash, MAX_QUERY_HASHES
-                )
-                entry["days"] = _bounded_append(entry["days"], day, MAX_DAYS)
-                entry["best_score"] = max(float(entry["best_score"]), hit.score)
-                entry["total_score"] = float(entry["total_score"]) + hit.score
-                entry["last_seen"] = stamp
-                entry["snippet"] = hit.snippet[:MAX_SNIPPET_CHARS]
-                entries.pop(key, None)
-                entries[key] = entry  # re-insert: dict order is then least → most recent
-            self._write(_evict(entries))
+        line = json.dumps(
+            {
+                "at": self._clock().isoformat(),
+                "q": query_hash(query),
+                "hits": [_row(h) for h in hits],
+            },
+            ensure_ascii=False,
+        )
+        data = f"\n{line}\n".encode()  # the leading newline ends a line a kill left torn
+        self._folder.mkdir(parents=True, exist_ok=True)
+        with self._thread_lock, shared_lock(self._lock):
+            descriptor = os.open(
+                self._log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
+            )
+            try:
+                os.write(descriptor, data)  # one write: appends of other processes never interleave
+            finally:
+                os.close(descriptor)
 
-    def entries(self) -> dict[str, dict[str, Any]]:
-        """A snapshot of the store: hit key (`path:start:end`) → entry dict."""
-        with self._locked():
-            return self._read()
+    def recalled(self) -> list[RecalledUnit]:
+        """Every unit recalled so far, the store and the records not yet folded, without
+        changing anything (most recently recalled last)."""
+        if not self._folder.is_dir():
+            return []
+        with self._thread_lock, exclusive_lock(self._lock):
+            units, folded = self._read_store()
+            for _, lines in self._pending(folded):
+                _merge(units, lines)
+            _merge(units, _read_lines(self._log))
+        return _as_units(units)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        with self._thread_lock, exclusive_lock(self._lock_path):
-            yield
+    def fold(self) -> list[RecalledUnit]:
+        """Merge the log into the store, bounded, and return what `recalled` would."""
+        if not self._folder.is_dir():
+            return []
+        with self._thread_lock, exclusive_lock(self._lock):
+            units, folded = self._read_store()
+            pending = list(self._pending(folded))
+            if self._log.exists():
+                target = self._folder / f"recall.{uuid.uuid4().hex[:12]}.pending"
+                os.replace(self._log, target)
+                pending.append((target, _read_lines(target)))
+            for _, lines in pending:
+                _merge(units, lines)
+            units = _bounded(units)
+            folded = [*folded, *(_pending_id(path) for path, _ in pending)][-MAX_FOLDED_IDS:]
+            payload = {"version": FORMAT_VERSION, "folded": folded, "units": units}
+            write_atomically(self._store, json.dumps(payload, ensure_ascii=False), mode=0o600)
+            for path in self._folder.glob("recall.*.pending"):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+        return _as_units(units)
 
-    def _read(self) -> dict[str, dict[str, Any]]:
+    # --- internals -------------------------------------------------------------------------
+
+    def _pending(self, folded: Sequence[str]) -> Iterator[tuple[Path, list[dict[str, Any]]]]:
+        """Pending files a killed fold left: those the store already holds are only deleted."""
+        for path in sorted(self._folder.glob("recall.*.pending")):
+            if _pending_id(path) in folded:
+                continue
+            yield path, _read_lines(path)
+
+    def _read_store(self) -> tuple[dict[str, dict[str, Any]], list[str]]:
         try:
-            raw = self._path.read_text(encoding="utf-8")
+            raw = self._store.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {}
+            return {}, []
         try:
             data = json.loads(raw)
-            entries = data["entries"]
-            if data.get("version") != FORMAT_VERSION or not isinstance(entries, dict):
+            if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
                 raise ValueError("unexpected recall store layout")
-            for entry in entries.values():
+            units, folded = data["units"], data["folded"]
+            if not isinstance(units, dict) or not isinstance(folded, list):
+                raise ValueError("unexpected recall store layout")
+            for entry in units.values():
                 _check_entry(entry)
-        except (ValueError, KeyError, TypeError) as error:
-            self._move_aside(error)
-            return {}
-        return entries
+        except (ValueError, KeyError, TypeError):
+            self._move_aside()
+            return {}, []
+        return units, [str(name) for name in folded]
 
-    def _move_aside(self, error: Exception) -> None:
+    def _move_aside(self) -> None:
         stamp = self._clock().strftime("%Y%m%dT%H%M%S")
-        target = self._path.with_name(f"{self._path.name}.corrupt-{stamp}")
+        target = self._store.with_name(f"{self._store.name}.corrupt-{stamp}")
         counter = 1
         while target.exists():
             counter += 1
-            target = self._path.with_name(f"{self._path.name}.corrupt-{stamp}-{counter}")
-        os.replace(self._path, target)
-
-    def _write(self, entries: dict[str, dict[str, Any]]) -> None:
-        payload = json.dumps({"version": FORMAT_VERSION, "entries": entries}, ensure_ascii=False)
-        write_atomically(self._path, payload, mode=0o600)  # private, as it has always been
+            target = self._store.with_name(f"{self._store.name}.corrupt-{stamp}-{counter}")
+        os.replace(self._store, target)
 
 
-def _bounded_append(values: list[str], value: str, limit: int) -> list[str]:
-    """`values` with `value` moved to the end, keeping the `limit` most recent."""
-    kept = [v for v in values if v != value]
-    kept.append(value)
-    return kept[-limit:]
+def _row(hit: SearchHit) -> list[Any]:
+    path, start, end, unit_hash = hit.path, hit.start_line, hit.end_line, ""
+    if hit.unit:
+        path, start_text, end_text, unit_hash = hit.unit.rsplit(":", 3)
+        start, end = int(start_text), int(end_text)
+    return [path, start, end, unit_hash, round(hit.score, 4)]
 
 
-def _evict(entries: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Keep the MAX_ENTRIES most recently recalled (dict order is recall order, see `record`)."""
-    if len(entries) <= MAX_ENTRIES:
-        return entries
-    return dict(list(entries.items())[-MAX_ENTRIES:])
+def _pending_id(path: Path) -> str:
+    return path.name.removeprefix("recall.").removesuffix(".pending")
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    """The records of a log file; a torn or foreign line is skipped."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(record, dict) and {"at", "q", "hits"} <= record.keys():
+            if isinstance(record["hits"], list):
+                records.append(record)
+    return records
+
+
+def _merge(units: dict[str, dict[str, Any]], records: Iterable[dict[str, Any]]) -> None:
+    """Add each record's hits to `units` (key → entry; dict order is recall order)."""
+    for record in records:
+        recall = [str(record["at"]), str(record["q"])]
+        for row in record["hits"]:
+            try:
+                path, start, end, unit_hash, score = row
+                key = f"{path}#{unit_hash or f'L{int(start)}-L{int(end)}'}"
+                entry = units.pop(key, None) or {"path": str(path), "hash": str(unit_hash)}
+                entry["lines"] = [int(start), int(end)]
+                entry["recalls"] = [*entry.get("recalls", ()), [*recall, float(score)]][
+                    -MAX_RECALLS_PER_UNIT:
+                ]
+                units[key] = entry  # re-inserted: the most recently recalled come last
+            except (ValueError, TypeError):
+                continue
+
+
+def _bounded(units: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    if len(units) <= MAX_UNITS:
+        return units
+    return dict(list(units.items())[-MAX_UNITS:])
+
+
+def _as_units(units: dict[str, dict[str, Any]]) -> list[RecalledUnit]:
+    return [
+        RecalledUnit(
+            path=entry["path"],
+            unit_hash=entry["hash"],
+            start_line=entry["lines"][0],
+            end_line=entry["lines"][1],
+            recalls=tuple(Recall(at, query, score) for at, query, score in entry["recalls"]),
+        )
+        for entry in units.values()
+    ]
 
 
 def _check_entry(entry: Any) -> None:
     if not isinstance(entry, dict):
         raise TypeError("recall entry is not an object")
-    for name, kind in (
-        ("path", str),
-        ("start_line", int),
-        ("end_line", int),
-        ("recall_count", int),
-        ("query_hashes", list),
-        ("days", list),
-        ("best_score", (int, float)),
-        ("total_score", (int, float)),
-    ):
-        if not isinstance(entry.get(name), kind):
-            raise TypeError(f"recall entry field {name!r} is missing or malformed")
+    if not isinstance(entry.get("path"), str) or not isinstance(entry.get("hash"), str):
+        raise TypeError("recall entry has no path or hash")
+    lines, recalls = entry.get("lines"), entry.get("recalls")
+    if not isinstance(lines, list) or len(lines) != 2 or not isinstance(recalls, list):
+        raise TypeError("recall entry has malformed lines or recalls")
+    for recall in recalls:
+        if not isinstance(recall, list) or len(recall) != 3:
+            raise TypeError("recall entry has a malformed recall")

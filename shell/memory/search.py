@@ -406,6 +406,7 @@ def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool
         citation=ranking.citation(path, start, end),
         date=day.isoformat() if day else None,
         in_time_frame=framed,
+        unit=scored.chunk_id,
     )
 
 

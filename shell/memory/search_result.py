@@ -43,6 +43,9 @@ class SearchHit:
     """The date of the daily note the hit comes from (ISO), None for undated files."""
     in_time_frame: bool = False
     """True when that date lies in the time the query named."""
+    unit: str = ""
+    """The id of the unit that matched (`Chunk.id`: path, lines and text hash), which the
+    window around it cites; the hit log counts recalls by it."""
 
     def to_model_dict(self) -> dict[str, Any]:
         return {

@@ -18,6 +18,7 @@ from shell.events import Error, Event, IndexSyncProgress
 from shell.tools import Tool
 
 if TYPE_CHECKING:
+    from shell.memory.hit_log import HitLog
     from shell.memory.index.memory_index import MemoryIndex
     from shell.memory.index.watch import MemoryWatcher
     from shell.memory.search import MemorySearch, SearchResult
@@ -28,6 +29,7 @@ class RecallService:
         self.settings = settings
         self._index: MemoryIndex | None = None
         self._searcher: MemorySearch | None = None
+        self._hit_log: HitLog | None = None
         self._ready = threading.Event()
         self._sync_lock = threading.Lock()
         # created here, not in start(): a consumer may begin listening before start() runs
@@ -51,19 +53,28 @@ class RecallService:
     @property
     def searcher(self) -> MemorySearch:
         if self._searcher is None:
-            from shell.memory.hit_log import HitLog
             from shell.memory.search import MemorySearch
 
-            recall_file = self.settings.state_dir / "dreams" / "recall.json"
-            hits = HitLog(recall_file, self.settings.clock)
             self._searcher = MemorySearch(
                 self.index,
-                hit_log=hits,
+                hit_log=self.hit_log,
                 clock=self.settings.clock,
                 recency_weight=self.settings.recency_weight,
                 half_life_days=self.settings.recency_half_life_days,
             )
         return self._searcher
+
+    @property
+    def hit_log(self) -> HitLog | None:
+        """Where searches record their hits for dreaming; None while dreaming is off, so
+        nothing is written for it (OpenClaw wrote recall artifacts either way, #84436)."""
+        if not self.settings.dreaming.enabled:
+            return None
+        if self._hit_log is None:
+            from shell.memory.hit_log import HitLog, dreams_dir
+
+            self._hit_log = HitLog(dreams_dir(self.settings.workspace), self.settings.clock)
+        return self._hit_log
 
     def tool(self) -> Tool:
         from shell.memory.search_tool import search_tool

@@ -64,3 +64,22 @@ def test_bad_config_files_are_clear_errors(tmp_path: Path, text: str, message: s
 def test_tiny_context_window_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="too small"):
         load_settings({"context_window": 100}, env={}, file=tmp_path / "none.toml")
+
+
+def test_dreaming_is_a_table_in_the_file_and_env_vars_by_name(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[dreaming]\nmin_score = 0.6\nidle_minutes = 20\n")
+    settings = load_settings(env={"CAIRN_DREAMING_LIMIT": "4"}, file=config)
+    assert (settings.dreaming.min_score, settings.dreaming.idle_minutes) == (0.6, 20.0)
+    assert settings.dreaming.limit == 4 and settings.dreaming.enabled
+    assert not load_settings(env={"CAIRN_DREAMING": "off"}, file=config).dreaming.enabled
+    config.write_text("dreaming = false\n")
+    off = load_settings(env={"CAIRN_DREAMING_LIMIT": "4"}, file=config).dreaming
+    assert (off.enabled, off.limit) == (False, 4)
+
+
+def test_an_unknown_dreaming_setting_is_a_clear_error(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[dreaming]\nminscore = 0.6\n")
+    with pytest.raises(ConfigError, match=r"\[dreaming\]: unknown settings \['minscore'\]"):
+        load_settings(env={}, file=config)

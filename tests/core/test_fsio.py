@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from shell import fsio
-from shell.fsio import exclusive_lock, write_atomically
+from shell.fsio import LockBusy, exclusive_lock, shared_lock, write_atomically
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -165,6 +165,18 @@ def test_lock_is_released_when_the_body_raises(tmp_path: Path) -> None:
     lock = tmp_path / "x.lock"
     with pytest.raises(RuntimeError), exclusive_lock(lock):
         raise RuntimeError("boom")
+    assert not _held_elsewhere(lock)
+
+
+def test_shared_holders_coexist_and_exclude_an_exclusive_one(tmp_path: Path) -> None:
+    lock = tmp_path / "recall.lock"
+    with shared_lock(lock), shared_lock(lock):
+        with pytest.raises(LockBusy), exclusive_lock(lock, wait=False):
+            pass
+        assert _held_elsewhere(lock)
+    with exclusive_lock(lock, wait=False):
+        with pytest.raises(LockBusy), exclusive_lock(lock, wait=False):
+            pass
     assert not _held_elsewhere(lock)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from shell.events import SearchPerformed
-from shell.memory.hit_log import HitLog, recall_path
+from shell.memory.hit_log import HitLog, dreams_dir
 from shell.memory.index.embed import MiniLMEmbedder
 from shell.memory.index.memory_index import MemoryIndex
 from shell.memory.search import (
@@ -296,23 +296,26 @@ async def test_an_unsynced_edit_is_reported_as_stale(fresh: tuple[Path, MemoryIn
     assert [event.type for event in result.events] == ["notice", "search_performed"]
 
 
-def test_recall_json_records_every_surfaced_hit(index: MemoryIndex, tmp_path: Path) -> None:
-    tracker = HitLog(recall_path(tmp_path), clock=lambda: NOW)
-    result = MemorySearch(index, hit_log=tracker, clock=lambda: NOW).search("office wifi")
+def test_the_hit_log_records_the_unit_of_every_surfaced_hit(
+    index: MemoryIndex, tmp_path: Path
+) -> None:
+    log = HitLog(dreams_dir(tmp_path), clock=lambda: NOW)
+    result = MemorySearch(index, hit_log=log, clock=lambda: NOW).search("office wifi")
     assert result.hits
-    entries = tracker.entries()
-    assert set(entries) == {f"{h.path}:{h.start_line}:{h.end_line}" for h in result.hits}
-    entry = entries[f"{result.hits[0].path}:{result.hits[0].start_line}:{result.hits[0].end_line}"]
-    assert entry["recall_count"] == 1
-    assert entry["best_score"] == pytest.approx(result.hits[0].score)
-    assert entry["days"] == ["2026-11-30"]
+    recalled = {unit.key: unit for unit in log.recalled()}
+    keys = {f"{h.unit.split(':')[0]}#{h.unit.rsplit(':', 1)[1]}" for h in result.hits}
+    assert set(recalled) == keys
+    top = result.hits[0]
+    unit = recalled[f"{top.path}#{top.unit.rsplit(':', 1)[1]}"]
+    assert [(r.day, r.score) for r in unit.recalls] == [("2026-11-30", round(top.score, 4))]
+    assert top.start_line <= unit.start_line <= unit.end_line <= top.end_line  # inside its window
     assert "recall" in result.timings_ms
 
 
 def test_abstention_records_nothing(index: MemoryIndex, tmp_path: Path) -> None:
-    tracker = HitLog(recall_path(tmp_path), clock=lambda: NOW)
-    MemorySearch(index, hit_log=tracker, clock=lambda: NOW).search("recipe for banana bread")
-    assert tracker.entries() == {}
+    log = HitLog(dreams_dir(tmp_path), clock=lambda: NOW)
+    MemorySearch(index, hit_log=log, clock=lambda: NOW).search("recipe for banana bread")
+    assert log.recalled() == []
 
 
 def zephyr_index(workspace: Path, cosines: list[float], seed: int) -> MemoryIndex:

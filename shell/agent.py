@@ -18,10 +18,12 @@ from shell.calls import ModelCall, ToolDone, run_tool_calls
 from shell.config import DEMO_CONTEXT_WINDOW, Settings
 from shell.context import ContextBudget, TokenCounter
 from shell.conversation import Conversation
+from shell.dreaming import Decision, Dreamer, Preview
 from shell.events import (
     AssistantMessage,
     BootstrapTruncated,
     ContextReport,
+    DreamTrigger,
     Error,
     Event,
     Loading,
@@ -61,6 +63,7 @@ class Agent:
         record: SessionRecord,
         messages: list[dict[str, Any]],
         recall: RecallService,
+        dreamer: Dreamer,
         resumed: bool = False,
         index_in_background: bool = True,
     ) -> None:
@@ -71,6 +74,7 @@ class Agent:
         self.git = git
         self.files = files
         self.recall = recall
+        self.dreamer = dreamer
         self.counter = TokenCounter()
         self._resumed = resumed
         self._index_in_background = index_in_background
@@ -179,9 +183,11 @@ class Agent:
         return notices
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
-        """A user prompt, or a slash command: /compact [focus], /flush, /new, /context."""
+        """A user prompt, or a slash command: /compact [focus], /flush, /new, /context, /dream."""
         command, _, argument = text.strip().partition(" ")
         match command:
+            case "/dream":
+                stream = self.dream("manual")
             case "/compact":
                 stream = self.compact(argument.strip() or None)
             case "/flush":
@@ -365,6 +371,25 @@ class Agent:
             demo=self.settings.demo,
         )
         yield self.usage()
+
+    async def dream(self, trigger: DreamTrigger = "manual") -> AsyncGenerator[Event]:
+        """A dreaming sweep (`shell.dreaming`): proposals for MEMORY.md into the review queue."""
+        async with contextlib.aclosing(
+            self.dreamer.sweep(trigger, window=self.budget.window)
+        ) as events:
+            async for event in events:
+                yield event
+
+    async def decide(self, decision: Decision) -> AsyncGenerator[Event]:
+        """A person's decision on a proposal of the review queue, as events."""
+        for event in await asyncio.to_thread(
+            self.dreamer.decide, decision, window=self.budget.window
+        ):
+            yield event
+
+    def open_proposals(self) -> list[Preview]:
+        """The proposals waiting for review, with what accepting each would change."""
+        return self.dreamer.open_proposals(window=self.budget.window)
 
     async def background_events(self) -> AsyncIterator[Event]:
         """Events that happen between turns (index sync, file watching), for the TUI."""

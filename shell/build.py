@@ -7,6 +7,7 @@ from pathlib import Path
 from shell.agent import Agent
 from shell.config import Settings
 from shell.demo import register as register_demo
+from shell.dreaming import Dreamer
 from shell.llm import LLM
 from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
@@ -45,16 +46,9 @@ def build_agent(
     messages = sessions.messages(record.session_id) if resumed else []
     if resumed and record.compaction_count:
         record.needs_reinjection = True  # the rules re-injected after compaction live in memory
-    register_demo(today=lambda: settings.clock().date())
-    llm = LLM(
-        settings.model,
-        api_base=settings.api_base,
-        api_key=settings.api_key,
-        max_attempts=settings.max_attempts,
-        base_delay=settings.retry_base_delay,
-        timeout=settings.request_timeout,
-    )
+    llm = _model(settings)
     recall = RecallService(settings)
+    dreamer = Dreamer(settings, files=files, git=git, recall=recall, llm=llm)
     return Agent(
         settings,
         llm=llm,
@@ -64,6 +58,28 @@ def build_agent(
         record=record,
         messages=messages,
         recall=recall,
+        dreamer=dreamer,
         resumed=resumed,
         index_in_background=index_in_background,
+    )
+
+
+def build_dreamer(settings: Settings) -> Dreamer:
+    """Dreaming alone, for `cairn dream`: no session, no agent loop."""
+    git = init_workspace(settings)
+    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
+    return Dreamer(
+        settings, files=files, git=git, recall=RecallService(settings), llm=_model(settings)
+    )
+
+
+def _model(settings: Settings) -> LLM:
+    register_demo(today=lambda: settings.clock().date())
+    return LLM(
+        settings.model,
+        api_base=settings.api_base,
+        api_key=settings.api_key,
+        max_attempts=settings.max_attempts,
+        base_delay=settings.retry_base_delay,
+        timeout=settings.request_timeout,
     )

@@ -37,11 +37,14 @@ class ModelCall:
         schemas: Sequence[dict[str, Any]] = (),
         *,
         silent: bool = False,
+        options: dict[str, Any] | None = None,
     ) -> None:
+        """`options`: keyword options for `LLM.stream` (`response_format`, `max_tokens`)."""
         self._llm = llm
         self._request = request
         self._schemas = list(schemas)
         self._silent = silent
+        self._options = options or {}
         self._reply: ModelReply | None = None
         self.shown_text = False
         """Whether text of the attempt under way was shown (and is void if the call fails)."""
@@ -49,7 +52,7 @@ class ModelCall:
     async def events(self) -> AsyncIterator[Event]:
         from shell.llm import ModelReply
 
-        async for item in self._llm.stream(self._request, self._schemas):
+        async for item in self._llm.stream(self._request, self._schemas, **self._options):
             if isinstance(item, ModelReply):
                 self._reply = item
             elif not (self._silent and isinstance(item, TextDelta)):

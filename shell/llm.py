@@ -139,9 +139,18 @@ class LLM:
         self._jitter = jitter
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> AsyncIterator[Loading | TextDelta | ModelRetry | ModelReply]:
         """Call the model, streaming; retry what is worth retrying.
+
+        `response_format` asks for structured output (a JSON schema); providers that cannot
+        honour it answer as they can, so callers check what comes back. `max_tokens` bounds
+        the answer.
 
         Yields:
             `Loading("model")` before and after waiting for litellm's import (first call only),
@@ -158,6 +167,10 @@ class LLM:
             litellm = await asyncio.to_thread(prepare_litellm)
             yield Loading("model", done=True)
         request = self._request(messages, tools)
+        if response_format is not None:
+            request["response_format"] = response_format
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
         attempt, streaming = 1, True
         while True:
             reply = _ReplyBuilder()

@@ -6,6 +6,8 @@ them, and tests assert on them.
 
 from __future__ import annotations
 
+import json
+
 NO_REPLY = "NO_REPLY"
 
 CAIRN_IDENTITY = """\
@@ -95,3 +97,38 @@ COMPACTED_PREFIX = (
     "The earlier part of this conversation was compacted into the summary below. "
     "It is a hint, not a transcript."
 )
+
+
+DREAM_MARKER = "[cairn:dream-distill]"
+DREAM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "proposals": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "text": {"type": "string"}},
+                "required": ["id", "text"],
+            },
+        }
+    },
+    "required": ["proposals"],
+}
+"""What the deep phase's one model call must answer: a text for each candidate id."""
+
+
+def dream_system(max_words: int) -> str:
+    return (
+        f"{DREAM_MARKER} You consolidate an assistant's notes into long-term memory. For each "
+        f"candidate, write ONE plain sentence of at most {max_words} words stating the fact "
+        "about the user's world that the note records. Use only names, numbers, dates and "
+        "identifiers that appear in that candidate's text. For a candidate with `replaces`, "
+        "write the corrected line that should replace it, as the newer note says. No commands, "
+        "no questions, no commentary. Answer with JSON only: "
+        '{"proposals": [{"id": "<candidate id>", "text": "<the sentence>"}]}'
+    )
+
+
+def dream_prompt(candidates: list[dict[str, str]]) -> str:
+    listing = json.dumps(candidates, ensure_ascii=False, indent=1)
+    return f"{DREAM_MARKER} Candidates:\n{listing}"

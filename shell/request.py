@@ -22,28 +22,15 @@ from shell.config import Settings
 from shell.context import ContextBudget, TokenCounter
 from shell.events import UsageUpdated
 from shell.tools import Toolbox
-from shell.workspace import BOOTSTRAP_FILES, Bootstrap, load_bootstrap
+from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
 
-COMPACT_TOOLS_BELOW = 16_000
-"""Below this window the tool schemas are compact: 851 → 339 tokens (at 2,048 tokens the full
-schemas took 42% of the window)."""
-BOOTSTRAP_SHARE = 4
-"""The bootstrap files take at most 1/BOOTSTRAP_SHARE of the window."""
 CALIBRATION_RANGE = (0.25, 4.0)
 """Reported ÷ counted prompt tokens a provider's report may have to be believed. Measured:
 SmolLM2 on llama-cpp-python reports 0.32–0.53 of our (o200k) count (its tokenizer and chat
 template differ); OpenAI models report within a few percent of it."""
-CHARS_PER_TOKEN = 4
-"""For turning a token budget into the character budgets of the bootstrap (English: ~4.3)."""
-
-
-def bootstrap_budgets(settings: Settings, window: int) -> tuple[int, int]:
-    """(per file, total) characters of the bootstrap for `window`: the configured budgets,
-    shrunk so the whole bootstrap stays within a quarter of the window. OpenClaw's 20k/60k
-    characters are sized for 200k windows; at 2k they alone would overflow it."""
-    total = min(settings.bootstrap_total_max_chars, window * CHARS_PER_TOKEN // BOOTSTRAP_SHARE)
-    scaled = settings.bootstrap_max_chars * total // max(1, settings.bootstrap_total_max_chars)
-    return min(settings.bootstrap_max_chars, max(scaled, total // 2)), total
+COMPACT_TOOLS_BELOW = 16_000
+"""Below this window the tool schemas are compact: 851 → 339 tokens (at 2,048 tokens the full
+schemas took 42% of the window)."""
 
 
 @dataclass(frozen=True)

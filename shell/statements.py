@@ -119,12 +119,17 @@ def _first_person_fact(lowered: list[str]) -> bool:
 
 
 def _has_subject_and_verb(lowered: list[str]) -> bool:
-    """A verb of state after the subject ("the build is red", "backups go to …"), or a
-    third-person or past verb in second place ("Priya leads …", "Marta moved …")."""
+    """A verb of state after the subject ("the build is red", "backups go to …"), a
+    third-person or past verb in second place ("Priya leads …", "Marta moved …"), or a past
+    verb after a subject led by "the" ("the office wifi password changed …")."""
     if any(word in _STATE_VERBS for word in lowered[1:]):
         return True
     second = lowered[1]
-    return len(second) > 3 and second.endswith(("s", "ed")) and not second.endswith("ss")
+    if len(second) > 3 and second.endswith(("s", "ed")) and not second.endswith("ss"):
+        return True
+    return lowered[0] == "the" and any(
+        len(word) > 4 and word.endswith("ed") for word in lowered[2:5]
+    )
 
 
 def is_statement_of_fact(sentence: str) -> bool:

@@ -16,6 +16,21 @@ from shell.memory.git import GitStore
 from shell.text import shorten
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "MEMORY.md")
+BOOTSTRAP_SHARE = 4
+"""The bootstrap files take at most 1/BOOTSTRAP_SHARE of the window."""
+CHARS_PER_TOKEN = 4
+"""For turning a token budget into the character budgets of the bootstrap (English: ~4.3)."""
+
+
+def bootstrap_budgets(settings: Settings, window: int) -> tuple[int, int]:
+    """(per file, total) characters of the bootstrap for `window`: the configured budgets,
+    shrunk so the whole bootstrap stays within a quarter of the window. OpenClaw's 20k/60k
+    characters are sized for 200k windows; at 2k they alone would overflow it."""
+    total = min(settings.bootstrap_total_max_chars, window * CHARS_PER_TOKEN // BOOTSTRAP_SHARE)
+    scaled = settings.bootstrap_max_chars * total // max(1, settings.bootstrap_total_max_chars)
+    return min(settings.bootstrap_max_chars, max(scaled, total // 2)), total
+
+
 MIN_REMAINING_CHARS = 64
 HEAD_SHARE, TAIL_SHARE = 0.70, 0.20
 
@@ -131,6 +146,15 @@ def load_bootstrap(
         chars[name] = len(body)
         sections.append(f"## {name}\n\n{body}")
     return Bootstrap("\n\n".join(sections), tuple(events), chars)
+
+
+def memory_room(root: Path, window_budgets: tuple[int, int]) -> int:
+    """The characters MEMORY.md may take in the bootstrap: its per-file budget, or what AGENTS.md
+    and SOUL.md leave of the total, whichever is less (`load_bootstrap`'s own accounting)."""
+    per_file, total = window_budgets
+    used = load_bootstrap(root, max_chars=per_file, total_max_chars=total).chars
+    left = max(total, per_file) - used.get("AGENTS.md", 0) - used.get("SOUL.md", 0)
+    return max(0, min(per_file, left))
 
 
 def init_workspace(settings: Settings) -> GitStore:

@@ -5,6 +5,8 @@
     cairn run [MESSAGE ...]                       headless: one turn per message (or stdin line)
     cairn search QUERY [--json] [-k N]            search memory from the shell
     cairn index [--status | --rebuild]            inspect or rebuild the derived index
+    cairn dream [--apply ID… | --apply-all] [--reject ID…] [--edit ID TEXT] [--json]
+                                                  dream, or decide on what dreaming proposed
     cairn replay TRACE                            play a recorded trace back into the TUI
 
 Errors print one clear line and exit non-zero; never a traceback.
@@ -114,6 +116,35 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--status", action="store_true")
     group.add_argument("--rebuild", action="store_true")
 
+    dream = sub.add_parser(
+        "dream",
+        help="run a dreaming sweep and list its proposals, or decide on them",
+        description="With no decision, run a sweep: what keeps being recalled becomes proposals "
+        "for MEMORY.md. With decisions, apply them in order; nothing enters MEMORY.md otherwise.",
+    )
+    _common(dream, inherit=True)
+    dream.add_argument(
+        "--apply", nargs="+", action="extend", default=[], metavar="ID", help="accept these"
+    )
+    dream.add_argument("--apply-all", action="store_true", help="accept every open proposal")
+    dream.add_argument(
+        "--reject", nargs="+", action="extend", default=[], metavar="ID", help="reject these"
+    )
+    dream.add_argument(
+        "--edit",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("ID", "TEXT"),
+        help="accept a proposal with your own wording",
+    )
+    dream.add_argument(
+        "--over-budget",
+        action="store_true",
+        help="accept even when MEMORY.md would outgrow its share of the prompt",
+    )
+    dream.add_argument("--json", action="store_true", help="one JSON event per line")
+
     replay = sub.add_parser("replay", help="play a recorded trace back into the TUI")
     _common(replay, inherit=True)
     replay.add_argument("trace_file", type=Path)
@@ -174,6 +205,28 @@ def dispatch(args: argparse.Namespace) -> int:
 
             action = "status" if args.status else "rebuild" if args.rebuild else "sync"
             return index_command(settings, action=action, out=sys.stdout)
+        case "dream":
+            from shell.dreaming import Decision
+            from shell.headless import dream_command
+
+            decisions = [
+                *(Decision("accept", i, over_budget=args.over_budget) for i in args.apply),
+                *(
+                    Decision("accept", i, text, over_budget=args.over_budget)
+                    for i, text in args.edit
+                ),
+                *(Decision("reject", i) for i in args.reject),
+            ]
+            return asyncio.run(
+                dream_command(
+                    settings,
+                    decisions,
+                    apply_all=args.apply_all,
+                    over_budget=args.over_budget,
+                    as_json=args.json,
+                    out=sys.stdout,
+                )
+            )
         case "replay":
             from widgets.app import replay_app
             from widgets.replay import load_trace

@@ -4,7 +4,8 @@ call, decided purely from the messages and the tools offered.
 It saves facts with memory_append at their turn ("remember that …", and every plain statement
 of fact, see `shell.demo.facts`), recalls them with memory_search (or memory_get), answers with a
 citation, and takes part in the pre-compaction flush, which keeps what no turn saved (a fact told
-along with a question, a todo); requests for a compaction summary go to `shell.demo.summary`.
+along with a question, a todo); requests for a compaction summary go to `shell.demo.summary`,
+dreaming's distilling call to `shell.demo.dreams`.
 No litellm and no clock (today's date is injectable), so the same input always gives the same
 reply.
 """
@@ -20,6 +21,7 @@ from datetime import date, datetime
 from typing import Any
 
 from shell import prompts
+from shell.demo.dreams import dream_reply
 from shell.demo.facts import durable_facts, is_question, turn_facts
 from shell.demo.messages import (
     DemoReply,
@@ -171,6 +173,8 @@ def decide(
         prompts.SUMMARY_MARKER
     ):
         return _say(summary_reply(messages))
+    if any(prompts.DREAM_MARKER in s for s in systems):
+        return _say(dream_reply(messages))
     if any(prompts.FLUSH_MARKER in s for s in systems) or prompts.FLUSH_MARKER in last_user:
         return _flush_turn(messages, names)
     role = field(messages[-1], "role") if messages else None

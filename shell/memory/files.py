@@ -22,14 +22,16 @@ from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted
 from shell.fsio import exclusive_lock, write_atomically
 from shell.memory import secrets as secret_scan
 from shell.memory.git import GitStore
-from shell.memory.paths import CURATED_FILE, MEMORY_DIR, MemoryPathError, locate
+from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.text import counted
 from shell.tools import ToolError
 
 __all__ = [
     "CURATED_FILE",
+    "DIARY_FILE",
     "MEMORY_DIR",
     "REASONS",
+    "Edit",
     "MemoryFiles",
     "MemoryPathError",
     "MemoryWriteError",
@@ -56,6 +58,15 @@ class ReadResult:
     """The line to continue from, when more of the file remains."""
     truncated: bool
     """True when the character cap cut the requested range short."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A whole-file change made from what was read: the file must still hold `before`."""
+
+    path: str
+    before: str
+    after: str
 
 
 @dataclass(frozen=True)
@@ -249,7 +260,88 @@ class MemoryFiles:
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction)
 
+    def text(self, rel: str) -> str:
+        """A memory file's whole text ("" when missing), or DREAMS.md's: for whoever edits it
+        with `rewrite` (dreaming), not for the model, whose reads are bounded (`read`)."""
+        path, name = self._locate(rel, diary=True)
+        return self._read_bytes(path, name).decode("utf-8", errors="replace")
+
+    def rewrite(
+        self, edits: list[Edit], *, reason: str, summary: str, origin: str = ""
+    ) -> list[WriteOutcome]:
+        """Apply whole-file edits in one commit; DREAMS.md may be among them for dreaming.
+
+        Every file must still hold its `before` (an editor may have saved meanwhile), else
+        nothing is written. Credentials on the lines an edit adds are redacted (or the edit is
+        refused) as for any write.
+
+        Raises:
+            MemoryPathError: a path is not a memory file (nor DREAMS.md for dreaming).
+            MemoryWriteError: a file changed since it was read, or is too large.
+        """
+        _check_reason(reason)
+        located = [(*self._locate(e.path, diary=reason == "dream"), e) for e in edits]
+        prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
+        for path, name, edit in located:
+            after, redaction = self._without_new_secrets(name, edit.before, edit.after)
+            data = after.encode("utf-8")
+            self._check_file_size(name, len(data))
+            prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))
+        with self._exclusive():
+            for path, name, before, _, _ in prepared:
+                if self._read_bytes(path, name) != before:
+                    raise MemoryWriteError(f"{name} changed on disk since it was read; try again")
+            for path, name, before, data, _ in prepared:
+                if not _replace_if_unchanged(path, before, data):
+                    raise MemoryWriteError(f"{name} changed on disk while it was being written")
+                self._fingerprints.pop(name, None)  # the model must read it again to rewrite it
+                self._seen[name] = _fingerprint(data)
+            names = [name for _, name, _, _, _ in prepared]
+            outcome = self.git.commit(names, _message(reason, summary, origin))
+        return [
+            WriteOutcome(
+                MemoryWritten(
+                    path=name,
+                    bytes=len(data),
+                    commit=outcome.sha,
+                    reason=reason,
+                    lines_added=_added_lines(before, data),
+                    commit_error=outcome.error,
+                ),
+                outcome.lock_cleared if index == 0 else None,
+                redaction,
+            )
+            for index, (_, name, before, data, redaction) in enumerate(prepared)
+        ]
+
     # --- internals -------------------------------------------------------------------------
+
+    def _locate(self, rel: str, *, diary: bool) -> tuple[Path, str]:
+        """`locate`, and DREAMS.md when `diary` (dreaming's own file, never the model's)."""
+        if diary and rel.strip() == DIARY_FILE:
+            path = self.root / DIARY_FILE
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                raise MemoryPathError(f"{DIARY_FILE} is not a regular file")
+            return path, DIARY_FILE
+        return locate(self.root, rel)
+
+    def _without_new_secrets(
+        self, name: str, before: str, after: str
+    ) -> tuple[str, SecretsRedacted | None]:
+        """`after` with credentials redacted on the lines it adds to `before` (lines already
+        there are the user's and stay as they are)."""
+        old = set(_split_lines(before))
+        added = [line for line in _split_lines(after) if line not in old]
+        if not added:
+            return after, None
+        _, redaction = self._without_secrets(name, "\n".join(added))
+        if redaction is None:
+            return after, None
+        lines = [
+            line if line in old else self._without_secrets(name, line)[0]
+            for line in _split_lines(after)
+        ]
+        return "\n".join(lines) + ("\n" if after.endswith("\n") else ""), redaction
 
     def _without_secrets(self, name: str, text: str) -> tuple[str, SecretsRedacted | None]:
         """`text` with its credentials redacted (or refused, by policy), before any write."""

@@ -14,6 +14,8 @@ from pathlib import Path, PurePosixPath
 from shell.tools import ToolError
 
 CURATED_FILE = "MEMORY.md"
+DIARY_FILE = "DREAMS.md"
+"""Dreaming's diary: written only by dreaming (`MemoryFiles.rewrite`), never a memory path."""
 MEMORY_DIR = "memory"
 _ALLOWED = "only MEMORY.md and memory/**/*.md are memory files"
 

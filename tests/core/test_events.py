@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import types
 import typing
+from typing import Any
 
 import pytest
 
@@ -10,24 +12,27 @@ from shell import events
 from shell.events import EVENT_TYPES, from_json, to_json
 
 
-def _sample(cls: type) -> events.BaseEvent:
+def _value(hint: Any, name: str) -> Any:
+    """A sample value of type `hint`, nested dataclasses, literals and optionals included."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _sample(hint)
+    if origin is list:
+        return [_value(args[0], name)]
+    if origin is dict:
+        return {"k": _value(args[1], name)}
+    if origin is typing.Literal:
+        return args[-1]
+    if origin in (typing.Union, types.UnionType):
+        return _value(next(a for a in args if a is not type(None)), name)
+    if hint is Any:
+        return {"path": "MEMORY.md"}
+    return {bool: True, int: 7, float: 1.5, str: f"{name}-välue"}[hint]
+
+
+def _sample(cls: type) -> Any:
     hints = typing.get_type_hints(cls)
-    values = {}
-    for f in dataclasses.fields(cls):
-        hint = str(hints[f.name])
-        if "dict" in hint:
-            values[f.name] = {"k": 1}
-        elif "list" in hint:
-            values[f.name] = [{"path": "MEMORY.md"}] if "Any" in hint else ["a"]
-        elif "bool" in hint:
-            values[f.name] = True
-        elif "int" in hint:
-            values[f.name] = 7
-        elif "float" in hint:
-            values[f.name] = 1.5
-        else:
-            values[f.name] = f"{f.name}-välue"
-    return cls(**values)
+    return cls(**{f.name: _value(hints[f.name], f.name) for f in dataclasses.fields(cls)})
 
 
 @pytest.mark.parametrize("name", sorted(EVENT_TYPES))
@@ -62,3 +67,14 @@ def test_every_event_class_is_in_the_union_the_bridge_matches() -> None:
     assert events.as_event(notice) is notice
     with pytest.raises(TypeError, match=r"object is not in shell\.events\.Event"):
         events.as_event(typing.cast(events.BaseEvent, object()))
+
+
+def test_nested_values_come_back_typed_and_literals_are_checked() -> None:
+    event = _sample(events.ProposalAccepted)
+    back = from_json(to_json(event))
+    assert isinstance(back, events.ProposalAccepted)
+    assert isinstance(back.proposal.sources[0], events.SourceRef)
+    assert back.proposal.sources[0].citation.startswith("path-välue#L7")
+    line = to_json(event).replace('"kind": "update"', '"kind": "delete"')
+    with pytest.raises(ValueError, match="'delete' is not one of 'add', 'update'"):
+        from_json(line)

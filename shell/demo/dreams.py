@@ -1,0 +1,30 @@
+"""The offline demo brain's answer to dreaming's distilling call: each candidate distilled by
+rule (`shell.dreaming.distill.by_rule`), as the JSON the call asks for, so the whole dreaming
+cycle runs offline and the same notes always give the same proposals."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from shell import prompts
+from shell.demo.messages import last_user_text
+
+
+def dream_reply(messages: Sequence[Any]) -> str:
+    from shell.dreaming.distill import as_sentence
+    from shell.dreaming.junk import statement
+
+    request = last_user_text(messages)
+    listing = request.split("Candidates:", 1)[-1] if prompts.DREAM_MARKER in request else "[]"
+    try:
+        candidates = json.loads(listing)
+    except ValueError:
+        candidates = []
+    proposals = [
+        {"id": str(item["id"]), "text": as_sentence(statement(str(item["text"])))}
+        for item in candidates
+        if isinstance(item, dict) and "id" in item and "text" in item
+    ]
+    return json.dumps({"proposals": proposals}, ensure_ascii=False)

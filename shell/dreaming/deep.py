@@ -1,0 +1,151 @@
+"""The deep phase: rank what keeps being recalled, and let through only what passes every gate.
+
+A recalled unit becomes a candidate when it is a unit of a daily note that is still there, is a
+sentence about the user's world (`junk`), is not in MEMORY.md already nor rejected before, and
+its recalls of the last `max_age_days` days number at least `min_recalls` from `min_queries`
+distinct queries and score at least `min_score` (`signals`). Every unit stopped is counted under
+the first reason that stopped it, so a sweep that proposes nothing says why (#96118).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+import numpy as np
+
+from shell.config import DreamSettings
+from shell.dreaming import signals as scoring
+from shell.dreaming.junk import junk_kind, statement
+from shell.dreaming.notes import Notes, NoteUnit
+from shell.events import JunkKind, Signals, Stopped, StopReason
+from shell.memory.hit_log import Recall, RecalledUnit
+from shell.memory.ranking import note_date
+from shell.text import normalized
+
+KNOWN_SIMILARITY = 0.9
+"""A unit this alike (cosine) to a MEMORY.md unit is already known."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """What a proposal must not repeat."""
+
+    memory_lines: frozenset[str] = frozenset()
+    """MEMORY.md's lines as `normalized` statements."""
+    memory_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), np.float32))
+    rejected: frozenset[str] = frozenset()
+    """Source keys and normalized texts of rejected proposals."""
+    accepted: frozenset[str] = frozenset()
+    """Source keys of accepted proposals."""
+    dreamed: frozenset[str] = frozenset()
+    """Normalized lines dreaming wrote."""
+
+    def holds(self, text: str, vector: np.ndarray | None = None) -> bool:
+        if normalized(statement(text)) in self.memory_lines:
+            return True
+        if vector is None or not len(self.memory_vectors):
+            return False
+        return bool((self.memory_vectors @ vector).max() >= KNOWN_SIMILARITY)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A recalled unit that passed every gate, with what scored it."""
+
+    unit: NoteUnit
+    recalls: tuple[Recall, ...]
+    signals: Signals
+    score: float
+
+    @property
+    def queries(self) -> int:
+        return len({recall.query for recall in self.recalls})
+
+    @property
+    def days(self) -> int:
+        return len({recall.day for recall in self.recalls})
+
+
+@dataclass(frozen=True)
+class DeepSleep:
+    passed: list[Candidate]
+    """Best first."""
+    ranked: int
+    """Units scored (those not stopped before the score was needed)."""
+    stopped: Counter[tuple[StopReason, JunkKind | None]]
+
+    def stops(self) -> list[Stopped]:
+        return [
+            Stopped(reason, count, junk)
+            for (reason, junk), count in sorted(self.stopped.items(), key=lambda i: -i[1])
+        ]
+
+
+def deep_sleep(
+    recalled: Sequence[RecalledUnit],
+    notes: Notes,
+    now: datetime,
+    settings: DreamSettings,
+    *,
+    light: Mapping[str, int],
+    rem: Mapping[str, int],
+    known: Known,
+) -> DeepSleep:
+    stopped: Counter[tuple[StopReason, JunkKind | None]] = Counter()
+    passed: list[Candidate] = []
+    ranked = 0
+    for entry in recalled:
+        unit = _admit(entry, notes, now.date(), settings, known)
+        if not isinstance(unit, NoteUnit):
+            stopped[unit] += 1
+            continue
+        recalls = _recent(entry.recalls, now.date(), settings.max_age_days)
+        if len(recalls) < settings.min_recalls:
+            stopped[("recalls", None)] += 1
+            continue
+        if len({recall.query for recall in recalls}) < settings.min_queries:
+            stopped[("queries", None)] += 1
+            continue
+        ranked += 1
+        found = scoring.signals(
+            recalls,
+            now,
+            text=statement(unit.chunk.text),
+            half_life_days=settings.recency_half_life_days,
+            light_hits=light.get(unit.key, 0),
+            rem_hits=rem.get(unit.key, 0),
+        )
+        total = scoring.score(found)
+        if total < settings.min_score:
+            stopped[("score", None)] += 1
+            continue
+        passed.append(Candidate(unit, recalls, found, total))
+    passed.sort(key=lambda c: (-c.score, c.unit.key))
+    return DeepSleep(passed, ranked, stopped)
+
+
+def _admit(
+    entry: RecalledUnit, notes: Notes, today: date, settings: DreamSettings, known: Known
+) -> NoteUnit | tuple[StopReason, JunkKind | None]:
+    """The note unit of a recalled entry, or why it can be no candidate at all."""
+    if note_date(entry.path) is None:
+        return "not_a_note", None
+    if not _recent(entry.recalls, today, settings.max_age_days):
+        return "too_old", None
+    unit = notes.find(entry.path, entry.unit_hash)
+    if unit is None:
+        return "gone", None
+    if (junk := junk_kind(unit.chunk.text, known.dreamed)) is not None:
+        return "junk", junk
+    if unit.key in known.accepted or known.holds(unit.chunk.text, unit.vector):
+        return "known", None
+    if unit.key in known.rejected or normalized(statement(unit.chunk.text)) in known.rejected:
+        return "rejected", None
+    return unit
+
+
+def _recent(recalls: Sequence[Recall], today: date, max_age_days: int) -> tuple[Recall, ...]:
+    return tuple(r for r in recalls if (today - date.fromisoformat(r.day)).days <= max_age_days)

@@ -1,0 +1,211 @@
+"""Distilling: the one-line fact a proposal puts into MEMORY.md.
+
+With a model, the deep phase makes one bounded call per sweep, asking for JSON of a given schema
+(`prompts.DREAM_SCHEMA`). What comes back is checked (`problem`): every text answers a candidate
+that exists, fits `max_proposal_tokens`, is a sentence about the user's world (`junk`), and names
+no number, name or identifier its sources do not hold. Whatever fails falls back to distilling by
+rule (the note's own words, cleaned), and the proposal says which was used and why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shell import prompts
+from shell.context import CONTEXT_ENCODING, count_tokens
+from shell.dreaming.junk import junk_kind, statement
+from shell.events import Event, ProposalKind, SourceRef
+from shell.identifiers import identifiers
+from shell.text import collapse
+
+if TYPE_CHECKING:
+    from shell.llm import LLM
+
+PROMPT_SHARE = 2
+"""The request takes at most 1/PROMPT_SHARE of the window; the rest is left for the answer."""
+WORDS_PER_TOKEN = 0.75
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_NAME = re.compile(r"\b[A-ZÀ-Þ][\w'’-]*")
+_NOT_NAMES = frozenset(
+    """A An The This That These Those It Its He She His Her They Their Them We Our Us I My You
+    Your On In At For From To And But Or If When Since After Before Every Each Also Now""".split()
+)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A proposal before its text is distilled."""
+
+    key: str
+    """Its id in the model's request ("c1", "u1")."""
+    kind: ProposalKind
+    source_text: str
+    """The text of the note the fact comes from."""
+    sources: list[SourceRef]
+    replaces: str | None = None
+
+
+@dataclass(frozen=True)
+class Distilled:
+    text: str
+    by_model: bool
+    fallback: str | None
+    """Why the rule's text was used when a model was asked."""
+
+
+def by_rule(draft: Draft) -> str:
+    """The note's own words as one sentence: no bullet, clock time or "remember that", a
+    capital first letter and a full stop."""
+    return as_sentence(statement(draft.source_text))
+
+
+def as_sentence(text: str) -> str:
+    text = collapse(text).strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "…", ")", '"')) else text + "."
+
+
+def problem(text: str, draft: Draft, max_tokens: int, dreamed: Collection[str] = ()) -> str | None:
+    """Why `text` cannot be `draft`'s proposal, or None when it can."""
+    if not text.strip():
+        return "the model's text is empty"
+    if "\n" in text.strip():
+        return "the model's text is more than one line"
+    if (tokens := count_tokens(text, CONTEXT_ENCODING)) > max_tokens:
+        return f"the model's text is {tokens} tokens, over {max_tokens}"
+    if (kind := junk_kind(text, dreamed)) is not None:
+        return f"the model's text is not a fact ({kind.replace('_', ' ')})"
+    source = f"{draft.source_text}\n{draft.replaces or ''}".lower()
+    invented = [
+        word
+        for word in (*_NUMBER.findall(text), *_names(text), *identifiers(text))
+        if word.lower() not in source
+    ]
+    if invented:
+        return f"the model's text names {invented[0]!r}, which its sources do not"
+    return None
+
+
+def _names(text: str) -> list[str]:
+    return [word for word in _NAME.findall(text) if word not in _NOT_NAMES]
+
+
+class DistilCall:
+    """The deep phase's one model call: forward its events, then read the texts it gave.
+
+    call = DistilCall(llm, drafts, window=4096, max_tokens=160)
+    async for event in call.events():
+        yield event
+    results = call.results(dreamed)
+    """
+
+    def __init__(self, llm: LLM, drafts: Sequence[Draft], *, window: int, max_tokens: int) -> None:
+        self._llm = llm
+        self._max_tokens = max_tokens
+        self._system = prompts.dream_system(int(max_tokens * WORDS_PER_TOKEN))
+        self._asked = _fitting(self._system, drafts, window // PROMPT_SHARE)
+        self._drafts = list(drafts)
+        self._answer_tokens = min(window // 4, 40 + len(self._asked) * (max_tokens + 20))
+        self._answer: str | None = None
+        self._failure: str | None = None
+
+    async def events(self) -> AsyncIterator[Event]:
+        from shell.calls import ModelCall
+        from shell.llm import ModelError
+
+        if not self._asked:
+            self._failure = "the candidates do not fit the model's window"
+            return
+        request = [
+            {"role": "system", "content": self._system},
+            {"role": "user", "content": prompts.dream_prompt([_item(d) for d in self._asked])},
+        ]
+        schema = {"name": "dream_proposals", "schema": prompts.DREAM_SCHEMA}
+        call = ModelCall(
+            self._llm,
+            request,
+            silent=True,
+            options={
+                "response_format": {"type": "json_schema", "json_schema": schema},
+                "max_tokens": self._answer_tokens,
+            },
+        )
+        try:
+            async for event in call.events():
+                yield event
+        except ModelError as error:
+            self._failure = f"the model call failed ({error.kind}: {error.message})"
+            return
+        self._answer = call.reply.text
+
+    def results(self, dreamed: Collection[str] = ()) -> dict[str, Distilled]:
+        """Each draft's text: the model's when it passed the check, else the rule's, saying
+        why."""
+        texts, failure = _parse(self._answer) if self._answer is not None else ({}, None)
+        failure = failure or self._failure
+        asked = {draft.key for draft in self._asked}
+        results = {}
+        for draft in self._drafts:
+            reason = failure
+            if draft.key not in asked:
+                reason = "it did not fit the model's window"
+            elif reason is None:
+                text = as_sentence(texts.get(draft.key, ""))
+                if draft.key not in texts:
+                    reason = "the model gave no text for it"
+                elif (found := problem(text, draft, self._max_tokens, dreamed)) is None:
+                    results[draft.key] = Distilled(text, True, None)
+                    continue
+                else:
+                    reason = found
+            results[draft.key] = Distilled(by_rule(draft), False, reason)
+        return results
+
+
+def distil_by_rule(drafts: Sequence[Draft]) -> dict[str, Distilled]:
+    return {draft.key: Distilled(by_rule(draft), False, None) for draft in drafts}
+
+
+def _item(draft: Draft) -> dict[str, str]:
+    item = {"id": draft.key, "date": draft.sources[0].date or "", "text": draft.source_text}
+    if draft.replaces is not None:
+        item["replaces"] = draft.replaces
+    return item
+
+
+def _fitting(system: str, drafts: Sequence[Draft], budget: int) -> list[Draft]:
+    """The drafts, in order, whose request stays within `budget` tokens."""
+    used = count_tokens(system, CONTEXT_ENCODING) + 20
+    fitting = []
+    for draft in drafts:
+        cost = count_tokens(json.dumps(_item(draft), ensure_ascii=False), CONTEXT_ENCODING) + 4
+        if used + cost > budget:
+            break
+        used += cost
+        fitting.append(draft)
+    return fitting
+
+
+def _parse(answer: str) -> tuple[dict[str, str], str | None]:
+    """The texts by candidate id, or why the answer cannot be read."""
+    text = answer.strip()
+    if text.startswith("```"):  # a fenced answer despite the schema
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        data = json.loads(text)
+        items = data["proposals"]
+        if not isinstance(items, list):
+            raise TypeError
+        return {
+            str(item["id"]): str(item["text"])
+            for item in items
+            if isinstance(item, dict) and "id" in item and "text" in item
+        }, None
+    except (ValueError, KeyError, TypeError):
+        return {}, "the model's answer was not the JSON asked for"

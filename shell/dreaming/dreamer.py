@@ -1,0 +1,373 @@
+"""Dreaming for one workspace: sweeps that fill the review queue, and the decisions on it.
+
+A sweep (`sweep`) folds the hit log, runs the light, REM and deep phases, distils what passed
+(one model call, or by rule), stores the proposals and writes a block into DREAMS.md. Nothing
+enters MEMORY.md until a person accepts a proposal (`accept`), each acceptance one commit;
+a rejection (`reject`) is remembered by content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from shell.config import Settings
+from shell.dreaming import diary
+from shell.dreaming.junk import statement
+from shell.dreaming.review import (
+    Decision,
+    Preview,
+    StaleProposal,
+    applied,
+    changed_lines,
+    check_only_its_line,
+)
+from shell.dreaming.state import Record, StateStore
+from shell.events import (
+    DeepSleepFinished,
+    DreamProposed,
+    DreamSweepFinished,
+    DreamSweepSkipped,
+    DreamSweepStarted,
+    DreamTrigger,
+    Error,
+    Event,
+    MemoryBudget,
+    Proposal,
+    ProposalAccepted,
+    ProposalRejected,
+)
+from shell.fsio import LockBusy
+from shell.memory.files import CURATED_FILE, DIARY_FILE, Edit, MemoryFiles, WriteOutcome
+from shell.memory.hit_log import dreams_dir
+from shell.text import collapse, normalized, sentences, shorten
+from shell.workspace import SEEDS, bootstrap_budgets, memory_room
+
+if TYPE_CHECKING:
+    from shell.dreaming.sweep import Plan
+    from shell.llm import LLM
+    from shell.memory.git import GitStore
+    from shell.memory.service import RecallService
+
+
+class Dreamer:
+    """Args:
+    settings: the workspace, the clock and the `[dreaming]` settings.
+    files: the one door for memory writes (MEMORY.md and DREAMS.md are written through it).
+    git: the workspace's history (when each MEMORY.md line was written).
+    recall: the index and the hit log.
+    llm: the model that distils; None distils by rule.
+
+    `window` (of `sweep` and the review) is the context window now: it sizes the model call and
+    MEMORY.md's share of the bootstrap.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        files: MemoryFiles,
+        git: GitStore,
+        recall: RecallService,
+        llm: LLM | None,
+    ) -> None:
+        self.settings = settings
+        self.config = settings.dreaming
+        self.files = files
+        self.git = git
+        self.recall = recall
+        self.llm = llm
+        self.store = StateStore(dreams_dir(settings.workspace))
+
+    # --- sweeping ----------------------------------------------------------------------------
+
+    async def sweep(self, trigger: DreamTrigger, *, window: int) -> AsyncGenerator[Event]:
+        """One sweep, as events: started, each phase, each proposal, finished (or skipped)."""
+        from shell.dreaming.distill import DistilCall, distil_by_rule
+        from shell.dreaming.sweep import sweep_id
+
+        if not self.config.enabled:
+            yield DreamSweepSkipped("disabled", "dreaming is off (set [dreaming] enabled = true)")
+            return
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self.store.sweeping())
+            except LockBusy:
+                yield DreamSweepSkipped("busy", "another Cairn process is dreaming right now")
+                return
+            started, now = time.perf_counter(), self.settings.clock()
+            sweep = sweep_id(now)
+            yield DreamSweepStarted(sweep, trigger)
+            for event in await asyncio.to_thread(self.recall.sync, "dream"):
+                yield event
+            try:
+                plan = await asyncio.to_thread(self._plan, now)
+            except Exception as error:  # a broken index or state must not break the session
+                yield DreamSweepSkipped("failed", f"the sweep failed: {error}")
+                return
+            yield plan.light.event
+            yield plan.rem.event
+            distilled = distil_by_rule(plan.drafts)
+            if self.llm is not None and plan.drafts:
+                call = DistilCall(
+                    self.llm,
+                    plan.drafts,
+                    window=window,
+                    max_tokens=self.config.max_proposal_tokens,
+                )
+                async for event in call.events():
+                    yield event
+                distilled = call.results(plan.known.dreamed)
+            proposals = plan.proposals(distilled, self.config)
+            deep = plan.finished(sum(d.by_model for d in distilled.values()), len(proposals))
+            yield deep
+            for proposal in proposals:
+                yield DreamProposed(proposal)
+            try:
+                written, diary_text, open_count = await asyncio.to_thread(
+                    self._write, sweep, now, plan, deep, proposals
+                )
+            except Exception as error:
+                yield DreamSweepSkipped("failed", f"the sweep could not be saved: {error}")
+                return
+            for outcome in written:
+                yield outcome.event
+            yield DreamSweepFinished(
+                sweep_id=sweep,
+                outcome="written" if written else "nothing_new",
+                proposed=len(proposals),
+                open=open_count,
+                diary=diary_text,
+                duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            )
+
+    def _plan(self, now: datetime) -> Plan:
+        """The phases, in a worker thread (they read the index, the files and git)."""
+        import numpy as np
+
+        from shell.dreaming.deep import Known, deep_sleep
+        from shell.dreaming.light import light_sleep
+        from shell.dreaming.notes import Notes
+        from shell.dreaming.rem import rem_sleep
+        from shell.dreaming.sweep import Plan
+        from shell.dreaming.updates import superseded
+
+        notes = Notes(self.recall.index)
+        hit_log = self.recall.hit_log
+        recalled = hit_log.fold() if hit_log is not None else []
+        state = self.store.read()
+        memory = notes.units(CURATED_FILE)
+        known = Known(
+            memory_lines=frozenset(
+                normalized(statement(line))
+                for line in self.files.text(CURATED_FILE).splitlines()
+                if line.strip()
+            ),
+            memory_vectors=(
+                np.stack([unit.vector for unit in memory]) if memory else Known().memory_vectors
+            ),
+            rejected=frozenset(state.rejected),
+            accepted=frozenset(state.accepted),
+            dreamed=frozenset(state.dreamed),
+        )
+        today = now.date()
+        light = light_sleep(notes, recalled, today, self.config, known.dreamed)
+        rem = rem_sleep(notes, recalled, today, self.config, known.dreamed)
+        deep = deep_sleep(
+            recalled, notes, now, self.config, light=light.hits, rem=rem.hits, known=known
+        )
+        updates = superseded(notes, self.git.line_dates(CURATED_FILE), today, self.config, known)
+        plan = Plan(light, rem, deep, updates, known, {r.proposal.id for r in state.open()})
+        plan.draft(self.config.limit)
+        return plan
+
+    def _write(
+        self,
+        sweep: str,
+        now: datetime,
+        plan: Plan,
+        deep: DeepSleepFinished,
+        proposals: list[Proposal],
+    ) -> tuple[list[WriteOutcome], str, int]:
+        phases = (plan.light.event, plan.rem.event, deep)
+        entry = diary.diary_entry(*phases, proposals)
+        with self.store.editing() as state:
+            for proposal in proposals:
+                state.records[proposal.id] = Record(
+                    proposal, "open", now.isoformat(), keys=plan.keys[proposal.id]
+                )
+            new = {proposal.id for proposal in proposals}
+            still_open = [r.proposal.id for r in state.open() if r.proposal.id not in new]
+            block = diary.render_block(sweep, now, entry, phases, proposals, still_open)
+            state.remember(
+                "dreamed",
+                *diary.prose_lines(block, proposals),
+                *(normalized(s) for s in sentences(entry)),
+            )
+            open_count = len(state.open())
+        current = self.files.text(DIARY_FILE) or SEEDS[DIARY_FILE]
+        if diary.latest_digest(current) == diary.digest(phases, [*new, *still_open]):
+            return [], entry, open_count
+        written = self.files.rewrite(
+            [Edit(DIARY_FILE, self.files.text(DIARY_FILE), diary.splice(current, block))],
+            reason="dream",
+            summary=f"sweep {now:%Y-%m-%d %H:%M}, {_proposed(proposals)}",
+        )
+        return written, entry, open_count
+
+    # --- the review queue ----------------------------------------------------------------------
+
+    def open_proposals(self, *, window: int) -> list[Preview]:
+        """The proposals waiting for review, oldest first, each with what accepting it does."""
+        memory = self.files.text(CURATED_FILE)
+        records = self.store.read().open()
+        return [self._preview(r.proposal, memory, None, window) for r in records]
+
+    def preview(self, proposal_id: str, text: str | None = None, *, window: int) -> Preview:
+        """What accepting one open proposal (as `text`, when edited) would change."""
+        record = self._open_record(proposal_id)
+        return self._preview(record.proposal, self.files.text(CURATED_FILE), text, window)
+
+    def budget(self, memory: str, window: int) -> MemoryBudget:
+        """MEMORY.md of text `memory` against its share of the bootstrap at `window`."""
+        room = memory_room(self.settings.workspace, bootstrap_budgets(self.settings, window))
+        return MemoryBudget(chars=len(memory.rstrip()), budget=room, window=window)
+
+    def accept(
+        self,
+        proposal_id: str,
+        text: str | None = None,
+        *,
+        window: int,
+        over_budget: bool = False,
+    ) -> list[Event]:
+        """Accept an open proposal (as `text`, when a person edited it): its line goes into
+        MEMORY.md and its DREAMS.md entry says so, in one commit.
+
+        Without `over_budget`, an acceptance that would push MEMORY.md past its bootstrap
+        budget is refused with a clear error instead (its tail would be cut from every prompt).
+        """
+        events: list[Event] = []
+        try:
+            with self.store.editing() as state:
+                record = self._open_record(proposal_id, state.records)
+                proposal = record.proposal
+                final = collapse(text) if text and text.strip() else proposal.text
+                before = self.files.text(CURATED_FILE)
+                after = applied(before, proposal, final, self.settings.clock().date())
+                check_only_its_line(proposal, before, after)
+                budget = self.budget(after, window)
+                if budget.over and not over_budget:
+                    return [Error("dream", _over_budget(proposal.id, budget))]
+                journal = self.files.text(DIARY_FILE)
+                written = self.files.rewrite(
+                    [
+                        Edit(CURATED_FILE, before, after),
+                        Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted")),
+                    ],
+                    reason="dream",
+                    summary=_commit_summary("accept", proposal, final),
+                    origin=proposal.reason,
+                )
+                commit = written[0].event.commit
+                state.records[proposal.id] = replace(
+                    record,
+                    status="accepted",
+                    decided=self.settings.clock().isoformat(),
+                    commit=commit,
+                    text=final if final != proposal.text else None,
+                )
+                state.remember("accepted", *record.keys)
+                events += _written(written)
+                events.append(
+                    ProposalAccepted(
+                        proposal, final, final != proposal.text, commit, len(state.open()), budget
+                    )
+                )
+        except (StaleProposal, LookupError) as error:
+            return [Error("dream", str(error))]
+        return events
+
+    def decide(self, decision: Decision, *, window: int) -> list[Event]:
+        if decision.action == "reject":
+            return self.reject(decision.proposal_id)
+        return self.accept(
+            decision.proposal_id, decision.text, window=window, over_budget=decision.over_budget
+        )
+
+    def reject(self, proposal_id: str) -> list[Event]:
+        """Reject an open proposal: remembered by its source and text, so it does not come back,
+        and marked in DREAMS.md."""
+        try:
+            with self.store.editing() as state:
+                record = self._open_record(proposal_id, state.records)
+                proposal = record.proposal
+                journal = self.files.text(DIARY_FILE)
+                marked = diary.mark(journal, proposal.id, "rejected")
+                written = (
+                    self.files.rewrite(
+                        [Edit(DIARY_FILE, journal, marked)],
+                        reason="dream",
+                        summary=_commit_summary("reject", proposal, proposal.text),
+                    )
+                    if marked != journal
+                    else []
+                )
+                state.records[proposal.id] = replace(
+                    record, status="rejected", decided=self.settings.clock().isoformat()
+                )
+                state.remember("rejected", *record.keys, normalized(statement(proposal.text)))
+        except LookupError as error:
+            return [Error("dream", str(error))]
+        commit = written[0].event.commit if written else None
+        return [*_written(written), ProposalRejected(proposal, commit, len(state.open()))]
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _open_record(self, proposal_id: str, records: dict[str, Record] | None = None) -> Record:
+        records = self.store.read().records if records is None else records
+        record = records.get(proposal_id.strip())
+        if record is None:
+            raise LookupError(f"no proposal {proposal_id!r}; `cairn dream` lists the open ones")
+        if record.status != "open":
+            raise LookupError(f"proposal {proposal_id} is {record.status}, not open")
+        return record
+
+    def _preview(self, proposal: Proposal, memory: str, text: str | None, window: int) -> Preview:
+        final = collapse(text) if text and text.strip() else proposal.text
+        try:
+            after = applied(memory, proposal, final, self.settings.clock().date())
+        except StaleProposal as error:
+            return Preview(proposal, final, [], self.budget(memory, window), str(error))
+        return Preview(proposal, final, changed_lines(memory, after), self.budget(after, window))
+
+
+def _written(outcomes: list[WriteOutcome]) -> list[Event]:
+    events: list[Event] = []
+    for outcome in outcomes:
+        events += [e for e in (outcome.lock_cleared, outcome.redaction) if e is not None]
+        events.append(outcome.event)
+    return events
+
+
+def _commit_summary(verb: str, proposal: Proposal, text: str) -> str:
+    sources = ", ".join(source.citation for source in proposal.sources)
+    return f"{verb} {proposal.id} “{shorten(text, 60)}” from {sources}"
+
+
+def _proposed(proposals: list[Proposal]) -> str:
+    return f"{len(proposals)} proposed" if proposals else "nothing proposed"
+
+
+def _over_budget(proposal_id: str, budget: MemoryBudget) -> str:
+    return (
+        f"not accepted: {proposal_id} would make MEMORY.md {budget.chars:,} characters, over its "
+        f"{budget.budget:,}-character share of the prompt at a {budget.window:,}-token window, "
+        "so its end would be cut from every prompt. Shorten MEMORY.md first, or accept anyway "
+        "(cairn dream --apply ID --over-budget, or confirm in the review screen)."
+    )

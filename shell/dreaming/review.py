@@ -1,0 +1,114 @@
+"""What accepting a proposal does to MEMORY.md, shown before it is done.
+
+An *add* goes under the dated heading `## Promoted YYYY-MM-DD` as one line with its `Source:`;
+an *update* replaces exactly the line it names, which must still be there as it was. Nothing
+else in MEMORY.md changes: `changed_lines` checks that of every result before it is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Literal
+
+from shell.events import MemoryBudget, Proposal
+from shell.text import collapse
+
+HEADING = "## Promoted {day}"
+_BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's decision on an open proposal: accept it (as `text`, when edited; past the
+    bootstrap budget only with `over_budget`) or reject it."""
+
+    action: Literal["accept", "reject"]
+    proposal_id: str
+    text: str | None = None
+    over_budget: bool = False
+
+
+class StaleProposal(Exception):
+    """The proposal no longer applies to MEMORY.md as it is now; the message says why."""
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What accepting a proposal would change."""
+
+    proposal: Proposal
+    text: str
+    diff: list[str]
+    """The changed lines, each starting with "-" or "+"."""
+    budget: MemoryBudget
+    """MEMORY.md's size after the change against its bootstrap budget."""
+    stale: str | None = None
+    """Why it can no longer be applied (then `diff` is empty)."""
+
+
+def memory_line(proposal: Proposal, text: str) -> str:
+    """The line an accepted proposal puts into MEMORY.md: its text and its first source."""
+    return f"- {collapse(text)} — Source: {proposal.sources[0].citation}"
+
+
+def applied(memory: str, proposal: Proposal, text: str, today: date) -> str:
+    """MEMORY.md's text with the proposal accepted as `text`.
+
+    Raises:
+        StaleProposal: an update's line is no longer in MEMORY.md as it was.
+    """
+    line = memory_line(proposal, text)
+    if proposal.kind == "update":
+        return _replaced(memory, proposal, line)
+    heading = HEADING.format(day=today.isoformat())
+    lines = memory.splitlines()
+    if heading in lines:
+        at = lines.index(heading) + 1
+        while at < len(lines) and not lines[at].startswith("#"):
+            at += 1
+        while at > 0 and not lines[at - 1].strip():
+            at -= 1
+        lines.insert(at, line)
+    else:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        lines += ["", heading, line] if lines else [heading, line]
+    return "\n".join(lines) + "\n"
+
+
+def _replaced(memory: str, proposal: Proposal, line: str) -> str:
+    lines = memory.splitlines()
+    old = proposal.replaces or ""
+    index = (proposal.replaces_line or 0) - 1
+    if not (0 <= index < len(lines) and lines[index] == old):
+        found = [i for i, current in enumerate(lines) if current == old]
+        if len(found) != 1:
+            raise StaleProposal(
+                f"MEMORY.md no longer holds the line {proposal.id} would replace: {old!r}"
+            )
+        index = found[0]
+    prefix = match.group(1) if (match := _BULLET.match(old)) else ""
+    lines[index] = prefix + line.removeprefix("- ")
+    return "\n".join(lines) + ("\n" if memory.endswith("\n") or not memory else "")
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    """The lines removed ("-…") and added ("+…") from `before` to `after`."""
+    diff = difflib.ndiff(before.splitlines(), after.splitlines())
+    return [line[0] + line[2:] for line in diff if line[:1] in ("-", "+")]
+
+
+def check_only_its_line(proposal: Proposal, before: str, after: str) -> None:
+    """Refuse a change that deletes or rewrites a line the proposal does not name.
+
+    Raises:
+        StaleProposal: it would.
+    """
+    changes = changed_lines(before, after)
+    removed = [line[1:] for line in changes if line.startswith("-")]
+    allowed = [proposal.replaces] if proposal.kind == "update" else []
+    if removed != allowed:
+        raise StaleProposal(f"accepting {proposal.id} would change other lines of MEMORY.md")

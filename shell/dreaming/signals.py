@@ -1,0 +1,132 @@
+"""The deep phase's score of a recalled unit: six signals, weighted, plus the phases' boosts.
+
+The signals follow OpenClaw's (openclaw-memory.md §7.3), each between 0 and 1:
+
+- relevance: the mean relevance of the unit's recalls, scaled from the least a hit needs to
+  surface (`memory_search`'s minScore, 0.35) to `RELEVANCE_FULL`;
+- frequency: log1p(recalls) / log1p(`FREQUENCY_FULL`);
+- diversity: distinct queries / `DIVERSITY_FULL`;
+- recency: 0.5 ** (days since the last recall / half-life);
+- consolidation: recall on several days, OpenClaw's 0.55·log1p(days − 1)/log1p(4) +
+  0.45·min(1, span/7);
+- richness: how many things the unit names (`concepts`), / `RICHNESS_FULL`.
+
+The light and REM phases add at most `LIGHT_BOOST` and `REM_BOOST`, OpenClaw's
+`max × log1p(hits)/log1p(6) × recency`.
+
+Why the weights are not OpenClaw's (figures in bench/README.md): with OpenClaw's, a fact asked
+about four ways on a user's first day has no consolidation (one day) and scores at most 0.90 only
+if every other signal is perfect; with the relevance MiniLM gives to paraphrased questions it
+stays under the 0.75 gate, and such a deep phase promotes nothing for weeks (#96118). The gates
+(≥ 3 recalls, ≥ 3 distinct queries) are what keep a fact recalled once out, not the score. So
+consolidation's weight moves to query diversity, and relevance is scaled to the range a surfaced
+hit can have.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from shell.events import Signals
+from shell.memory.hit_log import Recall
+from shell.memory.ranking import naming_words
+
+RELEVANCE_FLOOR = 0.35
+"""memory_search's default minScore: no surfaced hit scores less."""
+RELEVANCE_FULL = 0.65
+FREQUENCY_FULL = 5
+DIVERSITY_FULL = 4
+RICHNESS_FULL = 6
+LIGHT_BOOST = 0.06
+REM_BOOST = 0.09
+BOOST_FULL = 6
+
+
+@dataclass(frozen=True)
+class Weights:
+    relevance: float
+    frequency: float
+    diversity: float
+    recency: float
+    consolidation: float
+    richness: float
+
+
+OPENCLAW_WEIGHTS = Weights(0.30, 0.24, 0.15, 0.15, 0.10, 0.06)
+WEIGHTS = Weights(0.30, 0.24, 0.22, 0.15, 0.03, 0.06)
+"""OpenClaw's, with 0.07 of consolidation's 0.10 moved to query diversity (see above)."""
+
+_NOT_CONCEPTS = frozenset(
+    """takes take took uses use used likes like liked prefers prefer wants want needs need said
+    says told asked goes went have make made work works about after before every still today
+    tomorrow yesterday would should could will were been being them they their there which
+    what when also just into onto over under than then this that these those with from""".split()
+)
+
+
+def concepts(text: str) -> frozenset[str]:
+    """The words of `text` that name a thing: no stop words or common verbs, three letters or
+    more (numbers count)."""
+    return frozenset(
+        word
+        for word in naming_words(text)
+        if (len(word) >= 3 or word.isdigit()) and word not in _NOT_CONCEPTS
+    )
+
+
+def signals(
+    recalls: Sequence[Recall],
+    now: datetime,
+    *,
+    text: str,
+    half_life_days: float,
+    light_hits: int = 0,
+    rem_hits: int = 0,
+) -> Signals:
+    """The signals of a unit recalled `recalls` (at least one), as of `now`."""
+    days = sorted({date.fromisoformat(recall.day) for recall in recalls})
+    last = max(datetime.fromisoformat(recall.at) for recall in recalls)
+    age_days = max(0.0, (_aware(now) - _aware(last)).total_seconds() / 86_400)
+    recency = 0.5 ** (age_days / half_life_days)
+    mean = sum(recall.score for recall in recalls) / len(recalls)
+    span = (days[-1] - days[0]).days
+    return Signals(
+        relevance=_clamp((mean - RELEVANCE_FLOOR) / (RELEVANCE_FULL - RELEVANCE_FLOOR)),
+        frequency=_clamp(math.log1p(len(recalls)) / math.log1p(FREQUENCY_FULL)),
+        diversity=_clamp(len({recall.query for recall in recalls}) / DIVERSITY_FULL),
+        recency=recency,
+        consolidation=_clamp(
+            0.55 * math.log1p(len(days) - 1) / math.log1p(4) + 0.45 * min(1.0, span / 7)
+        ),
+        richness=_clamp(len(concepts(text)) / RICHNESS_FULL),
+        light=LIGHT_BOOST * _boost(light_hits) * recency,
+        rem=REM_BOOST * _boost(rem_hits) * recency,
+    )
+
+
+def score(found: Signals, weights: Weights = WEIGHTS) -> float:
+    """The weighted signals plus the phases' boosts, at most 1."""
+    weighted = (
+        weights.relevance * found.relevance
+        + weights.frequency * found.frequency
+        + weights.diversity * found.diversity
+        + weights.recency * found.recency
+        + weights.consolidation * found.consolidation
+        + weights.richness * found.richness
+    )
+    return min(1.0, weighted + found.light + found.rem)
+
+
+def _boost(hits: int) -> float:
+    return _clamp(math.log1p(hits) / math.log1p(BOOST_FULL))
+
+
+def _clamp(value: float) -> float:
+    return max(0.0, min(1.0, value))
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.astimezone()

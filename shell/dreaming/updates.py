@@ -1,0 +1,99 @@
+"""MEMORY.md lines that a newer note contradicts or supersedes.
+
+"Tom takes his coffee black" in MEMORY.md, and a later note "Tom switched to oat lattes": the
+note is about the same thing (its vector is close, it names the same subject), it is dated after
+the line was last changed (git blame), it says that something changed ("switched", "now", "no
+longer", …), and it is not the same fact restated. Then dreaming proposes to replace the line;
+it never changes MEMORY.md by itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from shell.config import DreamSettings
+from shell.dreaming.deep import Known
+from shell.dreaming.junk import junk_kind, statement
+from shell.dreaming.notes import Notes, NoteUnit
+from shell.dreaming.signals import concepts
+from shell.memory.paths import CURATED_FILE
+from shell.memory.ranking import jaccard, word_tokens
+from shell.text import normalized
+
+SIMILARITY = 0.5
+"""The least cosine (MiniLM) between a MEMORY.md line and a note that supersedes it. Measured:
+pairs that supersede 0.56–0.83 ("Tom takes his coffee black" / "Tom switched to oat lattes"
+0.56, the deploy window moved 0.83); the same subject on another topic 0.42 ("Tom started a
+new job at Acme"); unrelated lines 0.06–0.10."""
+RESTATED_JACCARD = 0.8
+_CHANGE = re.compile(
+    r"\b(?:switched|switches|changed|changes|moved|moves|now|no longer|not any ?more|anymore"
+    r"|instead|replaced|replaces|from now on|stopped|started|quit|became|becomes|updated"
+    r"|renamed|new|left|joined|since)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """A MEMORY.md line and the newer note that supersedes it."""
+
+    line: NoteUnit
+    note: NoteUnit
+    written: date
+    """When the line was last changed."""
+    similarity: float
+    cue: str
+    """The word of the note that says something changed."""
+
+
+def superseded(
+    notes: Notes,
+    line_dates: Sequence[date],
+    today: date,
+    settings: DreamSettings,
+    known: Known,
+) -> list[Superseded]:
+    """Each MEMORY.md line with the newest note that supersedes it (at most one per line).
+
+    Lines and notes are compared by their statements alone: the index's vectors carry the
+    heading above a unit, which pulls every MEMORY.md line toward its section's name.
+    """
+    recent = [
+        (unit, cue.group(0))
+        for unit in notes.in_days(today, settings.max_age_days)
+        if junk_kind(unit.chunk.text, known.dreamed) is None
+        and unit.key not in known.rejected
+        and normalized(statement(unit.chunk.text)) not in known.rejected
+        and (cue := _CHANGE.search(statement(unit.chunk.text))) is not None
+    ]
+    pairs = []
+    for line in notes.units(CURATED_FILE):
+        chunk = line.chunk
+        if chunk.start_line != chunk.end_line or junk_kind(chunk.text) is not None:
+            continue
+        written = line_dates[chunk.start_line - 1] if chunk.start_line <= len(line_dates) else today
+        old = statement(chunk.text)
+        for note, cue in recent:
+            new = statement(note.chunk.text)
+            if note.day is None or note.day <= written or not concepts(old) & concepts(new):
+                continue
+            if jaccard(word_tokens(old), word_tokens(new)) < RESTATED_JACCARD:
+                pairs.append((line, note, written, cue))
+    if not pairs:
+        return []
+    vectors = notes.embed(
+        [statement(unit.chunk.text) for line, note, _, _ in pairs for unit in (line, note)]
+    )
+    newest: dict[int, Superseded] = {}
+    for index, (line, note, written, cue) in enumerate(pairs):
+        similarity = float(vectors[2 * index] @ vectors[2 * index + 1])
+        current = newest.get(line.chunk.start_line)
+        if similarity >= SIMILARITY and (
+            current is None or (note.day, similarity) > (current.note.day, current.similarity)
+        ):
+            newest[line.chunk.start_line] = Superseded(line, note, written, similarity, cue)
+    return [newest[key] for key in sorted(newest)]

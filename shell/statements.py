@@ -132,12 +132,13 @@ def _has_subject_and_verb(lowered: list[str]) -> bool:
     )
 
 
-def is_statement_of_fact(sentence: str) -> bool:
+def is_statement_of_fact(sentence: str, *, min_words: int = MIN_WORDS) -> bool:
     """Whether one sentence plainly states a fact about the user's world (see the module
-    docstring for the rules, in order)."""
+    docstring for the rules, in order). `min_words` is lower for a line already kept in memory
+    ("Priya leads billing") than for a chat message, where short replies are mostly chat."""
     text = without_opener(sentence)
     words = _words(text)
-    if len(words) < MIN_WORDS or is_question(text) or sentence.strip().endswith("?"):
+    if len(words) < min_words or is_question(text) or sentence.strip().endswith("?"):
         return False
     lowered = [w.lower() for w in words]
     if lowered[0] in _REQUESTS or lowered[0] in _SMALL_TALK:

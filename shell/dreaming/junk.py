@@ -50,6 +50,8 @@ _SHELL_WORDS = frozenset(
 )
 _CLI_TOKEN = re.compile(r"(?:^|\s)(?:-{1,2}[\w-]+|\S*/\S*|\||&&|>|\$\w+|\w+=\S+)")
 _TIMESTAMP = re.compile(r"^\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*[-–—:]?\s*")
+NOTE_MIN_WORDS = 3
+"""A line kept in a note may state a fact in three words ("Priya leads billing")."""
 _SMALL_TALK_START = frozenset(
     """hi hello hey thanks thank thx cheers bye goodbye lol haha ok okay sure yes no yeah
     nope great cool nice wow sorry morning evening""".split()
@@ -87,11 +89,12 @@ def junk_kind(text: str, dreamed: Collection[str] = ()) -> JunkKind | None:
     if _is_command(raw, line):
         return "command"
     words = normalized(line).split()
-    if not words or (words[0] in _SMALL_TALK_START and not is_statement_of_fact(line)):
+    fact = is_statement_of_fact(line, min_words=NOTE_MIN_WORDS)
+    if not words or (words[0] in _SMALL_TALK_START and not fact):
         return "small_talk"
     if line.endswith("?") or is_question(line):
         return "question"
-    if not is_statement_of_fact(line):
+    if not fact:
         return "not_a_fact"
     return None
 
@@ -103,7 +106,8 @@ def _is_command(raw: str, line: str) -> bool:
     first, _, rest = line.partition(" ")
     if first.lower() in _SHELL_WORDS and (not rest or _CLI_TOKEN.search(rest)):
         return True
-    return bool(line) and not is_statement_of_fact(line) and _asks_the_assistant(line)
+    fact = is_statement_of_fact(line, min_words=NOTE_MIN_WORDS)
+    return bool(line) and not fact and _asks_the_assistant(line)
 
 
 def _asks_the_assistant(line: str) -> bool:

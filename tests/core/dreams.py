@@ -40,9 +40,7 @@ class DreamWorld:
         base = settings or Settings(
             workspace=root, model=DEMO_MODEL, embedder=embedder, watch=False, clock=clock
         )
-        self.settings = replace(
-            base, workspace=root, dreaming=replace(base.dreaming, **dreaming)
-        )
+        self.settings = replace(base, workspace=root, dreaming=replace(base.dreaming, **dreaming))
         init_workspace(self.settings)
         self.git = GitStore(self.settings.workspace, clock=clock)  # commits dated by the clock
         self.files = MemoryFiles(self.settings.workspace, self.git)

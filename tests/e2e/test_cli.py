@@ -212,3 +212,113 @@ def test_cairn_index_status_and_rebuild(
     first, _, rest = rebuilt.stdout.partition("\n")
     assert json.loads(first)["type"] == "index_rebuilt"
     assert '"chunks"' in rest
+
+
+QUESTIONS = [
+    "how does Tom take his coffee?",
+    "what coffee does Tom drink?",
+    "does Tom want milk in his coffee?",
+    "what is Tom's coffee order?",
+]
+
+
+@pytest.fixture(scope="module")
+def dreamt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """A fact remembered once and asked about four ways (the real model), then `cairn dream`."""
+    home = tmp_path_factory.mktemp("home")
+    ws = home / "ws"
+    told = cairn(
+        "run",
+        "--workspace",
+        str(ws),
+        "remember that Tom takes his coffee black",
+        *QUESTIONS,
+        home=home,
+    )
+    assert told.returncode == 0, told.stderr
+    dream = cairn("dream", "--workspace", str(ws), "--json", home=home)
+    assert dream.returncode == 0, dream.stderr
+    return home, ws, events_of(dream)
+
+
+def test_cairn_dream_proposes_what_was_asked_about_four_ways(
+    dreamt: tuple[Path, Path, list[dict[str, Any]]],
+) -> None:
+    _, ws, events = dreamt
+    [proposed] = of(events, "dream_proposed")
+    proposal = proposed["proposal"]
+    assert (proposal["kind"], proposal["text"]) == ("add", "Tom takes his coffee black.")
+    assert (proposal["recalls"], proposal["queries"], proposal["days"]) == (4, 4, 1)
+    assert proposal["distilled_by"] == "model"  # the demo brain distils, deterministically
+    [finished] = of(events, "dream_sweep_finished")
+    assert finished["outcome"] == "written" and finished["open"] == 1
+    assert f"**{proposal['id']}** · add · open" in (ws / "DREAMS.md").read_text()
+    assert "Tom" not in (ws / "MEMORY.md").read_text()  # nothing enters it until accepted
+
+
+def test_cairn_dream_lists_then_applies_one_commit(
+    dreamt: tuple[Path, Path, list[dict[str, Any]]],
+) -> None:
+    home, ws, events = dreamt
+    [proposed] = of(events, "dream_proposed")
+    proposal_id = proposed["proposal"]["id"]
+    listed = cairn("dream", "--workspace", str(ws), home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert f"{proposal_id}  add  Tom takes his coffee black." in listed.stdout
+    assert "decide with: cairn dream --apply ID" in listed.stdout
+    commits = len(list(git.Repo(ws).iter_commits()))
+
+    applied = cairn("dream", "--workspace", str(ws), "--apply", proposal_id, home=home)
+    assert applied.returncode == 0, applied.stderr
+    assert f"accepted {proposal_id} into MEMORY.md" in applied.stdout
+    repo = git.Repo(ws)
+    assert len(list(repo.iter_commits())) == commits + 1
+    assert repo.head.commit.message.startswith(f"memory(dream): accept {proposal_id}")
+    assert sorted(repo.head.commit.stats.files) == ["DREAMS.md", "MEMORY.md"]
+    assert "- Tom takes his coffee black. — Source: memory/" in (ws / "MEMORY.md").read_text()
+
+    again = cairn("dream", "--workspace", str(ws), "--apply", proposal_id, home=home)
+    assert again.returncode == 1
+    assert f"error: proposal {proposal_id} is accepted, not open" in again.stdout
+
+
+def test_cairn_dream_edit_and_reject(tmp_path: Path) -> None:
+    home = tmp_path
+    ws = home / "ws"
+    told = cairn(
+        "run",
+        "--workspace",
+        str(ws),
+        "remember that Tom takes his coffee black",
+        "remember that Priya leads billing",
+        *QUESTIONS,
+        "who leads billing?",
+        "which person runs the billing team?",
+        "is Priya in charge of billing?",
+        home=home,
+    )
+    assert told.returncode == 0, told.stderr
+    events = events_of(cairn("dream", "--workspace", str(ws), "--json", home=home))
+    ids = {e["proposal"]["text"]: e["proposal"]["id"] for e in of(events, "dream_proposed")}
+    assert set(ids) == {"Tom takes his coffee black.", "Priya leads billing."}
+    decided = cairn(
+        "dream",
+        "--workspace",
+        str(ws),
+        "--json",
+        "--edit",
+        ids["Tom takes his coffee black."],
+        "Tom drinks black coffee",
+        "--reject",
+        ids["Priya leads billing."],
+        home=home,
+    )
+    assert decided.returncode == 0, decided.stderr
+    [accepted] = of(events_of(decided), "proposal_accepted")
+    assert accepted["edited"] and accepted["text"] == "Tom drinks black coffee"
+    [rejected] = of(events_of(decided), "proposal_rejected")
+    assert rejected["open"] == 0
+    memory = (ws / "MEMORY.md").read_text()
+    assert "Tom drinks black coffee — Source:" in memory and "Priya" not in memory
+    later = events_of(cairn("dream", "--workspace", str(ws), "--json", home=home))
+    assert of(later, "dream_proposed") == []  # the rejected one does not come back

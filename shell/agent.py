@@ -28,6 +28,7 @@ from shell.events import (
     Event,
     Loading,
     Notice,
+    ProposalsWaiting,
     SessionStarted,
     StartupPreludeInjected,
     TurnFinished,
@@ -156,6 +157,8 @@ class Agent:
             yield event
         for notice in await asyncio.to_thread(self._recovered):
             yield notice
+        if waiting := await asyncio.to_thread(self.dreamer.waiting):
+            yield ProposalsWaiting(waiting)
         yield await asyncio.to_thread(self.usage)
         if model_loading:
             await self.llm.wait_loaded()

@@ -622,6 +622,14 @@ class DreamSweepSkipped(BaseEvent):
 
 
 @dataclass(frozen=True)
+class ProposalsWaiting(BaseEvent):
+    """At the start of a session: how many of dreaming's proposals wait for review."""
+
+    type: ClassVar[str] = "proposals_waiting"
+    count: int
+
+
+@dataclass(frozen=True)
 class MemoryBudget:
     """MEMORY.md's size against its share of the bootstrap at the current window."""
 
@@ -697,6 +705,7 @@ Event = (
     | DreamProposed
     | DreamSweepFinished
     | DreamSweepSkipped
+    | ProposalsWaiting
     | ProposalAccepted
     | ProposalRejected
 )

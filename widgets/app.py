@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import select
 import sys
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from pathlib import Path
 from typing import IO, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -22,6 +24,7 @@ from shell.events import Error, Event, to_json
 from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES, DEFAULT_THEME
 from themes.user import load_user_themes
 from widgets.bridge import EventBridge
+from widgets.dream_review import DreamReview
 from widgets.messages import AgentEvent
 from widgets.prompt import Prompt
 from widgets.replay import ReplayAgent
@@ -34,6 +37,8 @@ NARROW_WIDTH = 100
 """Below this many columns the side panes hide (F2 shows them in place of the transcript)."""
 TERMINAL_CHECK_S = 2.0
 """How often the TUI checks that its terminal is still there."""
+IDLE_CHECK_S = 30.0
+"""How often the TUI checks whether it has been idle long enough to dream."""
 COMPACT_WIDTH = 150
 """Below this many columns the status bar shortens the session id."""
 
@@ -56,6 +61,7 @@ class CairnApp(App[None]):
         Binding("escape", "cancel_turn", "Cancel"),
         Binding("ctrl+l", "clear_view", "Clear"),
         Binding("f2", "toggle_side", "Panes"),
+        Binding("f3", "review", "Review"),
         Binding("ctrl+t", "cycle_theme", "Theme"),
     ]
 
@@ -77,6 +83,9 @@ class CairnApp(App[None]):
         self._trace_file: IO[str] | None = None
         self._bridge: EventBridge | None = None
         self._theme_cycle: list[str] = list(BUILTIN_THEMES)
+        self._clock = time.monotonic
+        self._last_activity = self._clock()
+        self._dreamt_since_activity = False
         self._theme_errors = self._register_themes()
         # Set before the first frame: a theme set in on_mount re-applies every style (~0.1 s).
         self.theme = DEFAULT_THEME
@@ -132,6 +141,27 @@ class CairnApp(App[None]):
         self.run_background(self.agent.background_events)
         if not self.is_headless and sys.__stdin__ is not None and sys.__stdin__.isatty():
             self.set_interval(TERMINAL_CHECK_S, self._exit_if_terminal_gone)
+        if self.agent.settings.dreaming.enabled and self.agent.settings.dreaming.idle_minutes > 0:
+            self.set_interval(IDLE_CHECK_S, self.dream_if_idle)
+
+    def dream_if_idle(self) -> bool:
+        """Sweep once after `[dreaming] idle_minutes` without a key or a turn, never during
+        one. Returns whether a sweep started."""
+        idle_s = self.agent.settings.dreaming.idle_minutes * 60
+        if self.busy or self._dreamt_since_activity or self._clock() - self._last_activity < idle_s:
+            return False
+        self._dreamt_since_activity = True
+        self.run_events(lambda: self.agent.dream("idle"))
+        return True
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):  # the app sees every key first, the prompt's too
+            self._active()
+        await super().on_event(event)
+
+    def _active(self) -> None:
+        self._last_activity = self._clock()
+        self._dreamt_since_activity = False
 
     def _exit_if_terminal_gone(self) -> None:
         """Quit (saving the session) when the terminal hung up, e.g. an SSH connection dropped.
@@ -194,7 +224,9 @@ class CairnApp(App[None]):
             self._trace_file.flush()
 
     async def on_agent_event(self, message: AgentEvent) -> None:
-        if self._bridge is not None:
+        # Quitting takes the widgets down first: an event that comes after (a background index
+        # sync) is in the trace already and has no widget left to show it.
+        if self._bridge is not None and self.is_running:
             await self._bridge.route(message.event)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -221,6 +253,10 @@ class CairnApp(App[None]):
                 self.run_events(lambda: self.agent.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)
+        self._active()
+        if text == "/review":
+            await self.action_review()
+            return
         if self.busy:
             self.queued.append(text)
             await self.transcript.add_notice(f"queued ({len(self.queued)} waiting): {text}")
@@ -240,6 +276,14 @@ class CairnApp(App[None]):
             self.workers.cancel_group(self, "agent")
             if dropped:
                 await self.transcript.add_notice(f"dropped {dropped} queued prompt(s)")
+
+    async def action_review(self) -> None:
+        """Open dreaming's review queue (F3, /review)."""
+        previews = await asyncio.to_thread(self.agent.open_proposals)
+        if not previews:
+            self.notify("Nothing waits for review. /dream runs a sweep.", timeout=3)
+            return
+        await self.push_screen(DreamReview(previews))
 
     async def action_clear_view(self) -> None:
         await self.transcript.clear_view()

@@ -14,6 +14,11 @@ from shell.events import (
     CompactionStarted,
     ContextReinjected,
     ContextReport,
+    DeepSleepFinished,
+    DreamProposed,
+    DreamSweepFinished,
+    DreamSweepSkipped,
+    DreamSweepStarted,
     Error,
     Event,
     FlushFinished,
@@ -23,10 +28,15 @@ from shell.events import (
     IndexRebuilt,
     IndexSynced,
     IndexSyncProgress,
+    LightSleepFinished,
     Loading,
     MemoryWritten,
     ModelRetry,
     Notice,
+    ProposalAccepted,
+    ProposalRejected,
+    ProposalsWaiting,
+    RemSleepFinished,
     SearchPerformed,
     SecretsRedacted,
     SessionStarted,
@@ -46,7 +56,8 @@ from widgets.blocks import (
     MemoryWriteLine,
     ReinjectionBlock,
 )
-from widgets.format import dropped_text, tokens
+from widgets.dream_block import DreamBlock
+from widgets.format import dropped_text, short_sha, tokens
 
 if TYPE_CHECKING:
     from widgets.side_panes import SidePanes
@@ -64,6 +75,7 @@ class EventBridge:
         self.side = side
         self._flush: FlushBlock | None = None
         self._compaction: CompactionReceipt | None = None
+        self._dream: DreamBlock | None = None
 
     async def route(self, event: Event) -> None:
         transcript = self.transcript
@@ -180,6 +192,43 @@ class EventBridge:
                 await transcript.add_notice(
                     f"startup prelude: recent notes {names} ({tokens(chars)} chars) as background"
                 )
+            case DreamSweepStarted():
+                self._dream = DreamBlock(event)
+                await transcript.add_block(self._dream)
+            case LightSleepFinished() | RemSleepFinished() | DeepSleepFinished():
+                if self._dream is not None:
+                    self._dream.phase(event)
+            case DreamProposed():
+                if self._dream is not None:
+                    self._dream.proposed(event)
+            case DreamSweepFinished(open=waiting):
+                if self._dream is not None:
+                    self._dream.finish(event)
+                self._dream = None
+                self.status.show_review(waiting)
+            case DreamSweepSkipped(reason="failed") if self._dream is not None:
+                self._dream.fail(event)
+                self._dream = None
+            case DreamSweepSkipped(detail=detail):
+                await transcript.add_notice(f"dreaming skipped: {detail}", "warning")
+            case ProposalsWaiting(count=count):
+                self.status.show_review(count)
+            case ProposalAccepted(proposal=proposal, text=text, commit=commit, open=waiting):
+                await transcript.add_notice(
+                    f"accepted {proposal.id} into MEMORY.md → {short_sha(commit)}: {text}"
+                )
+                if event.budget.over:
+                    await transcript.add_notice(
+                        f"MEMORY.md is {event.budget.chars:,} characters, over its "
+                        f"{event.budget.budget:,}-character share of the prompt: its end is cut",
+                        "warning",
+                    )
+                self.status.show_review(waiting)
+            case ProposalRejected(proposal=proposal, open=waiting):
+                await transcript.add_notice(
+                    f"rejected {proposal.id}; it will not be proposed again: {proposal.text}"
+                )
+                self.status.show_review(waiting)
             case _:
                 assert_never(event)  # a new event type needs a case here (mypy checks)
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from shell.config import DreamSettings
+from shell.dreaming import Decision, Preview
 from shell.events import (
+    DreamTrigger,
     Event,
     FlushStarted,
     MemoryWritten,
@@ -32,6 +35,8 @@ class ReplaySettings:
     model: str
     demo: bool
     day: str
+    dreaming: DreamSettings = field(default_factory=lambda: DreamSettings(enabled=False))
+    """A replay never dreams: the trace holds the sweeps it recorded."""
 
     def today(self) -> str:
         return self.day
@@ -110,11 +115,23 @@ class ReplayAgent:
     def submit(self, text: str) -> AsyncIterator[Event]:
         return self._play()
 
-    async def background_events(self) -> AsyncIterator[Event]:
-        """None: a trace holds its background events in order with the rest."""
+    def dream(self, trigger: DreamTrigger = "manual") -> AsyncIterator[Event]:
+        return self._nothing()
+
+    def decide(self, decision: Decision) -> AsyncIterator[Event]:
+        return self._nothing()
+
+    def open_proposals(self) -> list[Preview]:
+        return []
+
+    async def _nothing(self) -> AsyncIterator[Event]:
         nothing: tuple[Event, ...] = ()
         for event in nothing:
             yield event
+
+    def background_events(self) -> AsyncIterator[Event]:
+        """None: a trace holds its background events in order with the rest."""
+        return self._nothing()
 
     async def aclose(self) -> None:
         return None

@@ -7,8 +7,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Protocol
 
-from shell.events import Event
+from shell.dreaming import Decision, Preview
+from shell.events import DreamTrigger, Event
 from widgets.git_log import GitLogSource
+
+
+class DreamSettingsLike(Protocol):
+    @property
+    def enabled(self) -> bool: ...
+
+    @property
+    def idle_minutes(self) -> float: ...
 
 
 class SettingsLike(Protocol):
@@ -20,6 +29,9 @@ class SettingsLike(Protocol):
 
     @property
     def demo(self) -> bool: ...
+
+    @property
+    def dreaming(self) -> DreamSettingsLike: ...
 
     def today(self) -> str: ...
 
@@ -51,6 +63,18 @@ class AgentSource(Protocol):
     def start(self) -> AsyncIterator[Event]: ...
 
     def submit(self, text: str) -> AsyncIterator[Event]: ...
+
+    def dream(self, trigger: DreamTrigger = "manual") -> AsyncIterator[Event]:
+        """A dreaming sweep."""
+        ...
+
+    def decide(self, decision: Decision) -> AsyncIterator[Event]:
+        """A person's decision on one of dreaming's proposals."""
+        ...
+
+    def open_proposals(self) -> list[Preview]:
+        """The proposals waiting for review (blocking: call it off the event loop)."""
+        ...
 
     def background_events(self) -> AsyncIterator[Event]:
         """Events between turns (index sync, file watching), for as long as the app runs."""

@@ -1,5 +1,5 @@
 """The one-line status bar: model (+ demo badge), what is still loading, session id, token
-meter, compactions, index."""
+meter, compactions, index, and the proposals waiting for review."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ class StatusBar(Horizontal):
         & > #status-session-short { display: none; }
         & > #status-loading { color: $warning; }
         & > #status-loading.-idle { display: none; }
+        & > #status-review { color: $dream-block-border; text-style: bold; }
+        & > #status-review.-idle { display: none; }
         & > TokenMeter { margin: 0 1; }
     }
     """
@@ -70,6 +72,7 @@ class StatusBar(Horizontal):
         yield self._meter
         yield CompactionCounter(id="compactions")
         yield IndexStatus(id="index-status")
+        yield Label("", id="status-review", classes="-idle")
 
     @staticmethod
     def _session_label(session_id: str) -> str:
@@ -94,6 +97,12 @@ class StatusBar(Horizontal):
         label = self.query_one("#status-loading", Label)
         label.update(f"loading {', '.join(sorted(self._loading))}…")
         label.set_class(not self._loading, "-idle")
+
+    def show_review(self, waiting: int) -> None:
+        """How many of dreaming's proposals wait for review (hidden at none)."""
+        label = self.query_one("#status-review", Label)
+        label.update(f"💭 {waiting} to review")
+        label.set_class(not waiting, "-idle")
 
     @property
     def meter(self) -> TokenMeter:

@@ -222,6 +222,10 @@ class Dreamer:
 
     # --- the review queue ----------------------------------------------------------------------
 
+    def waiting(self) -> int:
+        """How many proposals wait for review (0 while dreaming is off)."""
+        return len(self.store.read().open()) if self.config.enabled else 0
+
     def open_proposals(self, *, window: int) -> list[Preview]:
         """The proposals waiting for review, oldest first, each with what accepting it does."""
         memory = self.files.text(CURATED_FILE)
@@ -266,9 +270,9 @@ class Dreamer:
                     return [Error("dream", _over_budget(proposal.id, budget))]
                 journal = self.files.text(DIARY_FILE)
                 written = self.files.rewrite(
-                    [
-                        Edit(CURATED_FILE, before, after),
+                    [  # MEMORY.md last: what a person sees change last is the memory
                         Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted")),
+                        Edit(CURATED_FILE, before, after),
                     ],
                     reason="dream",
                     summary=_commit_summary("accept", proposal, final),

@@ -63,12 +63,12 @@ def superseded(
     heading above a unit, which pulls every MEMORY.md line toward its section's name.
     """
     recent = [
-        (unit, cue.group(0))
+        (unit, change.group(0))
         for unit in notes.in_days(today, settings.max_age_days)
         if junk_kind(unit.chunk.text, known.dreamed) is None
         and unit.key not in known.rejected
         and normalized(statement(unit.chunk.text)) not in known.rejected
-        and (cue := _CHANGE.search(statement(unit.chunk.text))) is not None
+        and (change := _CHANGE.search(statement(unit.chunk.text))) is not None
     ]
     pairs = []
     for line in notes.units(CURATED_FILE):

@@ -26,9 +26,19 @@ def workspace(tmp_path: Path) -> Path:
 
 async def settle(app: CairnApp, pilot: Pilot[None]) -> None:
     """Wait for the running agent stream to end and its events to be routed and painted."""
-    await app.workers.wait_for_complete([w for w in app.workers if w.group == "agent"])
+    if running := [w for w in app.workers if w.group == "agent"]:  # none: wait_for_complete
+        await app.workers.wait_for_complete(running)  # would wait for every worker, forever
     await pilot.pause()
     await pilot.pause()
+
+
+async def started(app: CairnApp, pilot: Pilot[None]) -> None:
+    """Wait until a real agent's start has ended (it loads in worker threads), then settle."""
+    for _ in range(600):
+        if not app.busy:
+            break
+        await pilot.pause(0.05)
+    await settle(app, pilot)
 
 
 async def send(app: CairnApp, pilot: Pilot[None], text: str, *, typed: bool = False) -> None:

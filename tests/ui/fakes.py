@@ -67,6 +67,8 @@ class FakeAgent:
         self.start_script = list(start_script)
         self.turns = dict(turns or {})
         self.submitted: list[str] = []
+        self.proposals: list[object] = []
+        """What `open_proposals` gives (previews a real `Dreamer` made, for snapshots)."""
         self.closed_streams = 0
         self.aclosed = False
 
@@ -93,6 +95,15 @@ class FakeAgent:
     async def background_events(self) -> AsyncIterator[BaseEvent]:
         for event in ():
             yield event
+
+    def dream(self, trigger: str = "manual") -> AsyncIterator[BaseEvent]:
+        return self.submit("/dream")
+
+    def decide(self, decision: object) -> AsyncIterator[BaseEvent]:
+        return self._play(())
+
+    def open_proposals(self) -> list[object]:
+        return list(self.proposals)
 
     async def aclose(self) -> None:
         self.aclosed = True

@@ -55,3 +55,38 @@ class TestScreens:
         assert snap_compare(
             app, terminal_size=(120, 40), run_before=after(ASK, REMEMBER, theme="cairn-light")
         )
+
+
+def _real_previews(root: Path) -> list[object]:
+    """The review queue a real sweep makes: an add asked about four ways, an update."""
+    import asyncio
+
+    from tests.conftest import Clock
+    from tests.core.dreams import WINDOW, DreamWorld, days_before
+
+    clock = Clock()
+    dream = DreamWorld(root, clock, embedder="minilm")
+    last_week, yesterday = days_before(clock, 7, 1)
+    dream.memory("- The office is in Oslo", "- Tom takes his coffee black", day=last_week)
+    dream.note(yesterday, "- Tom switched to oat lattes")
+    today = clock.now.date().isoformat()
+    path = dream.note(today, "- The staging database is db-staging-2.internal, port 5433")
+    dream.recalled(path, 1, ["staging db host?", "where is staging db", "staging port", "db?"])
+    asyncio.run(dream.sweep())
+    return list(dream.dreamer.open_proposals(window=WINDOW))
+
+
+class TestDreamReview:
+    def test_review_queue(self, snap_compare: SnapCompare, workspace: Path) -> None:
+        """The review screen: the list, the highlighted add with its evidence and diff."""
+        agent = conversation_agent(workspace)
+        agent.proposals = _real_previews(workspace.parent / "dream")
+        app = CairnApp(agent)
+        assert snap_compare(app, terminal_size=(120, 40), run_before=after(), press=["f3"])
+
+    def test_review_update_at_80x24(self, snap_compare: SnapCompare, workspace: Path) -> None:
+        """At 80x24, the update proposal: the MEMORY.md line it replaces, as a diff."""
+        agent = conversation_agent(workspace)
+        agent.proposals = _real_previews(workspace.parent / "dream")
+        app = CairnApp(agent)
+        assert snap_compare(app, terminal_size=(80, 24), run_before=after(), press=["f3", "down"])

@@ -22,7 +22,7 @@ from shell.events import (
     RemSleepFinished,
     Stopped,
 )
-from shell.text import counted, normalized
+from shell.text import counted, normalized, sentences
 
 MAX_BLOCKS = 20
 START = "<!-- cairn:dream {sweep_id} {digest} -->"
@@ -188,15 +188,18 @@ def mark(current: str, proposal_id: str, status: str) -> str:
     return pattern.sub(lambda m: m.group(1) + status, current)
 
 
-def prose_lines(block: str, proposals: Sequence[Proposal]) -> list[str]:
-    """The normalized lines of `block` that dreaming wrote in its own words: its diary and its
-    counts, not the facts it quotes or proposes (those come from notes, and come back as
-    notes). What must never come back as a proposal."""
-    facts = {f"  {p.text}" for p in proposals}
-    found = []
-    for line in block.splitlines():
-        if line.startswith("<!--") or "“" in line or line in facts:
+def prose_lines(diary: str) -> list[str]:
+    """The normalized lines and sentences dreaming wrote in its own words in the blocks of
+    `diary` (DREAMS.md or one block): its diary and its counts, not the facts it quotes (in “…”)
+    or proposes (indented under a proposal's id), which come from notes and come back as notes.
+    What must never come back as a proposal."""
+    found: list[str] = []
+    inside = False
+    for line in diary.splitlines():
+        if _START.match(line) or line == END:
+            inside = line != END
             continue
-        if text := normalized(line):
-            found.append(text)
-    return found
+        if not inside or line.startswith("  ") or "“" in line:
+            continue
+        found += [text for part in [line, *sentences(line)] if (text := normalized(part))]
+    return list(dict.fromkeys(found))

@@ -45,7 +45,7 @@ from shell.events import (
 from shell.fsio import LockBusy
 from shell.memory.files import CURATED_FILE, DIARY_FILE, Edit, MemoryFiles, WriteOutcome
 from shell.memory.hit_log import dreams_dir
-from shell.text import collapse, normalized, sentences, shorten
+from shell.text import collapse, normalized, shorten
 from shell.workspace import SEEDS, bootstrap_budgets, memory_room
 
 if TYPE_CHECKING:
@@ -173,7 +173,9 @@ class Dreamer:
             ),
             rejected=frozenset(state.rejected),
             accepted=frozenset(state.accepted),
-            dreamed=frozenset(state.dreamed),
+            dreamed=frozenset(
+                [*state.dreamed, *diary.prose_lines(self.files.text(DIARY_FILE))]
+            ),
         )
         today = now.date()
         light = light_sleep(notes, recalled, today, self.config, known.dreamed)
@@ -204,11 +206,7 @@ class Dreamer:
             new = {proposal.id for proposal in proposals}
             still_open = [r.proposal.id for r in state.open() if r.proposal.id not in new]
             block = diary.render_block(sweep, now, entry, phases, proposals, still_open)
-            state.remember(
-                "dreamed",
-                *diary.prose_lines(block, proposals),
-                *(normalized(s) for s in sentences(entry)),
-            )
+            state.remember("dreamed", *diary.prose_lines(block))
             open_count = len(state.open())
         current = self.files.text(DIARY_FILE) or SEEDS[DIARY_FILE]
         if diary.latest_digest(current) == diary.digest(phases, [*new, *still_open]):

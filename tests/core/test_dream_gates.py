@@ -161,15 +161,18 @@ async def test_junk_is_never_proposed_however_often_recalled(
     assert stops(events) == [Stopped("junk", 1, kind)]  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("state_lost", [False, True])
 async def test_a_diary_sentence_of_an_earlier_sweep_in_a_note_is_not_proposed(
-    tmp_path: Path, clock: Clock
+    tmp_path: Path, clock: Clock, state_lost: bool
 ) -> None:
+    """Dreaming's own words come back as a note (#79699): never proposed, also when its state
+    in .cairn/dreams was deleted (DREAMS.md itself says what dreaming wrote)."""
     dream = world(tmp_path, clock)
     dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
-    first = await dream.sweep()
-    (finished,) = of(first, DreamSweepFinished)
-    diary = finished.diary
-    sentence = diary.split(". ")[0] + "."  # "Read 1 note from the last days and …"
+    (finished,) = of(await dream.sweep(), DreamSweepFinished)
+    sentence = finished.diary.split(". ")[0] + "."  # "Read 1 note from the last days and …"
+    if state_lost:
+        (dream.root / ".cairn" / "dreams" / "proposals.json").unlink()
     path = dream.note(TODAY, f"- {sentence}")
     dream.recalled(path, 2, FOUR, score=0.9)
     assert Stopped("junk", 1, "dreaming") in stops(await dream.sweep())

@@ -56,7 +56,7 @@ async def test_accepting_adds_one_line_under_a_dated_heading_in_one_commit(
         False,
         0,
     )
-    assert [e.path for e in of(events, MemoryWritten)] == ["MEMORY.md", "DREAMS.md"]
+    assert [e.path for e in of(events, MemoryWritten)] == ["DREAMS.md", "MEMORY.md"]
     assert show(dream.root, "rev-list", "--count", f"{head}..HEAD").strip() == "1"
     message = show(dream.root, "log", "-1", "--format=%B")
     assert message.splitlines()[0] == (

@@ -3,8 +3,10 @@
 A recalled unit becomes a candidate when it is a unit of a daily note that is still there, is a
 sentence about the user's world (`junk`), is not in MEMORY.md already nor rejected before, and
 its recalls of the last `max_age_days` days number at least `min_recalls` from `min_queries`
-distinct queries and score at least `min_score` (`signals`). Every unit stopped is counted under
-the first reason that stopped it, so a sweep that proposes nothing says why (#96118).
+distinct queries and score at least `min_score` (`signals`). A recall counts where the unit was
+among its search's best answers (`answers`), not a weak hit beside them. Every unit stopped is
+counted under the first reason that stopped it, so a sweep that proposes nothing says why
+(#96118).
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ from shell.text import normalized
 
 KNOWN_SIMILARITY = 0.9
 """A unit this alike (cosine) to a MEMORY.md unit is already known."""
+ANSWER_SHARE = 0.85
+"""A recall counts when its relevance is at least this share of its search's best hit. A weak
+second hit (a neighbour of the topic) is no recall of what the search asked: on the synthetic
+year of `bench.dream`, "Ben reviewed the billing design doc" came with four billing questions
+(0.54–0.62 against the answer's 0.72–0.82) and was proposed without this."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ def deep_sleep(
         if not isinstance(unit, NoteUnit):
             stopped[unit] += 1
             continue
-        recalls = _recent(entry.recalls, now.date(), settings.max_age_days)
+        recalls = answers(_recent(entry.recalls, now.date(), settings.max_age_days))
         if len(recalls) < settings.min_recalls:
             stopped[("recalls", None)] += 1
             continue
@@ -145,6 +152,11 @@ def _admit(
     if unit.key in known.rejected or normalized(statement(unit.chunk.text)) in known.rejected:
         return "rejected", None
     return unit
+
+
+def answers(recalls: Sequence[Recall]) -> tuple[Recall, ...]:
+    """The recalls in which the unit was among its search's best answers (`ANSWER_SHARE`)."""
+    return tuple(r for r in recalls if r.score >= ANSWER_SHARE * r.best)
 
 
 def _recent(recalls: Sequence[Recall], today: date, max_age_days: int) -> tuple[Recall, ...]:

@@ -199,7 +199,8 @@ def prose_lines(diary: str) -> list[str]:
         if _START.match(line) or line == END:
             inside = line != END
             continue
-        if not inside or line.startswith("  ") or "“" in line:
+        if not inside or line.startswith("  "):
             continue
-        found += [text for part in [line, *sentences(line)] if (text := normalized(part))]
+        parts = [line, *sentences(line)]
+        found += [text for part in parts if "“" not in part and (text := normalized(part))]
     return list(dict.fromkeys(found))

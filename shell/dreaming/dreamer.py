@@ -173,9 +173,7 @@ class Dreamer:
             ),
             rejected=frozenset(state.rejected),
             accepted=frozenset(state.accepted),
-            dreamed=frozenset(
-                [*state.dreamed, *diary.prose_lines(self.files.text(DIARY_FILE))]
-            ),
+            dreamed=frozenset([*state.dreamed, *diary.prose_lines(self.files.text(DIARY_FILE))]),
         )
         today = now.date()
         light = light_sleep(notes, recalled, today, self.config, known.dreamed)

@@ -101,7 +101,9 @@ def junk_kind(text: str, dreamed: Collection[str] = ()) -> JunkKind | None:
 
 def _is_command(raw: str, line: str) -> bool:
     """A shell command or code, or a request to the assistant ("tell me a joke")."""
-    if raw.startswith(("```", "~~~", "$ ", "> $", "    ")) or re.fullmatch(r"`[^`]+`", line):
+    if raw.startswith(("```", "~~~", "    ")) or line.startswith(("$ ", "> $", "# $")):
+        return True
+    if re.fullmatch(r"`[^`]+`", line):
         return True
     first, _, rest = line.partition(" ")
     if first.lower() in _SHELL_WORDS and (not rest or _CLI_TOKEN.search(rest)):

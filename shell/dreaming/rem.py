@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from shell.config import DreamSettings
+from shell.dreaming.deep import answers
 from shell.dreaming.junk import junk_kind, statement
 from shell.dreaming.notes import Notes, NoteUnit, similar_groups
 from shell.dreaming.signals import concepts
@@ -88,7 +89,7 @@ def _truths(
     """Recalled facts of the week with OpenClaw's REM confidence, deduplicated, best first."""
     scored: list[tuple[float, NoteUnit]] = []
     for entry in recalled:
-        recalls = [recall for recall in entry.recalls if recall.day >= since]
+        recalls = [recall for recall in answers(entry.recalls) if recall.day >= since]
         unit = notes.find(entry.path, entry.unit_hash) if recalls else None
         if unit is None or unit.day is None or junk_kind(unit.chunk.text, dreamed) is not None:
             continue

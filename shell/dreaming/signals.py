@@ -1,26 +1,24 @@
 """The deep phase's score of a recalled unit: six signals, weighted, plus the phases' boosts.
 
-The signals follow OpenClaw's (openclaw-memory.md §7.3), each between 0 and 1:
+OpenClaw's weights and signals (openclaw-memory.md §7.3), each signal between 0 and 1:
 
-- relevance: the mean relevance of the unit's recalls, scaled from the least a hit needs to
-  surface (`memory_search`'s minScore, 0.35) to `RELEVANCE_FULL`;
-- frequency: log1p(recalls) / log1p(`FREQUENCY_FULL`);
-- diversity: distinct queries / `DIVERSITY_FULL`;
-- recency: 0.5 ** (days since the last recall / half-life);
-- consolidation: recall on several days, OpenClaw's 0.55·log1p(days − 1)/log1p(4) +
-  0.45·min(1, span/7);
-- richness: how many things the unit names (`concepts`), / `RICHNESS_FULL`.
+- relevance 0.30: the mean relevance of the unit's recalls (what `memory_search` scored);
+- frequency 0.24: log1p(recalls) / log1p(`FREQUENCY_FULL`), OpenClaw's REM recall strength;
+- query diversity 0.15: distinct queries / `DIVERSITY_FULL`;
+- recency 0.15: 0.5 ** (days since the last recall / half-life);
+- consolidation 0.10: recall on several days, 0.55·log1p(days − 1)/log1p(4) + 0.45·min(1, span/7);
+- conceptual richness 0.06: how many things the unit names (`concepts`) / `RICHNESS_FULL`.
 
-The light and REM phases add at most `LIGHT_BOOST` and `REM_BOOST`, OpenClaw's
+The light and REM phases add at most `LIGHT_BOOST` and `REM_BOOST`:
 `max × log1p(hits)/log1p(6) × recency`.
 
-Why the weights are not OpenClaw's (figures in bench/README.md): with OpenClaw's, a fact asked
-about four ways on a user's first day has no consolidation (one day) and scores at most 0.90 only
-if every other signal is perfect; with the relevance MiniLM gives to paraphrased questions it
-stays under the 0.75 gate, and such a deep phase promotes nothing for weeks (#96118). The gates
-(≥ 3 recalls, ≥ 3 distinct queries) are what keep a fact recalled once out, not the score. So
-consolidation's weight moves to query diversity, and relevance is scaled to the range a surfaced
-hit can have.
+Can these weights propose a fact asked about four ways on a user's first day, and keep out one
+recalled once? The gates (≥ 3 recalls, ≥ 3 distinct queries) keep the once-recalled out
+whatever the score. A first day has no consolidation (one day), so such a fact scores at most
+0.90 before the boosts; measured on the ten planted facts of `bench.dream` (mean relevance
+0.49–0.78 from real MiniLM searches), all ten pass 0.75 with the boosts (0.77–0.91) and none
+would without them. Four distinct questions are needed: three on one day stay under the gate.
+So the weights stay OpenClaw's (bench/README.md has the table).
 """
 
 from __future__ import annotations
@@ -34,10 +32,7 @@ from shell.events import Signals
 from shell.memory.hit_log import Recall
 from shell.memory.ranking import naming_words
 
-RELEVANCE_FLOOR = 0.35
-"""memory_search's default minScore: no surfaced hit scores less."""
-RELEVANCE_FULL = 0.65
-FREQUENCY_FULL = 5
+FREQUENCY_FULL = 6
 DIVERSITY_FULL = 4
 RICHNESS_FULL = 6
 LIGHT_BOOST = 0.06
@@ -55,9 +50,8 @@ class Weights:
     richness: float
 
 
-OPENCLAW_WEIGHTS = Weights(0.30, 0.24, 0.15, 0.15, 0.10, 0.06)
-WEIGHTS = Weights(0.30, 0.24, 0.22, 0.15, 0.03, 0.06)
-"""OpenClaw's, with 0.07 of consolidation's 0.10 moved to query diversity (see above)."""
+WEIGHTS = Weights(0.30, 0.24, 0.15, 0.15, 0.10, 0.06)
+"""OpenClaw's (see above for why they stay)."""
 
 _NOT_CONCEPTS = frozenset(
     """takes take took uses use used likes like liked prefers prefer wants want needs need said
@@ -94,7 +88,7 @@ def signals(
     mean = sum(recall.score for recall in recalls) / len(recalls)
     span = (days[-1] - days[0]).days
     return Signals(
-        relevance=_clamp((mean - RELEVANCE_FLOOR) / (RELEVANCE_FULL - RELEVANCE_FLOOR)),
+        relevance=_clamp(mean),
         frequency=_clamp(math.log1p(len(recalls)) / math.log1p(FREQUENCY_FULL)),
         diversity=_clamp(len({recall.query for recall in recalls}) / DIVERSITY_FULL),
         recency=recency,

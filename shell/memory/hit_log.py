@@ -15,9 +15,10 @@ store is moved aside rather than crashing a search or a sweep.
 A unit is known by its file and the hash of its text (`SearchHit.unit`), not by its line
 numbers, so a unit keeps its recalls when lines above it move.
 
-Record shape (one line per search)::
+Record shape (one line per search; `best` is the best relevance among its hits)::
 
-    {"at": "<iso>", "q": "<query hash>", "hits": [["memory/2026-11-30.md", 3, 3, "<hash12>", 0.61]]}
+    {"at": "<iso>", "q": "<query hash>", "best": 0.74,
+     "hits": [["memory/2026-11-30.md", 3, 3, "<hash12>", 0.61]]}
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ class Recall:
     """The query's hash (`query_hash`)."""
     score: float
     """The hit's relevance."""
+    best: float
+    """The best relevance of any hit of that search: a hit far below it was a weak second
+    answer, not what the search was about."""
 
     @property
     def day(self) -> str:
@@ -118,14 +122,13 @@ class HitLog:
         """Append one search's hits (nothing for a search that surfaced none)."""
         if not hits:
             return
-        line = json.dumps(
-            {
-                "at": self._clock().isoformat(),
-                "q": query_hash(query),
-                "hits": [_row(h) for h in hits],
-            },
-            ensure_ascii=False,
-        )
+        record = {
+            "at": self._clock().isoformat(),
+            "q": query_hash(query),
+            "best": round(max(hit.score for hit in hits), 4),
+            "hits": [_row(hit) for hit in hits],
+        }
+        line = json.dumps(record, ensure_ascii=False)
         data = f"\n{line}\n".encode()  # the leading newline ends a line a kill left torn
         self._folder.mkdir(parents=True, exist_ok=True)
         with self._thread_lock, shared_lock(self._lock):
@@ -245,24 +248,32 @@ def _merge(units: dict[str, dict[str, Any]], records: Iterable[dict[str, Any]]) 
     """Add each record's hits to `units` (key → entry; dict order is recall order)."""
     for record in records:
         recall = [str(record["at"]), str(record["q"])]
+        best = float(record.get("best") or 0.0)
         for row in record["hits"]:
             try:
                 path, start, end, unit_hash, score = row
                 key = f"{path}#{unit_hash or f'L{int(start)}-L{int(end)}'}"
                 entry = units.pop(key, None) or {"path": str(path), "hash": str(unit_hash)}
                 entry["lines"] = [int(start), int(end)]
-                entry["recalls"] = [*entry.get("recalls", ()), [*recall, float(score)]][
-                    -MAX_RECALLS_PER_UNIT:
-                ]
+                made = [*recall, float(score), max(best, float(score))]
+                entry["recalls"] = [*entry.get("recalls", ()), made][-MAX_RECALLS_PER_UNIT:]
                 units[key] = entry  # re-inserted: the most recently recalled come last
             except (ValueError, TypeError):
                 continue
 
 
 def _bounded(units: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The MAX_UNITS most recently recalled, by the time of their last recall (the order of
+    the records is not the order of time when processes' clocks or a fold's files interleave)."""
     if len(units) <= MAX_UNITS:
         return units
-    return dict(list(units.items())[-MAX_UNITS:])
+    latest = sorted(units.items(), key=lambda item: _moment(item[1]["recalls"][-1][0]))
+    return dict(latest[-MAX_UNITS:])
+
+
+def _moment(stamp: str) -> datetime:
+    moment = datetime.fromisoformat(stamp)
+    return moment if moment.tzinfo is not None else moment.astimezone()
 
 
 def _as_units(units: dict[str, dict[str, Any]]) -> list[RecalledUnit]:
@@ -272,7 +283,7 @@ def _as_units(units: dict[str, dict[str, Any]]) -> list[RecalledUnit]:
             unit_hash=entry["hash"],
             start_line=entry["lines"][0],
             end_line=entry["lines"][1],
-            recalls=tuple(Recall(at, query, score) for at, query, score in entry["recalls"]),
+            recalls=tuple(Recall(*recall) for recall in entry["recalls"]),
         )
         for entry in units.values()
     ]
@@ -287,5 +298,5 @@ def _check_entry(entry: Any) -> None:
     if not isinstance(lines, list) or len(lines) != 2 or not isinstance(recalls, list):
         raise TypeError("recall entry has malformed lines or recalls")
     for recall in recalls:
-        if not isinstance(recall, list) or len(recall) != 3:
+        if not isinstance(recall, list) or len(recall) != 4:
             raise TypeError("recall entry has a malformed recall")

@@ -80,9 +80,11 @@ class DreamWorld:
         *,
         days: list[str] | None = None,
         score: float = 0.7,
+        beside: float | None = None,
     ) -> None:
         """Plant one search per query that surfaced the unit at `line` of `path`, on the
-        given days in turn (today by default)."""
+        given days in turn (today by default); `beside`: the search's best hit was another
+        unit's, of that relevance."""
         self.recall.sync("manual")
         units, _ = self.recall.index.file_units(path)
         unit = next(u for u in units if u.start_line <= line <= u.end_line)
@@ -99,10 +101,13 @@ class DreamWorld:
         )
         assert self.recall.hit_log is not None
         today = self.clock.now.date().isoformat()
+        hits = [hit]
+        if beside is not None:
+            hits.insert(0, replace(hit, path="memory/elsewhere.md", score=beside, unit=""))
         for index, query in enumerate(queries):
             day = (days or [today])[index % len(days or [today])]
             with self.on(day):
-                self.recall.hit_log.record(query, [hit])
+                self.recall.hit_log.record(query, hits)
 
     async def sweep(self) -> list[Event]:
         return [event async for event in self.dreamer.sweep("manual", window=WINDOW)]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.dreaming.signals import OPENCLAW_WEIGHTS, WEIGHTS, score, signals
+from shell.dreaming.signals import score, signals
 from shell.events import DeepSleepFinished, DreamProposed, DreamSweepFinished, Stopped
 from shell.memory.hit_log import Recall
 from tests.conftest import FIXED_NOW, Clock
@@ -73,6 +73,17 @@ async def test_the_distinct_query_gate(
         assert stops(events) == [Stopped("queries", 1)]
 
 
+async def test_recalls_as_a_weak_hit_beside_the_answer_do_not_count(
+    tmp_path: Path, clock: Clock
+) -> None:
+    dream = world(tmp_path, clock, min_score=0.0)
+    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.55, beside=0.8)  # 0.69 of the best
+    assert Stopped("recalls", 1) in stops(await dream.sweep())
+    again = world(tmp_path / "again", clock, min_score=0.0)
+    again.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.7, beside=0.8)  # 0.875 of the best
+    assert of(await again.sweep(), DreamProposed)
+
+
 async def test_a_wording_that_differs_only_in_case_and_spaces_is_the_same_query(
     tmp_path: Path, clock: Clock
 ) -> None:
@@ -124,13 +135,24 @@ async def test_a_fact_recalled_once_is_stopped_by_the_gates(tmp_path: Path, cloc
     assert stops(await dream.sweep()) == [Stopped("recalls", 1)]
 
 
-def test_openclaws_weights_and_ours_on_a_first_day_fact() -> None:
-    """The figures of the weight change (bench/README.md): four questions on a first day."""
-    recalls = [Recall(f"{TODAY}T09:00:00+01:00", q, 0.62) for q in FOUR]
-    found = signals(recalls, FIXED_NOW, text="Tom takes his coffee black", half_life_days=14)
-    assert found.consolidation == 0.0  # one day: the signal OpenClaw weighs 0.10 is empty
-    assert score(found, WEIGHTS) >= 0.75
-    assert score(found, WEIGHTS) > score(found, OPENCLAW_WEIGHTS)
+def test_a_first_day_fact_passes_openclaws_weights_with_the_phase_boosts() -> None:
+    """Why OpenClaw's weights stay (bench/README.md has the measured table)."""
+
+    def first_day(questions: int, boosted: bool) -> float:
+        recalls = [Recall(f"{TODAY}T09:00:00+01:00", q, 0.62, 0.62) for q in FOUR[:questions]]
+        found = signals(
+            recalls,
+            FIXED_NOW,
+            text="Tom takes his coffee black",
+            half_life_days=14,
+            light_hits=questions if boosted else 0,
+            rem_hits=1 if boosted else 0,
+        )
+        assert found.consolidation == 0.0  # one day: a tenth of the weight is out of reach
+        return score(found)
+
+    assert first_day(4, boosted=True) >= 0.75 > first_day(4, boosted=False)
+    assert first_day(3, boosted=True) < 0.75  # three questions on a first day are not enough
 
 
 JUNK = [
@@ -138,6 +160,7 @@ JUNK = [
     ("- thanks, sounds good", "small_talk"),
     ("- what time is the standup?", "question"),
     ("- git push --force origin main", "command"),
+    ("- $ kubectl rollout restart deploy/api", "command"),
     ("- tell me a joke about deploys", "command"),
     ("## Infra", "heading"),
     ("- deploy notes [score=0.82 recalls=5]", "metadata"),

@@ -236,3 +236,15 @@ def test_an_older_or_wrong_layout_counts_as_corrupt(tmp_path: Path) -> None:
     store.write_text(json.dumps({"version": 2, "folded": [], "units": {"k": {"path": 3}}}))
     assert log.fold() == []
     assert len(list(folder.glob("recall.json.corrupt-*"))) == 2
+
+
+def test_the_bound_keeps_the_most_recent_recalls_whatever_order_they_came_in(
+    tmp_path: Path,
+) -> None:
+    clock = SteppingClock(timedelta(minutes=1))
+    log = HitLog(dreams_dir(tmp_path), clock)
+    log.record("batch", [hit(f"memory/n{i}.md", unit_hash="n") for i in range(MAX_UNITS)])
+    clock.now = START - timedelta(days=30)  # a process whose records are a month old
+    log.record("stale", [hit("memory/old.md", unit_hash="o")])
+    keys = {unit.key for unit in log.fold()}
+    assert "memory/old.md#o" not in keys and len(keys) == MAX_UNITS

@@ -145,12 +145,13 @@ class LLM:
         *,
         response_format: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        attempts: int | None = None,
     ) -> AsyncIterator[Loading | TextDelta | ModelRetry | ModelReply]:
         """Call the model, streaming; retry what is worth retrying.
 
-        `response_format` asks for structured output (a JSON schema); providers that cannot
-        honour it answer as they can, so callers check what comes back. `max_tokens` bounds
-        the answer.
+        `response_format` asks for structured output; callers check what comes back, and
+        `supports_response_schema` says which form to ask for. `max_tokens` bounds the
+        answer; `attempts` replaces `max_attempts` for this call.
 
         Yields:
             `Loading("model")` before and after waiting for litellm's import (first call only),
@@ -172,6 +173,7 @@ class LLM:
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
         attempt, streaming = 1, True
+        limit = max(1, attempts or self.max_attempts)
         while True:
             reply = _ReplyBuilder()
             failure: _Failure | None = None
@@ -189,12 +191,12 @@ class LLM:
                 yield reply.build()
                 return
             probe = failure is _EMPTY and streaming  # the same attempt, asked without streaming
-            if not probe and (attempt == self.max_attempts or failure is _EMPTY):
-                raise ModelError(failure.kind, self._exhausted_message(failure))
+            if not probe and (attempt >= limit or failure is _EMPTY):
+                raise ModelError(failure.kind, self._exhausted_message(failure, limit))
             delay = 0.0 if probe else self._delay(attempt, failure.retry_after)
             yield ModelRetry(
                 attempt=attempt,
-                max_attempts=self.max_attempts,
+                max_attempts=limit,
                 delay_s=delay,
                 reason=failure.reason,
                 discard_partial=reply.yielded_text,
@@ -257,6 +259,16 @@ class LLM:
         here: the first model call reports it."""
         with contextlib.suppress(Exception):
             await asyncio.to_thread(prepare_litellm)
+
+    def supports_response_schema(self) -> bool:
+        """Whether litellm knows the model to take a JSON schema as its response format
+        (OpenAI, Anthropic, Gemini …); a local server or an unknown model: False."""
+        if self.model.startswith(f"{DEMO_PROVIDER}/"):
+            return False
+        try:
+            return bool(prepare_litellm().supports_response_schema(model=self.model))
+        except Exception:
+            return False
 
     def context_window(self) -> tuple[int | None, str]:
         """(window in tokens, source): from litellm's model info, or (None, "unknown")."""
@@ -347,8 +359,8 @@ class LLM:
             return _Failure("unavailable", f"provider error: {detail}", detail)
         raise ModelError("bad_request", f"{model} rejected the request: {detail}") from error
 
-    def _exhausted_message(self, failure: _Failure) -> str:
-        tries = f"{self.max_attempts} attempt{'s' if self.max_attempts > 1 else ''}"
+    def _exhausted_message(self, failure: _Failure, attempts: int) -> str:
+        tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
         if failure.kind == "rate_limited":
             return f"{self.model} is still rate-limited after {tries} ({failure.detail})."
         if failure.kind == "timeout":

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shell import prompts
 from shell.context import CONTEXT_ENCODING, count_tokens
@@ -116,6 +116,9 @@ class DistilCall:
         self._failure: str | None = None
 
     async def events(self) -> AsyncIterator[Event]:
+        """The call's events (retries); asked with a response format first, and once more
+        without one when the provider refuses it (llama-cpp-python answers a JSON-schema
+        format with a 500)."""
         from shell.calls import ModelCall
         from shell.llm import ModelError
 
@@ -126,23 +129,24 @@ class DistilCall:
             {"role": "system", "content": self._system},
             {"role": "user", "content": prompts.dream_prompt([_item(d) for d in self._asked])},
         ]
-        schema = {"name": "dream_proposals", "schema": prompts.DREAM_SCHEMA}
-        call = ModelCall(
-            self._llm,
-            request,
-            silent=True,
-            options={
-                "response_format": {"type": "json_schema", "json_schema": schema},
-                "max_tokens": self._answer_tokens,
-            },
-        )
-        try:
-            async for event in call.events():
-                yield event
-        except ModelError as error:
-            self._failure = f"the model call failed ({error.kind}: {error.message})"
+        structured: dict[str, Any]
+        if self._llm.supports_response_schema():
+            schema = {"name": "dream_proposals", "schema": prompts.DREAM_SCHEMA}
+            structured = {"type": "json_schema", "json_schema": schema}
+        else:  # JSON mode, which local servers take; llama.cpp also holds it to the schema
+            structured = {"type": "json_object", "schema": prompts.DREAM_SCHEMA}
+        bound: dict[str, Any] = {"max_tokens": self._answer_tokens}
+        tries = [{"response_format": structured, "attempts": 1, **bound}, bound]
+        for options in tries:
+            call = ModelCall(self._llm, request, silent=True, options=options)
+            try:
+                async for event in call.events():
+                    yield event
+            except ModelError as error:
+                self._failure = f"the model call failed ({error.kind}: {error.message})"
+                continue
+            self._answer, self._failure = call.reply.text, None
             return
-        self._answer = call.reply.text
 
     def results(self, dreamed: Collection[str] = ()) -> dict[str, Distilled]:
         """Each draft's text: the model's when it passed the check, else the rule's, saying

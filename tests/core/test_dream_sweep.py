@@ -26,7 +26,7 @@ from shell.llm import LLM
 from shell.memory.hit_log import dreams_dir
 from tests.conftest import FIXED_NOW, Clock
 from tests.core.dreams import DreamWorld, days_before, of
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.openai_server import Fault, FakeOpenAI, Reply
 
 TODAY = FIXED_NOW.date().isoformat()
 FOUR = [
@@ -147,7 +147,9 @@ async def test_the_model_distils_and_its_text_is_checked(
     assert proposed.proposal.text == "Tom drinks his coffee black, no milk."
     assert (proposed.proposal.distilled_by, proposed.proposal.fallback) == ("model", None)
     request = fake_openai.requests[-1]
-    assert request["response_format"]["type"] == "json_schema"
+    # a model litellm does not know to take a JSON schema gets JSON mode, with the schema
+    assert request["response_format"]["type"] == "json_object"
+    assert request["response_format"]["schema"]["required"] == ["proposals"]
     assert request["max_tokens"] <= 4096 // 4
     assert "Tom takes his coffee black" in request["messages"][1]["content"]
 
@@ -178,6 +180,23 @@ async def test_malformed_or_invented_proposals_fall_back_to_rule(
         assert proposed.proposal.text == "Tom takes his coffee black."
         assert proposed.proposal.distilled_by == "rule"
         assert reason in (proposed.proposal.fallback or ""), proposed.proposal.fallback
+
+
+async def test_a_provider_that_refuses_the_response_format_is_asked_without(
+    tmp_path: Path, clock: Clock, fake_openai: FakeOpenAI, fake_settings: Settings
+) -> None:
+    """llama-cpp-python answers a response format it does not take with a 500."""
+    llm = LLM("openai/fake", api_base=fake_openai.base_url, api_key="sk-test", max_attempts=3)
+    dream = seeded(tmp_path, clock, llm=llm, settings=fake_settings)
+    answer = {"proposals": [{"id": "c0", "text": "Tom drinks his coffee black."}]}
+    fake_openai.enqueue(Fault(status=500), Reply(text=json.dumps(answer)))
+    (proposed,) = of(await dream.sweep(), DreamProposed)
+    assert (proposed.proposal.text, proposed.proposal.distilled_by) == (
+        "Tom drinks his coffee black.",
+        "model",
+    )
+    first, second = fake_openai.requests[-2:]
+    assert "response_format" in first and "response_format" not in second
 
 
 async def test_a_failed_model_call_falls_back_to_rule(

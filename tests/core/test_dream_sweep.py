@@ -26,7 +26,7 @@ from shell.llm import LLM
 from shell.memory.hit_log import dreams_dir
 from tests.conftest import FIXED_NOW, Clock
 from tests.core.dreams import DreamWorld, days_before, of
-from tests.fakes.openai_server import Fault, FakeOpenAI, Reply
+from tests.fakes.openai_server import FakeOpenAI, Fault, Reply
 
 TODAY = FIXED_NOW.date().isoformat()
 FOUR = [

@@ -19,6 +19,11 @@ from shell.text import counted
 from widgets.format import duration
 
 
+def _day(iso: str) -> str:
+    """MM-DD: the block's lines fit 80 columns; the year is in DREAMS.md's heading."""
+    return iso[5:]
+
+
 def stopped_text(event: DeepSleepFinished) -> str:
     from shell.dreaming.diary import stops_text
 
@@ -48,15 +53,16 @@ class DreamBlock(Static):
         match event:
             case LightSleepFinished():
                 line = (
-                    f"light  {event.since} → {event.until} · {counted(event.notes, 'note')} · "
-                    f"{counted(event.units, 'fact')} · {event.merged} merged · "
-                    f"{len(event.reinforced)} reinforced"
+                    f"light  {_day(event.since)} → {_day(event.until)} · "
+                    f"{counted(event.notes, 'note')} · {counted(event.units, 'fact')} · "
+                    f"{event.merged} merged · {len(event.reinforced)} reinforced"
                 )
             case RemSleepFinished():
                 themes = ", ".join(theme.word for theme in event.themes[:3]) or "none yet"
                 line = (
-                    f"REM    {event.since} → {event.until} · {counted(event.notes, 'note')} · "
-                    f"themes: {themes} · {counted(len(event.truths), 'candidate truth')}"
+                    f"REM    {_day(event.since)} → {_day(event.until)} · "
+                    f"{counted(event.notes, 'note')} · themes: {themes} · "
+                    f"{counted(len(event.truths), 'candidate truth')}"
                 )
             case DeepSleepFinished():
                 line = f"deep   {event.ranked} ranked · {event.passed} passed the gates"

@@ -29,8 +29,9 @@ class StatusBar(Horizontal):
         & > #status-session-short { display: none; }
         & > #status-loading { color: $warning; }
         & > #status-loading.-idle { display: none; }
-        & > #status-review { color: $dream-block-border; text-style: bold; }
-        & > #status-review.-idle { display: none; }
+        & > .status-review { color: $dream-block-border; text-style: bold; }
+        & > .status-review.-idle { display: none; }
+        & > #status-review-short { display: none; }
         & > TokenMeter { margin: 0 1; }
     }
     """
@@ -72,7 +73,8 @@ class StatusBar(Horizontal):
         yield self._meter
         yield CompactionCounter(id="compactions")
         yield IndexStatus(id="index-status")
-        yield Label("", id="status-review", classes="-idle")
+        yield Label("", id="status-review", classes="status-review -idle")
+        yield Label("", id="status-review-short", classes="status-review -idle")
 
     @staticmethod
     def _session_label(session_id: str) -> str:
@@ -100,9 +102,10 @@ class StatusBar(Horizontal):
 
     def show_review(self, waiting: int) -> None:
         """How many of dreaming's proposals wait for review (hidden at none)."""
-        label = self.query_one("#status-review", Label)
-        label.update(f"💭 {waiting} to review")
-        label.set_class(not waiting, "-idle")
+        self.query_one("#status-review", Label).update(f"💭 {waiting} to review")
+        self.query_one("#status-review-short", Label).update(f"💭 {waiting}")
+        for label in self.query(".status-review"):
+            label.set_class(not waiting, "-idle")
 
     @property
     def meter(self) -> TokenMeter:

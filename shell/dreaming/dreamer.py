@@ -181,7 +181,7 @@ class Dreamer:
         deep = deep_sleep(
             recalled, notes, now, self.config, light=light.hits, rem=rem.hits, known=known
         )
-        updates = superseded(notes, self.git.line_dates(CURATED_FILE), today, self.config, known)
+        updates = superseded(notes, self.git.line_times, now, self.config, known)
         plan = Plan(light, rem, deep, updates, known, {r.proposal.id for r in state.open()})
         plan.draft(self.config.limit)
         return plan

@@ -137,7 +137,7 @@ def _proposal(
             score=round(source.similarity, 3),
             reason=(
                 f"a newer note ({note_day}) says “{source.cue}” about what MEMORY.md line "
-                f"{line.start_line} (from {source.written}) states"
+                f"{line.start_line} (from {source.written.date()}) states"
             ),
             replaces=line.text,
             replaces_line=line.start_line,

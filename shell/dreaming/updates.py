@@ -1,18 +1,18 @@
 """MEMORY.md lines that a newer note contradicts or supersedes.
 
 "Tom takes his coffee black" in MEMORY.md, and a later note "Tom switched to oat lattes": the
-note is about the same thing (its vector is close, it names the same subject), it is dated after
-the line was last changed (git blame), it says that something changed ("switched", "now", "no
-longer", …), and it is not the same fact restated. Then dreaming proposes to replace the line;
-it never changes MEMORY.md by itself.
+note is about the same thing (its vector is close, it names the same subject), it was written
+after the line was last changed (git blame of both, so the same day counts), it says that
+something changed ("switched", "now", "no longer", …), and it is not the same fact restated.
+Then dreaming proposes to replace the line; it never changes MEMORY.md by itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import datetime
 
 from shell.config import DreamSettings
 from shell.dreaming.deep import Known
@@ -43,7 +43,7 @@ class Superseded:
 
     line: NoteUnit
     note: NoteUnit
-    written: date
+    written: datetime
     """When the line was last changed."""
     similarity: float
     cue: str
@@ -52,34 +52,40 @@ class Superseded:
 
 def superseded(
     notes: Notes,
-    line_dates: Sequence[date],
-    today: date,
+    line_times: Callable[[str], Sequence[datetime]],
+    now: datetime,
     settings: DreamSettings,
     known: Known,
 ) -> list[Superseded]:
     """Each MEMORY.md line with the newest note that supersedes it (at most one per line).
 
-    Lines and notes are compared by their statements alone: the index's vectors carry the
-    heading above a unit, which pulls every MEMORY.md line toward its section's name.
+    `line_times(path)` gives when each line of a file was last changed (git blame). Lines and
+    notes are compared by their statements alone: the index's vectors carry the heading above a
+    unit, which pulls every MEMORY.md line toward its section's name.
     """
     recent = [
         (unit, change.group(0))
-        for unit in notes.in_days(today, settings.max_age_days)
+        for unit in notes.in_days(now.date(), settings.max_age_days)
         if junk_kind(unit.chunk.text, known.dreamed) is None
         and unit.key not in known.rejected
         and normalized(statement(unit.chunk.text)) not in known.rejected
         and (change := _CHANGE.search(statement(unit.chunk.text))) is not None
     ]
+    if not recent:
+        return []
+    memory_times = line_times(CURATED_FILE)
+    note_times = {path: line_times(path) for path in {unit.chunk.path for unit, _ in recent}}
     pairs = []
     for line in notes.units(CURATED_FILE):
         chunk = line.chunk
         if chunk.start_line != chunk.end_line or junk_kind(chunk.text) is not None:
             continue
-        written = line_dates[chunk.start_line - 1] if chunk.start_line <= len(line_dates) else today
+        written = _at(memory_times, chunk.start_line, now)
         old = statement(chunk.text)
         for note, cue in recent:
             new = statement(note.chunk.text)
-            if note.day is None or note.day <= written or not concepts(old) & concepts(new):
+            noted = _at(note_times[note.chunk.path], note.chunk.start_line, now)
+            if noted <= written or not concepts(old) & concepts(new):
                 continue
             if jaccard(word_tokens(old), word_tokens(new)) < RESTATED_JACCARD:
                 pairs.append((line, note, written, cue))
@@ -97,3 +103,9 @@ def superseded(
         ):
             newest[line.chunk.start_line] = Superseded(line, note, written, similarity, cue)
     return [newest[key] for key in sorted(newest)]
+
+
+def _at(times: Sequence[datetime], line: int, default: datetime) -> datetime:
+    """When line `line` (1-based) was written; `default` (now) for a line git does not know."""
+    moment = times[line - 1] if 0 < line <= len(times) else default
+    return moment if moment.tzinfo is not None else moment.astimezone()

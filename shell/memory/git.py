@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,10 +159,10 @@ class GitStore:
                 return []  # no commits yet (unborn HEAD) or an unreadable repository
         return [_parse_log_record(record) for record in str(output).split(_RECORD) if record]
 
-    def line_dates(self, path: str) -> list[date]:
-        """The day each line of `path` was last changed: its commit's author date in the
-        author's zone (a line not committed yet reads as now). [] without a repository or when
-        git cannot blame the file."""
+    def line_times(self, path: str) -> list[datetime]:
+        """When each line of `path` was last changed: its commit's author time, in the author's
+        zone (a line not committed yet reads as now). [] without a repository or when git
+        cannot blame the file."""
         if not (self.root / ".git").exists():
             return []
         command = ["git", "blame", "--line-porcelain", "--", path]
@@ -171,7 +171,7 @@ class GitStore:
                 output = str(self._open().git.execute(command, strip_newline_in_stdout=False))
             except Exception:
                 return []
-        days: list[date] = []
+        times: list[datetime] = []
         stamp, zone = 0, "+0000"
         for line in output.splitlines():
             if line.startswith("author-time "):
@@ -181,8 +181,8 @@ class GitStore:
             elif line.startswith("\t"):
                 offset = timedelta(hours=int(zone[1:3]), minutes=int(zone[3:5]))
                 tz = timezone(-offset if zone.startswith("-") else offset)
-                days.append(datetime.fromtimestamp(stamp, tz).date())
-        return days
+                times.append(datetime.fromtimestamp(stamp, tz))
+        return times
 
     # --- internals -------------------------------------------------------------------------
 

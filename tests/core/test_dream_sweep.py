@@ -303,3 +303,15 @@ asyncio.run(main())
     (finished,) = of(events, DreamSweepFinished)
     assert (finished.outcome, finished.open) == ("written", 1)
     assert "still open from earlier sweeps" in (dream.root / "DREAMS.md").read_text()
+
+
+async def test_a_note_written_the_same_day_after_the_line_is_newer(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """Accepted this morning, contradicted this afternoon: git blame orders them, not dates."""
+    dream = DreamWorld(tmp_path / "ws", clock, embedder="minilm")
+    dream.memory("- Tom takes his coffee black")
+    clock.advance(hours=5)
+    dream.note(TODAY, "- Tom switched to oat lattes")
+    (proposed,) = of(await dream.sweep(), DreamProposed)
+    assert proposed.proposal.kind == "update"

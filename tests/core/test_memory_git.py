@@ -188,3 +188,24 @@ def test_stale_ref_and_reflog_locks_of_a_killed_commit_are_cleared(
     assert outcome.lock_cleared is not None
     assert outcome.lock_cleared.path == ".git/HEAD.lock, .git/logs/refs/heads/main.lock"
     assert not any(lock.exists() for lock in left_behind)
+
+
+def test_line_times_say_when_each_line_was_last_changed(tmp_path: Path) -> None:
+    moments = iter(
+        [datetime(2026, 11, 1, 9, 0, tzinfo=UTC), datetime(2026, 11, 20, 17, 30, tzinfo=UTC)]
+    )
+    store = GitStore(tmp_path, clock=lambda: next(moments))
+    store.ensure_repo()
+    (tmp_path / "MEMORY.md").write_text("a\nb\n")
+    store.commit(["MEMORY.md"], "one")
+    (tmp_path / "MEMORY.md").write_text("a\nB\nc\n")
+    store.commit(["MEMORY.md"], "two")
+    (tmp_path / "MEMORY.md").write_text("a\nB\nc\nnot committed yet\n")
+    times = store.line_times("MEMORY.md")
+    assert times[:3] == [
+        datetime(2026, 11, 1, 9, 0, tzinfo=UTC),
+        datetime(2026, 11, 20, 17, 30, tzinfo=UTC),
+        datetime(2026, 11, 20, 17, 30, tzinfo=UTC),
+    ]
+    assert times[3] > datetime(2026, 11, 20, 17, 30, tzinfo=UTC)  # read as now
+    assert GitStore(tmp_path / "none").line_times("MEMORY.md") == []

@@ -49,6 +49,8 @@ _SHELL_WORDS = frozenset(
     echo uv poetry cargo go node psql""".split()
 )
 _CLI_TOKEN = re.compile(r"(?:^|\s)(?:-{1,2}[\w-]+|\S*/\S*|\||&&|>|\$\w+|\w+=\S+)")
+_CITATION = re.compile(r"(?:\s+[—–-]+\s*Source:\s*\S+|\s*\(Source:[^)]*\))\s*$")
+"""The `Source:` an accepted proposal's line carries in MEMORY.md (`review.memory_line`)."""
 _TIMESTAMP = re.compile(r"^\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*[-–—:]?\s*")
 NOTE_MIN_WORDS = 3
 """A line kept in a note may state a fact in three words ("Priya leads billing")."""
@@ -61,7 +63,7 @@ _SMALL_TALK_START = frozenset(
 def statement(text: str) -> str:
     """A note's unit as a plain statement: one line, no bullet or checkbox, no leading clock
     time, no "remember that"."""
-    lines = [display_line(line) for line in text.splitlines()]
+    lines = [_CITATION.sub("", display_line(line)) for line in text.splitlines()]
     line = collapse(" ".join(line for line in lines if line))
     line = _TIMESTAMP.sub("", line)
     return remembered_fact(line) or line
@@ -74,7 +76,7 @@ def junk_kind(text: str, dreamed: Collection[str] = ()) -> JunkKind | None:
         text: a unit of a note (any lines) or a distilled proposal.
         dreamed: `normalized` lines dreaming wrote (DREAMS.md and its proposals).
     """
-    raw = text.strip()
+    raw = "\n".join(_CITATION.sub("", line) for line in text.strip().splitlines())
     if _CONTROL.search(raw):
         return "control"
     line = statement(raw)

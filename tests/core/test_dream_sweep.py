@@ -130,9 +130,10 @@ async def test_an_older_note_a_restatement_or_another_topic_is_no_update(
     dream = DreamWorld(tmp_path / "ws", clock, embedder="minilm")
     (last_week, yesterday) = days_before(clock, 7, 1)
     dream.note(last_week, "- Tom switched to oat lattes")  # before the line was written
-    dream.memory("- Tom takes his coffee black", day=yesterday)
+    dream.memory("- Tom takes his coffee black", "- Priya leads the billing team", day=yesterday)
     dream.note(TODAY, "- Tom takes his coffee black now")  # the same fact again
     dream.note(TODAY, "- Tom started a new job at Acme")  # Tom, but not his coffee
+    dream.note(TODAY, "- Priya now works remotely on Fridays")  # close (0.57), another topic
     assert not of(await dream.sweep(), DreamProposed)
 
 
@@ -315,3 +316,20 @@ async def test_a_note_written_the_same_day_after_the_line_is_newer(
     dream.note(TODAY, "- Tom switched to oat lattes")
     (proposed,) = of(await dream.sweep(), DreamProposed)
     assert proposed.proposal.kind == "update"
+
+
+async def test_a_line_dreaming_put_in_memory_md_can_be_updated_later(
+    tmp_path: Path, clock: Clock
+) -> None:
+    dream = DreamWorld(tmp_path / "ws", clock, embedder="minilm")
+    dream.note(TODAY, "- Tom takes his coffee black")
+    dream.recalled(f"memory/{TODAY}.md", 1, FOUR)
+    (first,) = of(await dream.sweep(), DreamProposed)
+    dream.dreamer.accept(first.proposal.id, window=4096)  # "… — Source: memory/….md#L1"
+    clock.advance(hours=2)
+    dream.note(TODAY, "- Tom switched to oat lattes")
+    (update,) = of(await dream.sweep(), DreamProposed)
+    assert update.proposal.kind == "update"
+    assert update.proposal.replaces == (
+        f"- Tom takes his coffee black. — Source: memory/{TODAY}.md#L1"
+    )

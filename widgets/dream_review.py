@@ -36,7 +36,7 @@ def detail(preview: Preview) -> Text:
     proposal = preview.proposal
     text = Text()
     text.append(f"{proposal.id} · {proposal.kind}\n", style="bold")
-    text.append(f"{preview.text}\n\n", style="bold")
+    text.append(f"{proposal.text}\n\n", style="bold")
     text.append("why  ", style="dim")
     text.append(f"{proposal.reason}\n")
     if signals := proposal.signals:
@@ -150,7 +150,8 @@ class DreamReview(ModalScreen[None]):
         options.clear_options()
         options.add_options(
             Option(
-                f"{p.proposal.id}  {p.proposal.kind:<6} {shorten(p.text, 200)}", id=p.proposal.id
+                f"{p.proposal.id}  {p.proposal.kind:<6} {shorten(p.proposal.text, 200)}",
+                id=p.proposal.id,
             )
             for p in previews
         )
@@ -206,7 +207,7 @@ class DreamReview(ModalScreen[None]):
         if (preview := self.selected) is None or not self._idle():
             return
         editor = self.query_one("#review-edit", Input)
-        editor.value = preview.text
+        editor.value = preview.proposal.text
         editor.add_class("-editing")
         editor.focus()
 

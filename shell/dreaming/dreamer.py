@@ -206,11 +206,12 @@ class Dreamer:
             block = diary.render_block(sweep, now, entry, phases, proposals, still_open)
             state.remember("dreamed", *diary.prose_lines(block))
             open_count = len(state.open())
-        current = self.files.text(DIARY_FILE) or SEEDS[DIARY_FILE]
+        on_disk = self.files.text(DIARY_FILE)
+        current = on_disk or SEEDS[DIARY_FILE]
         if diary.latest_digest(current) == diary.digest(phases, [*new, *still_open]):
             return [], entry, open_count
         written = self.files.rewrite(
-            [Edit(DIARY_FILE, self.files.text(DIARY_FILE), diary.splice(current, block))],
+            [Edit(DIARY_FILE, on_disk, diary.splice(current, block))],
             reason="dream",
             summary=f"sweep {now:%Y-%m-%d %H:%M}, {_proposed(proposals)}",
         )
@@ -226,12 +227,7 @@ class Dreamer:
         """The proposals waiting for review, oldest first, each with what accepting it does."""
         memory = self.files.text(CURATED_FILE)
         records = self.store.read().open()
-        return [self._preview(r.proposal, memory, None, window) for r in records]
-
-    def preview(self, proposal_id: str, text: str | None = None, *, window: int) -> Preview:
-        """What accepting one open proposal (as `text`, when edited) would change."""
-        record = self._open_record(proposal_id)
-        return self._preview(record.proposal, self.files.text(CURATED_FILE), text, window)
+        return [self._preview(r.proposal, memory, window) for r in records]
 
     def budget(self, memory: str, window: int) -> MemoryBudget:
         """MEMORY.md of text `memory` against its share of the bootstrap at `window`."""
@@ -338,13 +334,12 @@ class Dreamer:
             raise LookupError(f"proposal {proposal_id} is {record.status}, not open")
         return record
 
-    def _preview(self, proposal: Proposal, memory: str, text: str | None, window: int) -> Preview:
-        final = collapse(text) if text and text.strip() else proposal.text
+    def _preview(self, proposal: Proposal, memory: str, window: int) -> Preview:
         try:
-            after = applied(memory, proposal, final, self.settings.clock().date())
+            after = applied(memory, proposal, proposal.text, self.settings.clock().date())
         except StaleProposal as error:
-            return Preview(proposal, final, [], self.budget(memory, window), str(error))
-        return Preview(proposal, final, changed_lines(memory, after), self.budget(after, window))
+            return Preview(proposal, [], self.budget(memory, window), str(error))
+        return Preview(proposal, changed_lines(memory, after), self.budget(after, window))
 
 
 def _written(outcomes: list[WriteOutcome]) -> list[Event]:

@@ -40,7 +40,6 @@ class Preview:
     """What accepting a proposal would change."""
 
     proposal: Proposal
-    text: str
     diff: list[str]
     """The changed lines, each starting with "-" or "+"."""
     budget: MemoryBudget

@@ -11,7 +11,6 @@ append-only with duplicate lines skipped.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import threading
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted
 from shell.fsio import exclusive_lock, write_atomically
 from shell.memory import secrets as secret_scan
 from shell.memory.git import GitStore
+from shell.memory.lines import added_lines, fit, new_lines, split_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.text import counted
 from shell.tools import ToolError
@@ -140,10 +140,10 @@ class MemoryFiles:
         path, name = locate(self.root, rel)
         data = self._read_bytes(path, name)
         self._fingerprints[name] = self._seen[name] = _fingerprint(data)
-        all_lines = _split_lines(data.decode("utf-8", errors="replace"))
+        all_lines = split_lines(data.decode("utf-8", errors="replace"))
         start = from_line - 1
         wanted = all_lines[start : start + lines]
-        kept, cut = _fit(wanted, self.max_read_chars)
+        kept, cut = fit(wanted, self.max_read_chars)
         end = start + len(kept)
         return ReadResult(
             path=name,
@@ -176,10 +176,10 @@ class MemoryFiles:
                 before = self._read_bytes(path, name)
                 existing = {
                     line.strip()
-                    for line in _split_lines(before.decode("utf-8", errors="replace"))
+                    for line in split_lines(before.decode("utf-8", errors="replace"))
                     if line.strip()
                 }
-                fresh, skipped = _new_lines(text, existing)
+                fresh, skipped = new_lines(text, existing)
                 if not fresh:
                     event = MemoryWritten(
                         path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
@@ -255,7 +255,7 @@ class MemoryFiles:
             bytes=len(data),
             commit=outcome.sha,
             reason=reason,
-            lines_added=_added_lines(before, data),
+            lines_added=added_lines(before, data),
             commit_error=outcome.error,
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction)
@@ -305,7 +305,7 @@ class MemoryFiles:
                     bytes=len(data),
                     commit=outcome.sha,
                     reason=reason,
-                    lines_added=_added_lines(before, data),
+                    lines_added=added_lines(before, data),
                     commit_error=outcome.error,
                 ),
                 outcome.lock_cleared if index == 0 else None,
@@ -330,8 +330,8 @@ class MemoryFiles:
     ) -> tuple[str, SecretsRedacted | None]:
         """`after` with credentials redacted on the lines it adds to `before` (lines already
         there are the user's and stay as they are)."""
-        old = set(_split_lines(before))
-        added = [line for line in _split_lines(after) if line not in old]
+        old = set(split_lines(before))
+        added = [line for line in split_lines(after) if line not in old]
         if not added:
             return after, None
         _, redaction = self._without_secrets(name, "\n".join(added))
@@ -339,7 +339,7 @@ class MemoryFiles:
             return after, None
         lines = [
             line if line in old else self._without_secrets(name, line)[0]
-            for line in _split_lines(after)
+            for line in split_lines(after)
         ]
         return "\n".join(lines) + ("\n" if after.endswith("\n") else ""), redaction
 
@@ -399,57 +399,6 @@ def _message(reason: str, summary: str, origin: str) -> str:
 
 def _fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines without their endings; a final newline does not start another line."""
-    if not text:
-        return []
-    lines = text.replace("\r\n", "\n").split("\n")
-    return lines[:-1] if lines[-1] == "" else lines
-
-
-def _fit(lines: list[str], max_chars: int) -> tuple[list[str], bool]:
-    """The leading lines that fit in `max_chars` (newlines counted); hard-cut a lone long line."""
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        cost = len(line) + (1 if kept else 0)
-        if used + cost > max_chars:
-            if not kept:
-                return [line[:max_chars]], True
-            return kept, True
-        kept.append(line)
-        used += cost
-    return kept, False
-
-
-def _new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:
-    """Lines of `text` not already present, with blank runs collapsed; and the skip count."""
-    seen = set(existing)
-    fresh: list[str] = []
-    skipped = 0
-    for line in _split_lines(text):
-        key = line.strip()
-        if not key:
-            if fresh and fresh[-1].strip():
-                fresh.append("")
-            continue
-        if key in seen:
-            skipped += 1
-            continue
-        seen.add(key)
-        fresh.append(line.rstrip())
-    while fresh and not fresh[-1].strip():
-        fresh.pop()
-    return fresh, skipped
-
-
-def _added_lines(before: bytes, after: bytes) -> int:
-    old = _split_lines(before.decode("utf-8", errors="replace"))
-    new = _split_lines(after.decode("utf-8", errors="replace"))
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    return sum(j2 - j1 for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
 
 
 def _replace_if_unchanged(path: Path, expected: bytes, data: bytes) -> bool:

@@ -295,6 +295,7 @@ def test_cairn_dream_edit_and_reject(tmp_path: Path) -> None:
         "who leads billing?",
         "which person runs the billing team?",
         "is Priya in charge of billing?",
+        "who heads billing?",
         home=home,
     )
     assert told.returncode == 0, told.stderr

@@ -174,6 +174,7 @@ async def test_accept_all_takes_every_proposal_in_its_own_commit(workspace: Path
             "who leads billing?",
             "does Priya lead billing?",
             "is Priya in charge of billing?",
+            "who heads billing?",
         ):
             await send(app, pilot, question)
         await send(app, pilot, "/dream")

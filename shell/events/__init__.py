@@ -1,0 +1,259 @@
+"""The event vocabulary: every fact the core reports, as a frozen dataclass.
+
+Events are past-tense facts. Each has a snake_case `type` name, and round-trips through JSON
+with `to_json` / `from_json`, so the headless CLI, traces, replay and the TUI all speak the same
+language. New events go in the module of their concern (`turns`, `memory`, `lifecycle`,
+`dreaming`) and into the `Event` union here, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import types
+import typing
+from typing import Any, Literal
+
+from shell.events.base import BaseEvent
+from shell.events.dreaming import (
+    CandidateTruth,
+    DeepSleepFinished,
+    DistilledBy,
+    DreamProposed,
+    DreamSweepFinished,
+    DreamSweepSkipped,
+    DreamSweepStarted,
+    DreamTrigger,
+    JunkKind,
+    LightSleepFinished,
+    MemoryBudget,
+    Proposal,
+    ProposalAccepted,
+    ProposalKind,
+    ProposalRejected,
+    ProposalsWaiting,
+    Reinforced,
+    RemSleepFinished,
+    Signals,
+    SourceRef,
+    Stopped,
+    StopReason,
+    Theme,
+)
+from shell.events.lifecycle import (
+    CompactionFailed,
+    CompactionFinished,
+    CompactionSkipped,
+    CompactionStarted,
+    ContextReinjected,
+    ContextReport,
+    FlushFinished,
+    FlushGateEvaluated,
+    FlushStarted,
+    StartupPreludeInjected,
+    TurnsDropped,
+)
+from shell.events.memory import (
+    GitLockCleared,
+    IndexRebuilt,
+    IndexSynced,
+    IndexSyncProgress,
+    MemoryWritten,
+    SearchPerformed,
+    SecretsRedacted,
+)
+from shell.events.turns import (
+    AssistantMessage,
+    BootstrapMissing,
+    BootstrapTruncated,
+    Error,
+    Loading,
+    ModelRetry,
+    Notice,
+    SessionStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+
+__all__ = [
+    "EVENT_CLASSES",
+    "EVENT_TYPES",
+    "AssistantMessage",
+    "BaseEvent",
+    "BootstrapMissing",
+    "BootstrapTruncated",
+    "CandidateTruth",
+    "CompactionFailed",
+    "CompactionFinished",
+    "CompactionSkipped",
+    "CompactionStarted",
+    "ContextReinjected",
+    "ContextReport",
+    "DeepSleepFinished",
+    "DistilledBy",
+    "DreamProposed",
+    "DreamSweepFinished",
+    "DreamSweepSkipped",
+    "DreamSweepStarted",
+    "DreamTrigger",
+    "Error",
+    "Event",
+    "FlushFinished",
+    "FlushGateEvaluated",
+    "FlushStarted",
+    "GitLockCleared",
+    "IndexRebuilt",
+    "IndexSyncProgress",
+    "IndexSynced",
+    "JunkKind",
+    "LightSleepFinished",
+    "Loading",
+    "MemoryBudget",
+    "MemoryWritten",
+    "ModelRetry",
+    "Notice",
+    "Proposal",
+    "ProposalAccepted",
+    "ProposalKind",
+    "ProposalRejected",
+    "ProposalsWaiting",
+    "Reinforced",
+    "RemSleepFinished",
+    "SearchPerformed",
+    "SecretsRedacted",
+    "SessionStarted",
+    "Signals",
+    "SourceRef",
+    "StartupPreludeInjected",
+    "StopReason",
+    "Stopped",
+    "TextDelta",
+    "Theme",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "TurnFinished",
+    "TurnStarted",
+    "TurnsDropped",
+    "UsageUpdated",
+    "as_event",
+    "decode",
+    "from_dict",
+    "from_json",
+    "to_dict",
+    "to_json",
+]
+
+Event = (
+    SessionStarted
+    | TurnStarted
+    | TextDelta
+    | AssistantMessage
+    | ToolCallStarted
+    | ToolCallFinished
+    | UsageUpdated
+    | Loading
+    | ModelRetry
+    | Error
+    | Notice
+    | TurnFinished
+    | BootstrapTruncated
+    | BootstrapMissing
+    | MemoryWritten
+    | SecretsRedacted
+    | GitLockCleared
+    | SearchPerformed
+    | IndexSyncProgress
+    | IndexSynced
+    | IndexRebuilt
+    | FlushGateEvaluated
+    | FlushStarted
+    | FlushFinished
+    | CompactionSkipped
+    | CompactionStarted
+    | CompactionFinished
+    | CompactionFailed
+    | TurnsDropped
+    | ContextReport
+    | ContextReinjected
+    | StartupPreludeInjected
+    | DreamSweepStarted
+    | LightSleepFinished
+    | RemSleepFinished
+    | DeepSleepFinished
+    | DreamProposed
+    | DreamSweepFinished
+    | DreamSweepSkipped
+    | ProposalsWaiting
+    | ProposalAccepted
+    | ProposalRejected
+)
+
+EVENT_TYPES: dict[str, type[BaseEvent]] = {cls.type: cls for cls in BaseEvent.__subclasses__()}
+EVENT_CLASSES: tuple[type[BaseEvent], ...] = typing.get_args(Event)
+
+
+def as_event(event: BaseEvent) -> Event:
+    """`event` as the `Event` union the consumers match on exhaustively.
+
+    Raises:
+        TypeError: its class is not in the union (a new event must be added to it).
+    """
+    if not isinstance(event, EVENT_CLASSES):
+        raise TypeError(f"{type(event).__name__} is not in shell.events.Event")
+    return typing.cast(Event, event)
+
+
+def to_dict(event: BaseEvent) -> dict[str, Any]:
+    return {"type": event.type, **dataclasses.asdict(event)}
+
+
+def to_json(event: BaseEvent) -> str:
+    return json.dumps(to_dict(event), ensure_ascii=False, default=str)
+
+
+def from_dict(data: dict[str, Any]) -> Event:
+    """The event `data` describes, nested dataclasses and all.
+
+    Raises:
+        ValueError: an unknown type, or a value outside its `Literal`.
+        TypeError: a missing or unknown field.
+    """
+    fields = dict(data)
+    cls = EVENT_TYPES.get(fields.pop("type", ""))
+    if cls is None:
+        raise ValueError(f"unknown event type: {data.get('type')!r}")
+    return as_event(decode(cls, fields))
+
+
+def decode(hint: Any, value: Any) -> Any:
+    """`value` (as `json.loads` gives it) made into `hint`: dataclasses, lists, dicts,
+    optionals and literals; anything else is taken as it is."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type) and isinstance(value, dict):
+        hints = _hints(hint)
+        return hint(**{name: decode(hints.get(name, Any), item) for name, item in value.items()})
+    if origin is list and isinstance(value, list):
+        return [decode(args[0], item) for item in value]
+    if origin is dict and isinstance(value, dict):
+        return {key: decode(args[1], item) for key, item in value.items()}
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        return decode(next(a for a in args if a is not type(None)), value)
+    if origin is Literal and value not in args:
+        raise ValueError(f"{value!r} is not one of {', '.join(map(repr, args))}")
+    return value
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def from_json(line: str) -> Event:
+    return from_dict(json.loads(line))

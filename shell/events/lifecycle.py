@@ -1,0 +1,155 @@
+"""The memory lifecycle: the flush gate, flushes, compaction, the context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from shell.events.base import BaseEvent
+
+# --- the memory lifecycle ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlushGateEvaluated(BaseEvent):
+    """The flush gate's decision with every condition: dicts of name, ok, value, threshold,
+    detail. Emitted before every model call, including the ones that say no."""
+
+    type: ClassVar[str] = "flush_gate_evaluated"
+    flush: bool
+    summary: str
+    conditions: list[dict[str, Any]]
+    projected_tokens: int
+    flush_threshold: int
+    compaction_threshold: int
+
+
+@dataclass(frozen=True)
+class FlushStarted(BaseEvent):
+    type: ClassVar[str] = "flush_started"
+    target: str
+    cycle: int
+    trigger: str  # tokens, transcript_size, manual
+
+
+@dataclass(frozen=True)
+class FlushFinished(BaseEvent):
+    """`outcome`: written, no_reply, ignored (the model answered without the tool or NO_REPLY),
+    failed, exhausted (the cycle's failures, ignored ones included, reached the limit)."""
+
+    type: ClassVar[str] = "flush_finished"
+    outcome: str
+    target: str
+    cycle: int
+    lines: int = 0
+    commit: str | None = None
+    error: str | None = None
+    failures: int = 0
+
+
+@dataclass(frozen=True)
+class CompactionSkipped(BaseEvent):
+    type: ClassVar[str] = "compaction_skipped"
+    reason: str
+
+
+@dataclass(frozen=True)
+class CompactionStarted(BaseEvent):
+    """`trigger`: threshold, overflow, manual."""
+
+    type: ClassVar[str] = "compaction_started"
+    trigger: str
+    tokens_before: int
+    focus: str | None = None
+
+
+@dataclass(frozen=True)
+class CompactionFinished(BaseEvent):
+    """The compaction receipt."""
+
+    type: ClassVar[str] = "compaction_finished"
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    turns_summarised: int
+    messages_kept: int
+    duration_ms: float
+    summary: str
+    compaction_count: int
+    attempts: int = 1
+    fallback: str | None = None
+    """Why the summary is by rule (the model's failed its check, or the model failed), or None
+    when the model's summary passed."""
+
+
+@dataclass(frozen=True)
+class CompactionFailed(BaseEvent):
+    """Compaction gave up; history was kept as it was."""
+
+    type: ClassVar[str] = "compaction_failed"
+    trigger: str
+    reason: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class ContextReport(BaseEvent):
+    """`/context`: what the next prompt holds, how it was counted, and what was left out.
+
+    `prompt_tokens` is calibrated by the provider's last report when `calibrated` (see
+    `UsageUpdated`); `bootstrap_cut` maps each bootstrap file cut to fit its budget to its
+    full size in characters (the rest is readable with memory_get).
+    """
+
+    type: ClassVar[str] = "context_report"
+    window: int
+    window_source: str
+    prompt_tokens: int
+    counted_prompt_tokens: int
+    reported_prompt_tokens: int
+    calibrated: bool
+    flush_threshold: int
+    compaction_threshold: int
+    breakdown: dict[str, int]
+    messages: int
+    compactions: int
+    compact_tools: bool
+    bootstrap_file_budget: int
+    """Characters per bootstrap file, sized to the window; `bootstrap_total_budget` for all."""
+    bootstrap_total_budget: int
+    bootstrap_chars: dict[str, int]
+    bootstrap_cut: dict[str, int]
+
+
+@dataclass(frozen=True)
+class TurnsDropped(BaseEvent):
+    """Even after flush and compaction the prompt would exceed the window by our count: the
+    oldest `turns` whole turns left the context (they stay in the session's transcript).
+    `flushed`: the flush ran in this cycle, so what mattered in them is in today's note."""
+
+    type: ClassVar[str] = "turns_dropped"
+    turns: int
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    window: int
+    flushed: bool
+
+
+@dataclass(frozen=True)
+class ContextReinjected(BaseEvent):
+    """After a compaction, these AGENTS.md sections went back into the system prompt."""
+
+    type: ClassVar[str] = "context_reinjected"
+    sections: list[str]
+    chars: int
+    text: str
+
+
+@dataclass(frozen=True)
+class StartupPreludeInjected(BaseEvent):
+    """A new session's first call got recent daily notes as untrusted background."""
+
+    type: ClassVar[str] = "startup_prelude_injected"
+    files: list[str]
+    chars: int

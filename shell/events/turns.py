@@ -1,0 +1,167 @@
+"""Turns and the model, the bootstrap and the workspace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from shell.events.base import BaseEvent
+
+# --- turns and the model -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionStarted(BaseEvent):
+    """A session is ready: new, or resumed from `.cairn/sessions`."""
+
+    type: ClassVar[str] = "session_started"
+    session_id: str
+    resumed: bool
+    model: str
+    workspace: str
+    demo: bool = False
+
+
+@dataclass(frozen=True)
+class TurnStarted(BaseEvent):
+    type: ClassVar[str] = "turn_started"
+    session_id: str
+    turn: int
+    prompt: str
+
+
+@dataclass(frozen=True)
+class TextDelta(BaseEvent):
+    """A piece of streamed assistant text."""
+
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage(BaseEvent):
+    """The assistant's complete text for one model call (after streaming)."""
+
+    type: ClassVar[str] = "assistant_message"
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(BaseEvent):
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallFinished(BaseEvent):
+    type: ClassVar[str] = "tool_call_finished"
+    call_id: str
+    name: str
+    result: str
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class UsageUpdated(BaseEvent):
+    """How full the context is, from the one ContextBudget.
+
+    `prompt_tokens` is the next prompt as the provider will count it: calibrated by what it
+    reported for the last call (`calibrated`), else our own count. `counted_prompt_tokens` is
+    our own count; `reported_prompt_tokens` what the provider said for the last call (0 when
+    it said nothing).
+    """
+
+    type: ClassVar[str] = "usage_updated"
+    prompt_tokens: int
+    window: int
+    flush_threshold: int
+    compaction_threshold: int
+    breakdown: dict[str, int] = field(default_factory=dict)
+    reported_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    window_source: str = "config"
+    counted_prompt_tokens: int = 0
+    calibrated: bool = False
+
+
+@dataclass(frozen=True)
+class Loading(BaseEvent):
+    """Something the session needs is still loading (`done` false), or has loaded (`done` true):
+    said by the start while it loads in the background, and by a model call that has to wait.
+
+    `what`: "model" (the model client's libraries, imported in the background from start-up).
+    """
+
+    type: ClassVar[str] = "loading"
+    what: str
+    done: bool
+
+
+@dataclass(frozen=True)
+class ModelRetry(BaseEvent):
+    """A model call failed in a retryable way and will be tried again after `delay_s`.
+
+    `discard_partial` means text already streamed for this call is void: the retry restarts it.
+    """
+
+    type: ClassVar[str] = "model_retry"
+    attempt: int
+    max_attempts: int
+    delay_s: float
+    reason: str
+    discard_partial: bool = False
+
+
+@dataclass(frozen=True)
+class Error(BaseEvent):
+    """Something went wrong; `kind` is a short stable name (auth, bad_request, overflow, …).
+
+    `discard_partial` means the text streamed by the failed model call is void, as after a
+    `ModelRetry`: it was never stored, and must not read as an answer.
+    """
+
+    type: ClassVar[str] = "error"
+    kind: str
+    message: str
+    discard_partial: bool = False
+
+
+@dataclass(frozen=True)
+class Notice(BaseEvent):
+    """A plain informational line for the user (e.g. "flush exhausted for this cycle")."""
+
+    type: ClassVar[str] = "notice"
+    message: str
+    level: str = "info"
+
+
+@dataclass(frozen=True)
+class TurnFinished(BaseEvent):
+    """`reason`: completed, empty (the model answered nothing), tool_limit, error, cancelled."""
+
+    type: ClassVar[str] = "turn_finished"
+    turn: int
+    reason: str
+
+
+# --- bootstrap and workspace ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BootstrapTruncated(BaseEvent):
+    """A bootstrap file did not fit its budget; the model saw head + tail with a marker."""
+
+    type: ClassVar[str] = "bootstrap_truncated"
+    file: str
+    original_chars: int
+    kept_chars: int
+    reason: str  # "per_file" or "total"
+
+
+@dataclass(frozen=True)
+class BootstrapMissing(BaseEvent):
+    type: ClassVar[str] = "bootstrap_missing"
+    file: str

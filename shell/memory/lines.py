@@ -1,0 +1,57 @@
+"""The lines of a memory file, as the one door for writes reads and compares them: pure
+functions over text."""
+
+from __future__ import annotations
+
+import difflib
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings; a final newline does not start another line."""
+    if not text:
+        return []
+    lines = text.replace("\r\n", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def fit(lines: list[str], max_chars: int) -> tuple[list[str], bool]:
+    """The leading lines that fit in `max_chars` (newlines counted); hard-cut a lone long line."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(line) + (1 if kept else 0)
+        if used + cost > max_chars:
+            if not kept:
+                return [line[:max_chars]], True
+            return kept, True
+        kept.append(line)
+        used += cost
+    return kept, False
+
+
+def new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:
+    """Lines of `text` not already present, with blank runs collapsed; and the skip count."""
+    seen = set(existing)
+    fresh: list[str] = []
+    skipped = 0
+    for line in split_lines(text):
+        key = line.strip()
+        if not key:
+            if fresh and fresh[-1].strip():
+                fresh.append("")
+            continue
+        if key in seen:
+            skipped += 1
+            continue
+        seen.add(key)
+        fresh.append(line.rstrip())
+    while fresh and not fresh[-1].strip():
+        fresh.pop()
+    return fresh, skipped
+
+
+def added_lines(before: bytes, after: bytes) -> int:
+    old = split_lines(before.decode("utf-8", errors="replace"))
+    new = split_lines(after.decode("utf-8", errors="replace"))
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    return sum(j2 - j1 for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal")

@@ -233,6 +233,7 @@ class CairnApp(App[None]):
         if event.worker.group != "agent" or not event.worker.is_finished:
             return
         self.transcript.forget_echoes()
+        self._last_activity = self._clock()  # idle counts from the end of a turn (or sweep)
         if event.state == WorkerState.CANCELLED:
             await self.transcript.end_turn()
             await self.transcript.add_notice("turn cancelled", "warning")
@@ -253,7 +254,6 @@ class CairnApp(App[None]):
                 self.run_events(lambda: self.agent.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)
-        self._active()
         if text == "/review":
             await self.action_review()
             return

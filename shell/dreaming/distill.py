@@ -9,6 +9,7 @@ rule (the note's own words, cleaned), and the proposal says which was used and w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Collection, Sequence
@@ -130,7 +131,7 @@ class DistilCall:
             {"role": "user", "content": prompts.dream_prompt([_item(d) for d in self._asked])},
         ]
         structured: dict[str, Any]
-        if self._llm.supports_response_schema():
+        if await asyncio.to_thread(self._llm.supports_response_schema):  # may load litellm
             schema = {"name": "dream_proposals", "schema": prompts.DREAM_SCHEMA}
             structured = {"type": "json_schema", "json_schema": schema}
         else:  # JSON mode, which local servers take; llama.cpp also holds it to the schema

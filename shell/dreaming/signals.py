@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 
 from shell.events import Signals
@@ -40,18 +39,15 @@ REM_BOOST = 0.09
 BOOST_FULL = 6
 
 
-@dataclass(frozen=True)
-class Weights:
-    relevance: float
-    frequency: float
-    diversity: float
-    recency: float
-    consolidation: float
-    richness: float
-
-
-WEIGHTS = Weights(0.30, 0.24, 0.15, 0.15, 0.10, 0.06)
-"""OpenClaw's (see above for why they stay)."""
+WEIGHTS = {
+    "relevance": 0.30,
+    "frequency": 0.24,
+    "diversity": 0.15,
+    "recency": 0.15,
+    "consolidation": 0.10,
+    "richness": 0.06,
+}
+"""OpenClaw's, by signal (see above for why they stay)."""
 
 _NOT_CONCEPTS = frozenset(
     """takes take took uses use used likes like liked prefers prefer wants want needs need said
@@ -101,16 +97,9 @@ def signals(
     )
 
 
-def score(found: Signals, weights: Weights = WEIGHTS) -> float:
+def score(found: Signals) -> float:
     """The weighted signals plus the phases' boosts, at most 1."""
-    weighted = (
-        weights.relevance * found.relevance
-        + weights.frequency * found.frequency
-        + weights.diversity * found.diversity
-        + weights.recency * found.recency
-        + weights.consolidation * found.consolidation
-        + weights.richness * found.richness
-    )
+    weighted = sum(weight * float(getattr(found, name)) for name, weight in WEIGHTS.items())
     return min(1.0, weighted + found.light + found.rem)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted
 from shell.fsio import exclusive_lock, write_atomically
 from shell.memory import secrets as secret_scan
-from shell.memory.git import GitStore
+from shell.memory.git import CommitOutcome, GitStore
 from shell.memory.lines import added_lines, fit, new_lines, split_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.text import counted
@@ -250,15 +250,9 @@ class MemoryFiles:
             self._fingerprints[name] = self._seen[name] = _fingerprint(data)
             verb = "rewrite" if exists else "create"
             outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
-        event = MemoryWritten(
-            path=name,
-            bytes=len(data),
-            commit=outcome.sha,
-            reason=reason,
-            lines_added=added_lines(before, data),
-            commit_error=outcome.error,
+        return WriteOutcome(
+            _written(name, before, data, reason, outcome), outcome.lock_cleared, redaction
         )
-        return WriteOutcome(event, outcome.lock_cleared, redaction)
 
     def text(self, rel: str) -> str:
         """A memory file's whole text ("" when missing), or DREAMS.md's: for whoever edits it
@@ -300,14 +294,7 @@ class MemoryFiles:
             outcome = self.git.commit(names, _message(reason, summary, origin))
         return [
             WriteOutcome(
-                MemoryWritten(
-                    path=name,
-                    bytes=len(data),
-                    commit=outcome.sha,
-                    reason=reason,
-                    lines_added=added_lines(before, data),
-                    commit_error=outcome.error,
-                ),
+                _written(name, before, data, reason, outcome),
                 outcome.lock_cleared if index == 0 else None,
                 redaction,
             )
@@ -385,6 +372,20 @@ class MemoryFiles:
                 f"{name} would grow to {size} bytes; memory files are capped at "
                 f"{self.max_file_bytes} bytes (start a new file under memory/)"
             )
+
+
+def _written(
+    name: str, before: bytes, data: bytes, reason: str, outcome: CommitOutcome
+) -> MemoryWritten:
+    """The event of a whole-file write of `data` over `before`."""
+    return MemoryWritten(
+        path=name,
+        bytes=len(data),
+        commit=outcome.sha,
+        reason=reason,
+        lines_added=added_lines(before, data),
+        commit_error=outcome.error,
+    )
 
 
 def _check_reason(reason: str) -> None:

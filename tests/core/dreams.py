@@ -17,9 +17,17 @@ from shell.memory.git import GitStore
 from shell.memory.search_result import SearchHit
 from shell.memory.service import RecallService
 from shell.workspace import init_workspace
-from tests.conftest import Clock
+from tests.conftest import FIXED_NOW, Clock
 
 WINDOW = 4096
+TODAY = FIXED_NOW.date().isoformat()
+FOUR = [
+    "how does Tom take his coffee?",
+    "what coffee does Tom drink?",
+    "milk for Tom?",
+    "Tom's order?",
+]
+"""Four differently worded questions about one fact."""
 
 
 class DreamWorld:

@@ -11,15 +11,7 @@ from shell.dreaming.signals import score, signals
 from shell.events import DeepSleepFinished, DreamProposed, DreamSweepFinished, Stopped
 from shell.memory.hit_log import Recall
 from tests.conftest import FIXED_NOW, Clock
-from tests.core.dreams import DreamWorld, days_before, of
-
-FOUR = [
-    "how does Tom take his coffee?",
-    "what coffee does Tom drink?",
-    "milk for Tom?",
-    "Tom's order?",
-]
-TODAY = FIXED_NOW.date().isoformat()
+from tests.core.dreams import FOUR, TODAY, DreamWorld, days_before, of
 
 
 def world(tmp_path: Path, clock: Clock, **dreaming: object) -> DreamWorld:

@@ -16,16 +16,8 @@ from shell.events import (
     ProposalRejected,
     Stopped,
 )
-from tests.conftest import FIXED_NOW, Clock
-from tests.core.dreams import WINDOW, DreamWorld, days_before, of
-
-TODAY = FIXED_NOW.date().isoformat()
-FOUR = [
-    "how does Tom take his coffee?",
-    "what coffee does Tom drink?",
-    "milk for Tom?",
-    "Tom's order?",
-]
+from tests.conftest import Clock
+from tests.core.dreams import FOUR, TODAY, WINDOW, DreamWorld, days_before, of
 
 
 async def proposed(tmp_path: Path, clock: Clock, **kwargs: object) -> tuple[DreamWorld, str]:

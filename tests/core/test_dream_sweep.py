@@ -25,16 +25,8 @@ from shell.fsio import exclusive_lock
 from shell.llm import LLM
 from shell.memory.hit_log import dreams_dir
 from tests.conftest import FIXED_NOW, Clock
-from tests.core.dreams import DreamWorld, days_before, of
+from tests.core.dreams import FOUR, TODAY, DreamWorld, days_before, of
 from tests.fakes.openai_server import FakeOpenAI, Fault, Reply
-
-TODAY = FIXED_NOW.date().isoformat()
-FOUR = [
-    "how does Tom take his coffee?",
-    "what coffee does Tom drink?",
-    "milk for Tom?",
-    "Tom's order?",
-]
 
 
 def seeded(tmp_path: Path, clock: Clock, **kwargs: object) -> DreamWorld:

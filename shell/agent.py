@@ -132,6 +132,10 @@ class Agent:
         `Loading("model")` until they are ready (the start ends then, so a prompt sent meanwhile
         waits in the consumer's queue); the memory index starts later, after the first turn or at
         the first search."""
+        # Whether the model is loading is decided before the background load starts: checked
+        # after, a load that finished at once (litellm already imported, as in the tests) made
+        # the start's Loading events come or not by the threads' race.
+        model_loading = not self.llm.loaded()
         self.llm.preload()
         yield SessionStarted(
             session_id=self.session_id,
@@ -140,7 +144,6 @@ class Agent:
             workspace=str(self.workspace),
             demo=self.settings.demo,
         )
-        model_loading = not self.llm.loaded()
         if model_loading:
             yield Loading("model", done=False)
         if not self._window_resolved:

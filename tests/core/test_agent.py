@@ -553,6 +553,7 @@ async def test_the_start_shows_the_model_loading_and_ends_once_it_is_ready(
     import shell.litellm_loader
 
     monkeypatch.setattr(shell.litellm_loader, "_litellm", None)  # as in a fresh process
+    monkeypatch.setattr(shell.litellm_loader, "_preloading", False)
     agent = build_agent(fake_settings)
 
     events = await collect(agent.start())

@@ -37,6 +37,7 @@ class RecallService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._watcher: MemoryWatcher | None = None
+        self._watcher_made = asyncio.Event()
         self._closing = threading.Event()
 
     @property
@@ -153,6 +154,7 @@ class RecallService:
 
         asyncio.current_task().set_name("watch")  # type: ignore[union-attr]
         self._watcher = watcher = MemoryWatcher(self.settings.workspace)
+        self._watcher_made.set()
         await asyncio.to_thread(self._ready.wait)
 
         async def changed(_paths: set[str]) -> None:
@@ -160,6 +162,12 @@ class RecallService:
                 self._put(event)
 
         await watcher.run(changed)
+
+    async def watching(self) -> None:
+        """Until edits to the memory files are watched (after `start` and the first sync)."""
+        await self._watcher_made.wait()
+        assert self._watcher is not None
+        await self._watcher.started()
 
     def _publish(self, event: IndexSyncProgress) -> None:
         if self._closing.is_set():

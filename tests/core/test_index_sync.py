@@ -461,7 +461,7 @@ async def test_watcher_reports_an_edit_once(notes: Path) -> None:
 
     watcher = MemoryWatcher(notes, debounce_s=0.3)
     task = asyncio.create_task(watcher.run(on_change))
-    await asyncio.sleep(0.5)  # let the watcher start
+    await asyncio.wait_for(watcher.started(), 30)
 
     (notes / ".cairn").mkdir(exist_ok=True)
     (notes / ".cairn" / "noise").write_text("ignored")
@@ -486,7 +486,7 @@ async def test_watcher_awaits_an_async_callback(notes: Path) -> None:
 
     watcher = MemoryWatcher(notes, debounce_s=0.2)
     task = asyncio.create_task(watcher.run(on_change))
-    await asyncio.sleep(0.5)
+    await asyncio.wait_for(watcher.started(), 30)
     (notes / "MEMORY.md").write_text("# Memory\n- likes mate\n")
     await asyncio.wait_for(done.wait(), 15)
     watcher.stop()

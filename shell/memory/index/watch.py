@@ -20,6 +20,8 @@ from shell.memory.index.scan import MEMORY_DIR, MEMORY_FILE
 OnChange = Callable[[set[str]], Awaitable[None] | None]
 
 _DONE = object()
+WATCH_TICK_MS = 250
+"""How long watchfiles waits for a change before it says so (with an empty set)."""
 
 
 def memory_path(workspace: Path, path: str) -> str | None:
@@ -54,6 +56,11 @@ class MemoryWatcher:
         self.workspace = Path(workspace)
         self.debounce_s = debounce_s
         self._stop = threading.Event()  # watchfiles polls it from its worker thread
+        self._watching = asyncio.Event()
+
+    async def started(self) -> None:
+        """Until the file system is watched: an edit made after this is reported."""
+        await self._watching.wait()
 
     def _accepts(self, _change: Any, path: str) -> bool:
         return memory_path(self.workspace, path) is not None
@@ -76,8 +83,12 @@ class MemoryWatcher:
                     stop_event=self._stop,
                     step=100,
                     recursive=True,
+                    rust_timeout=WATCH_TICK_MS,
+                    yield_on_timeout=True,  # the first tick says the watches are in place
                 ):
-                    queue.put_nowait({path for _, path in changes})
+                    self._watching.set()
+                    if changes:
+                        queue.put_nowait({path for _, path in changes})
             finally:
                 queue.put_nowait(_DONE)
 

@@ -31,9 +31,11 @@ from shell.events import (
     ProposalsWaiting,
     SessionStarted,
     StartupPreludeInjected,
+    TurnEnding,
     TurnFinished,
     TurnStarted,
     UsageUpdated,
+    WindowSource,
 )
 from shell.lifecycle import MemoryLifecycle
 from shell.llm import LLM, ModelError, ModelReply
@@ -148,8 +150,10 @@ class Agent:
             yield Loading("model", done=False)
         if not self._window_resolved:
             window, source = await asyncio.to_thread(self.llm.context_window)
-            self._set_window(window or UNKNOWN_WINDOW, source if window else "assumed")
-            if not window:
+            if window and source != "unknown":
+                self._set_window(window, source)
+            else:
+                self._set_window(UNKNOWN_WINDOW, "assumed")
                 yield Notice(
                     f"Context window of {self.settings.model} is unknown; assuming "
                     f"{UNKNOWN_WINDOW:,} tokens. Set --context-window to be exact.",
@@ -338,18 +342,10 @@ class Agent:
 
     async def context_report(self) -> AsyncGenerator[Event]:
         """`/context`: what the next prompt holds, how it was counted, and what was cut."""
-        usage, builder = self.usage(), self.request_builder
+        builder = self.request_builder
         bootstrap = builder.bootstrap()
         yield ContextReport(
-            window=usage.window,
-            window_source=usage.window_source,
-            prompt_tokens=usage.prompt_tokens,
-            counted_prompt_tokens=usage.counted_prompt_tokens,
-            reported_prompt_tokens=builder.calibration.reported if builder.calibration else 0,
-            calibrated=usage.calibrated,
-            flush_threshold=usage.flush_threshold,
-            compaction_threshold=usage.compaction_threshold,
-            breakdown=usage.breakdown,
+            usage=self.usage(),
             messages=len(self.messages),
             compactions=self.record.compaction_count,
             compact_tools=builder.compact_tools,
@@ -411,7 +407,7 @@ class Agent:
     def usage(self) -> UsageUpdated:
         return self.request_builder.usage(self.messages, self.budget, self._last_reported)
 
-    def _set_window(self, window: int, source: str) -> None:
+    def _set_window(self, window: int, source: WindowSource) -> None:
         self.lifecycle.budget = _budget(self.settings, window, source)
         self.request_builder.size_to(window)
         self._window_resolved = True
@@ -426,10 +422,10 @@ class Agent:
 @dataclass
 class _Turn:
     number: int
-    reason: str = "completed"
+    reason: TurnEnding = "completed"
 
 
-def _budget(settings: Settings, window: int, source: str) -> ContextBudget:
+def _budget(settings: Settings, window: int, source: WindowSource) -> ContextBudget:
     return ContextBudget(
         window,
         reserve_cap=settings.reserve_tokens,

@@ -7,10 +7,10 @@ forwarding retries, hiding the text of silent calls and reporting tool events ar
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from shell.events import Event, ModelRetry, TextDelta, ToolCallStarted
+from shell.events import Event, ModelRetry, SearchPerformed, TextDelta, ToolCallStarted
 from shell.tools import ToolResult, event_arguments
 
 if TYPE_CHECKING:
@@ -96,7 +96,9 @@ async def run_tool_calls(
             call_id=call.id, name=call.name, arguments=event_arguments(call.arguments)
         )
         result = await toolbox.call(call.name, call.arguments)
-        for event in (*side_events(), *result.events):
+        for event in side_events():
             yield event
+        for event in result.events:  # a tool does not know its call: it is said here
+            yield replace(event, call_id=call.id) if isinstance(event, SearchPerformed) else event
         yield result.finished(call.id, call.name)
         yield ToolDone(call, result)

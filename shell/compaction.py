@@ -24,6 +24,7 @@ from shell.events import (
     CompactionFinished,
     CompactionSkipped,
     CompactionStarted,
+    CompactionTrigger,
     Event,
 )
 from shell.identifiers import extract_identifiers
@@ -366,7 +367,7 @@ async def compact(
     messages: list[dict[str, Any]],
     counter: TokenCounter,
     keep_tail_tokens: int,
-    trigger: str,
+    trigger: CompactionTrigger,
     focus: str | None,
     count_prompt: Callable[[list[dict[str, Any]]], int],
     compaction_count: int,

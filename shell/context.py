@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from shell.events import WindowSource
+
 MIN_WINDOW = 512
 
 
@@ -104,7 +106,7 @@ class ContextBudget:
     reserve_cap: int = 20_000
     soft_cap: int = 4_000
     tail_cap: int = 20_000
-    window_source: str = "config"
+    window_source: WindowSource = "config"
 
     def __post_init__(self) -> None:
         if self.window < MIN_WINDOW:

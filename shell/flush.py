@@ -11,19 +11,21 @@ chat; only its tool calls and memory writes are reported.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from shell import prompts
 from shell.calls import ModelCall, ToolDone, run_tool_calls
 from shell.context import ContextBudget
 from shell.events import (
     Event,
+    FlushEnding,
     FlushFinished,
     FlushGateEvaluated,
     FlushStarted,
+    FlushTrigger,
+    GateCondition,
     MemoryWritten,
 )
 from shell.text import shorten
@@ -56,28 +58,17 @@ class GateInputs:
 
 
 @dataclass(frozen=True)
-class Condition:
-    """One gate condition with the numbers it was decided on."""
-
-    name: str
-    ok: bool
-    value: Any
-    threshold: Any
-    detail: str
-
-
-@dataclass(frozen=True)
 class FlushDecision:
     """The gate's answer, with every condition that led to it."""
 
     flush: bool
-    trigger: str | None
-    """"tokens" or "transcript_size" when `flush` is true, else None."""
+    trigger: Literal["tokens", "transcript_size"] | None
+    """What fired it when `flush` is true, else None."""
     summary: str
     """One human line, e.g. "no: 1,204 / 5,376 tokens (22%)"."""
-    conditions: tuple[Condition, ...]
+    conditions: tuple[GateCondition, ...]
 
-    def condition(self, name: str) -> Condition:
+    def condition(self, name: str) -> GateCondition:
         return next(c for c in self.conditions if c.name == name)
 
     def to_event(self, inputs: GateInputs, budget: ContextBudget) -> FlushGateEvaluated:
@@ -85,7 +76,7 @@ class FlushDecision:
         return FlushGateEvaluated(
             flush=self.flush,
             summary=self.summary,
-            conditions=[dataclasses.asdict(c) for c in self.conditions],
+            conditions=list(self.conditions),
             projected_tokens=inputs.projected_tokens,
             flush_threshold=budget.flush_threshold,
             compaction_threshold=budget.compaction_threshold,
@@ -136,10 +127,12 @@ def evaluate_flush_gate(inputs: GateInputs, budget: ContextBudget) -> FlushDecis
         The decision with all six conditions, each with its value and threshold.
     """
     conditions = _conditions(inputs, budget)
-    ok = {condition.name: condition.ok for condition in conditions}
+    ok: dict[str, bool] = {condition.name: condition.ok for condition in conditions}
     triggered = ok["tokens"] or ok["transcript_size"]
     flush = triggered and all(ok[name] for name in _REQUIRED)
-    trigger = ("tokens" if ok["tokens"] else "transcript_size") if flush else None
+    trigger: Literal["tokens", "transcript_size"] | None = None
+    if flush:
+        trigger = "tokens" if ok["tokens"] else "transcript_size"
     return FlushDecision(flush, trigger, _summary(inputs, budget, ok, trigger), conditions)
 
 
@@ -161,7 +154,7 @@ def _size_text(inputs: GateInputs) -> str:
     )
 
 
-def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[Condition, ...]:
+def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateCondition, ...]:
     """The six conditions, each with the numbers it was decided on."""
     cycle = inputs.compaction_count
     threshold = budget.flush_threshold
@@ -172,14 +165,14 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[Condition, .
     )
     exhausted = inputs.failures_this_cycle >= inputs.max_failures
     return (
-        Condition(
+        GateCondition(
             "enabled",
             inputs.enabled,
             inputs.enabled,
             True,
             "memory flush is on" if inputs.enabled else "memory flush is off in settings",
         ),
-        Condition(
+        GateCondition(
             "tokens",
             threshold > 0 and tokens >= threshold,
             tokens,
@@ -188,28 +181,28 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[Condition, .
             if threshold > 0
             else "flush threshold is not positive: never fires",
         ),
-        Condition(
+        GateCondition(
             "transcript_size",
             force > 0 and inputs.transcript_bytes >= force,
             inputs.transcript_bytes,
             force if force > 0 else None,
             _size_text(inputs),
         ),
-        Condition(
+        GateCondition(
             "not_flushed_this_cycle",
             not flushed,
             inputs.memory_flush_compaction_count,
             cycle,
             f"already flushed in cycle {cycle}" if flushed else f"not yet flushed in cycle {cycle}",
         ),
-        Condition(
+        GateCondition(
             "workspace_writable",
             inputs.workspace_writable,
             inputs.workspace_writable,
             True,
             "workspace is writable" if inputs.workspace_writable else "workspace is read-only",
         ),
-        Condition(
+        GateCondition(
             "failures",
             not exhausted,
             inputs.failures_this_cycle,
@@ -262,7 +255,7 @@ class FlushOutcome:
     cannot flush is noticed) or "failed" (a model error, or every tool call failed).
     """
 
-    outcome: str
+    outcome: FlushEnding
     lines: int = 0
     commit: str | None = None
     error: str | None = None
@@ -311,7 +304,7 @@ async def run_flush(
     tool: Tool,
     target: str,
     cycle: int,
-    trigger: str,
+    trigger: FlushTrigger,
     now: str,
     max_rounds: int = 3,
     compact_tools: bool = False,

@@ -17,7 +17,15 @@ from shell.compaction import CompactionResult, is_summary_message
 from shell.compaction import compact as run_compaction
 from shell.context import ContextBudget
 from shell.conversation import Conversation
-from shell.events import ContextReinjected, Event, FlushFinished, Notice, TurnsDropped
+from shell.events import (
+    CompactionTrigger,
+    ContextReinjected,
+    Event,
+    FlushFinished,
+    FlushTrigger,
+    Notice,
+    TurnsDropped,
+)
 from shell.flush import (
     FlushOutcome,
     GateInputs,
@@ -132,7 +140,9 @@ class MemoryLifecycle:
             max_failures=MAX_FLUSH_FAILURES,
         )
 
-    async def flush_then_compact(self, trigger: str, focus: str | None) -> AsyncIterator[Event]:
+    async def flush_then_compact(
+        self, trigger: CompactionTrigger, focus: str | None
+    ) -> AsyncIterator[Event]:
         """Every compaction, whatever its trigger, comes after a flush attempt in its cycle, or
         after a gate decision that says why there was none."""
         if not self.flushed_this_cycle():
@@ -157,7 +167,7 @@ class MemoryLifecycle:
             self._record.memory_flush_at,
         )
 
-    async def flush(self, trigger: str) -> AsyncIterator[Event]:
+    async def flush(self, trigger: FlushTrigger) -> AsyncIterator[Event]:
         target = f"memory/{self.clock().date().isoformat()}.md"
         cycle = self._record.compaction_count
         tool = pinned_append_tool(self.files, target, origin=self.conversation.origin)
@@ -220,7 +230,7 @@ class MemoryLifecycle:
         shortened = replies_shortened(messages)
         return shortened if fits(shortened) else oldest_turns_dropped(shortened, fits)
 
-    async def compact(self, trigger: str, focus: str | None) -> AsyncIterator[Event]:
+    async def compact(self, trigger: CompactionTrigger, focus: str | None) -> AsyncIterator[Event]:
         result: CompactionResult | None = None
         # The tail is sized against the room the messages really have (the system prompt and
         # tool schemas are fixed), so that after compaction the prompt sits well below the flush

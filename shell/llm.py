@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
-from shell.events import Loading, ModelRetry, TextDelta
+from shell.events import ErrorKind, Loading, ModelRetry, TextDelta
 from shell.litellm_loader import loaded_litellm, preload_litellm, prepare_litellm
 from shell.messages import field as read_field
 from shell.text import shorten
@@ -50,9 +50,9 @@ class ModelError(Exception):
     rate_limited; `message` is one line for the user, without a traceback.
     """
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: ErrorKind, message: str) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.kind: ErrorKind = kind
         self.message = message
 
 
@@ -92,7 +92,7 @@ class ModelReply:
 class _Failure:
     """A retryable failure: `kind` is rate_limited, timeout or unavailable."""
 
-    kind: str
+    kind: Literal["rate_limited", "timeout", "unavailable"]
     reason: str
     detail: str
     retry_after: float | None = None
@@ -270,7 +270,7 @@ class LLM:
         except Exception:
             return False
 
-    def context_window(self) -> tuple[int | None, str]:
+    def context_window(self) -> tuple[int | None, Literal["demo", "model_info", "unknown"]]:
         """(window in tokens, source): from litellm's model info, or (None, "unknown")."""
         if self.model.startswith(f"{DEMO_PROVIDER}/"):
             return DEMO_CONTEXT_WINDOW, "demo"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event
@@ -137,7 +138,7 @@ def load_bootstrap(
             body = path.read_text(encoding="utf-8", errors="replace").rstrip()
             limit = min(max_chars, remaining)
             if len(body) > limit:
-                reason = "per_file" if limit == max_chars else "total"
+                reason: Literal["per_file", "total"] = "per_file" if limit == max_chars else "total"
                 original = len(body)
                 body = truncate_middle(body, limit, name)
                 body = shorten(body, remaining)

@@ -230,8 +230,8 @@ class CairnApp(App[None]):
             await self._bridge.route(message.event)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "agent" or not event.worker.is_finished:
-            return
+        if event.worker.group != "agent" or not event.worker.is_finished or not self.is_running:
+            return  # quitting cancels the turn under way; its widgets are already gone
         self.transcript.forget_echoes()
         self._last_activity = self._clock()  # idle counts from the end of a turn (or sweep)
         if event.state == WorkerState.CANCELLED:

@@ -15,7 +15,6 @@ from shell.events import (
     ContextReinjected,
     ContextReport,
     FlushFinished,
-    FlushStarted,
     MemoryWritten,
 )
 from shell.text import counted
@@ -78,15 +77,18 @@ class NoticeLine(Static):
 
 
 def memory_write_text(event: MemoryWritten) -> str:
+    if event.outcome == "unchanged":
+        lines = counted(event.lines_skipped, "line") if event.lines_skipped else "nothing new"
+        return f"✎ {event.path}  unchanged, already in memory ({lines})  ({event.reason})"
     lines = f"+{counted(event.lines_added, 'line')}"
     if event.lines_skipped:
         lines += f" ({event.lines_skipped} duplicate skipped)"
     text = f"✎ {event.path}  {lines}  {event.bytes} B  ({event.reason})"
     if event.outside_edit:
         text += "  + your edit made outside Cairn, kept"
-    if event.commit:
+    if event.outcome == "committed":
         return f"{text}  → {short_sha(event.commit)}"
-    return f"{text}  ✗ not committed: {event.commit_error or 'unknown error'}"
+    return f"{text}  ✗ not committed: {event.commit_error}"
 
 
 class MemoryWriteLine(Static):
@@ -99,12 +101,14 @@ class MemoryWriteLine(Static):
         margin: 0 0 1 0;
         color: $memory-write;
         &.-commit-failed { color: $error; }
+        &.-unchanged { color: $muted-text; }
     }
     """
 
     def __init__(self, event: MemoryWritten) -> None:
         self.text = memory_write_text(event)
-        super().__init__(Text(self.text), classes="" if event.commit else "-commit-failed")
+        state = {"committed": "", "unchanged": "-unchanged", "failed": "-commit-failed"}
+        super().__init__(Text(self.text), classes=state[event.outcome])
 
     def describe(self) -> str:
         return self.text
@@ -124,9 +128,9 @@ class FlushBlock(Static):
     }
     """
 
-    def __init__(self, event: FlushStarted) -> None:
-        self.started = event
-        self.text = f"flushing to {event.target} (cycle {event.cycle}, trigger {event.trigger}) …"
+    def __init__(self, target: str, cycle: int, trigger: str | None = None) -> None:
+        why = f", trigger {trigger}" if trigger else ""
+        self.text = f"flushing to {target} (cycle {cycle}{why}) …"
         super().__init__(Text(self.text))
         self.border_title = "memory flush"
 

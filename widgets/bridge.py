@@ -12,6 +12,7 @@ from shell.events import (
     CompactionFinished,
     CompactionSkipped,
     CompactionStarted,
+    CompactionTrigger,
     ContextReinjected,
     ContextReport,
     DeepSleepFinished,
@@ -153,11 +154,11 @@ class EventBridge:
             case FlushGateEvaluated():
                 await self.side.add_gate_decision(event)
             case FlushStarted():
-                self._flush = FlushBlock(event)
+                self._flush = FlushBlock(event.target, event.cycle, event.trigger)
                 await transcript.add_block(self._flush)
             case FlushFinished():
                 if self._flush is None:
-                    self._flush = FlushBlock(FlushStarted(event.target, event.cycle, "unknown"))
+                    self._flush = FlushBlock(event.target, event.cycle)  # a trace begun mid-flush
                     await transcript.add_block(self._flush)
                 self._flush.finish(event)
                 self._flush = None
@@ -232,7 +233,9 @@ class EventBridge:
             case _:
                 assert_never(event)  # a new event type needs a case here (mypy checks)
 
-    async def _open_receipt(self, trigger: str, tokens_before: int) -> CompactionReceipt:
+    async def _open_receipt(
+        self, trigger: CompactionTrigger, tokens_before: int
+    ) -> CompactionReceipt:
         receipt = self._compaction
         if receipt is None:  # a trace that begins mid-compaction
             receipt = CompactionReceipt(CompactionStarted(trigger, tokens_before))

@@ -44,19 +44,20 @@ def short_sha(sha: str | None) -> str:
 
 def context_lines(report: ContextReport) -> list[str]:
     """`/context` as lines: the prompt and its count, the thresholds, the bootstrap and its cuts."""
-    parts = " + ".join(f"{name} {tokens(count)}" for name, count in report.breakdown.items())
-    if report.calibrated:
+    usage = report.usage
+    parts = " + ".join(f"{name} {tokens(count)}" for name, count in usage.breakdown.items())
+    if usage.calibrated:
         counted = (
-            f"calibrated by the provider: it counted {report.reported_prompt_tokens:,} for the "
-            f"last call; our own count now {report.counted_prompt_tokens:,}"
+            f"calibrated by the provider: it counted {usage.reported_prompt_tokens:,} for the "
+            f"last call; our own count now {usage.counted_prompt_tokens:,}"
         )
     else:
         counted = "our own count (the provider has not reported usage yet)"
     lines = [
-        f"prompt {report.prompt_tokens:,} of {report.window:,} tokens "
-        f"({report.window_source}) · {counted}",
+        f"prompt {usage.prompt_tokens:,} of {usage.window:,} tokens "
+        f"({usage.window_source}) · {counted}",
         f"  {parts} · {report.messages} messages · {report.compactions} compactions",
-        f"  flush at {report.flush_threshold:,} · compaction at {report.compaction_threshold:,}",
+        f"  flush at {usage.flush_threshold:,} · compaction at {usage.compaction_threshold:,}",
         f"  tool schemas: {'compact (small window)' if report.compact_tools else 'full'}",
         f"  bootstrap budget: {report.bootstrap_file_budget:,} chars a file, "
         f"{report.bootstrap_total_budget:,} in all",

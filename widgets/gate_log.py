@@ -4,7 +4,6 @@ condition with its value and threshold."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.text import Text
 from textual import events
@@ -13,21 +12,18 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
 
-from shell.events import FlushGateEvaluated
+from shell.events import FlushGateEvaluated, GateCondition
 from widgets.format import tokens
 
 MAX_ENTRIES = 200
 
 
-def condition_line(condition: dict[str, Any]) -> str:
-    mark = "✓" if condition.get("ok") else "✗"
-    line = f"{mark} {condition.get('name', '?')}"
-    if "value" in condition:
-        line += f" = {condition['value']}"
-    if condition.get("threshold") is not None:
-        line += f" (threshold {condition['threshold']})"
-    if condition.get("detail"):
-        line += f" — {condition['detail']}"
+def condition_line(condition: GateCondition) -> str:
+    line = f"{'✓' if condition.ok else '✗'} {condition.name} = {condition.value}"
+    if condition.threshold is not None:
+        line += f" (threshold {condition.threshold})"
+    if condition.detail:
+        line += f" — {condition.detail}"
     return line
 
 

@@ -23,8 +23,8 @@ from widgets.format import duration, one_line
 RESULT_PREVIEW_CHARS = 2000
 
 
-def _score(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, int | float) else "—"
+def _score(value: float) -> str:
+    return f"{value:.2f}" if value else "—"
 
 
 def hits_table(search: SearchPerformed) -> RenderableType:
@@ -37,12 +37,8 @@ def hits_table(search: SearchPerformed) -> RenderableType:
     table.add_column("vec", justify="right")
     table.add_column("text", justify="right")
     for hit in search.hits:
-        citation = hit.get("citation") or f"{hit.get('path', '?')}#L{hit.get('start_line', '?')}"
         table.add_row(
-            str(citation),
-            _score(hit.get("score")),
-            _score(hit.get("vector_score")),
-            _score(hit.get("text_score")),
+            hit.citation, _score(hit.score), _score(hit.vector_score), _score(hit.text_score)
         )
     return table
 
@@ -162,8 +158,8 @@ class ToolCallCard(Vertical):
                 parts.append("memory holds nothing relevant")
             for hit in self.search.hits:
                 parts.append(
-                    f"hit {hit.get('citation')} {_score(hit.get('score'))} "
-                    f"{_score(hit.get('vector_score'))} {_score(hit.get('text_score'))}"
+                    f"hit {hit.citation} {_score(hit.score)} "
+                    f"{_score(hit.vector_score)} {_score(hit.text_score)}"
                 )
         if self.finished is not None:
             parts.append(f"error: {self.finished.error}" if self.finished.error else "ok")

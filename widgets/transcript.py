@@ -29,7 +29,6 @@ class Transcript(VerticalScroll):
         self._reply: AssistantReply | None = None
         self._stream: MarkdownStream | None = None
         self._cards: dict[str, ToolCallCard] = {}
-        self._last_search_card: ToolCallCard | None = None
         self._echoed: list[str] = []
 
     def on_mount(self) -> None:
@@ -88,8 +87,6 @@ class Transcript(VerticalScroll):
         await self._close_stream()
         card = ToolCallCard(event.call_id, event.name, event.arguments)
         self._cards[event.call_id] = card
-        if event.name == "memory_search":
-            self._last_search_card = card
         await self.add_block(card)
 
     async def finish_tool(self, event: ToolCallFinished) -> None:
@@ -101,8 +98,9 @@ class Transcript(VerticalScroll):
         card.finish(event)
 
     async def show_search(self, event: SearchPerformed) -> None:
-        """Attach a search to its memory_search card, or show it on a card of its own."""
-        card = self._last_search_card
+        """Attach a search to the card of the call it answered, or show it on a card of its
+        own (a search outside a tool call, or a trace without the call)."""
+        card = self._cards.get(event.call_id) if event.call_id else None
         if card is None or card.search is not None:
             card = ToolCallCard(
                 f"search-{len(self._cards)}", "memory_search", {"query": event.query}
@@ -113,13 +111,11 @@ class Transcript(VerticalScroll):
 
     async def end_turn(self) -> None:
         await self._close_stream()
-        self._last_search_card = None
 
     async def clear_view(self) -> None:
         """Remove every block from the view (the session itself is untouched)."""
         await self._close_stream()
         self._cards.clear()
-        self._last_search_card = None
         await self.remove_children()
 
     def describe(self) -> str:

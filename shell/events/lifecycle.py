@@ -3,22 +3,52 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, Literal
 
 from shell.events.base import BaseEvent
+from shell.events.turns import UsageUpdated
+
+FlushTrigger = Literal["tokens", "transcript_size", "manual", "overflow"]
+FlushEnding = Literal["written", "no_reply", "ignored", "failed", "exhausted"]
+"""written; no_reply (nothing to store); ignored (the model answered without the tool or
+NO_REPLY); failed; exhausted (the cycle's failures, ignored ones included, reached the
+limit)."""
+CompactionTrigger = Literal["threshold", "overflow", "manual"]
+GateConditionName = Literal[
+    "enabled",
+    "tokens",
+    "transcript_size",
+    "not_flushed_this_cycle",
+    "workspace_writable",
+    "failures",
+]
+
+
+@dataclass(frozen=True)
+class GateCondition:
+    """One condition of the flush gate with the numbers it was decided on."""
+
+    name: GateConditionName
+    ok: bool
+    value: int | None
+    """Tokens, bytes, a count or a flag (True is 1); None when the record has none."""
+    threshold: int | None
+    """What `value` is held against; None when nothing is (a size trigger switched off)."""
+    detail: str
+
 
 # --- the memory lifecycle ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class FlushGateEvaluated(BaseEvent):
-    """The flush gate's decision with every condition: dicts of name, ok, value, threshold,
-    detail. Emitted before every model call, including the ones that say no."""
+    """The flush gate's decision with every condition. Emitted before every model call,
+    including the ones that say no."""
 
     type: ClassVar[str] = "flush_gate_evaluated"
     flush: bool
     summary: str
-    conditions: list[dict[str, Any]]
+    conditions: list[GateCondition]
     projected_tokens: int
     flush_threshold: int
     compaction_threshold: int
@@ -29,16 +59,13 @@ class FlushStarted(BaseEvent):
     type: ClassVar[str] = "flush_started"
     target: str
     cycle: int
-    trigger: str  # tokens, transcript_size, manual
+    trigger: FlushTrigger
 
 
 @dataclass(frozen=True)
 class FlushFinished(BaseEvent):
-    """`outcome`: written, no_reply, ignored (the model answered without the tool or NO_REPLY),
-    failed, exhausted (the cycle's failures, ignored ones included, reached the limit)."""
-
     type: ClassVar[str] = "flush_finished"
-    outcome: str
+    outcome: FlushEnding
     target: str
     cycle: int
     lines: int = 0
@@ -55,10 +82,8 @@ class CompactionSkipped(BaseEvent):
 
 @dataclass(frozen=True)
 class CompactionStarted(BaseEvent):
-    """`trigger`: threshold, overflow, manual."""
-
     type: ClassVar[str] = "compaction_started"
-    trigger: str
+    trigger: CompactionTrigger
     tokens_before: int
     focus: str | None = None
 
@@ -68,7 +93,7 @@ class CompactionFinished(BaseEvent):
     """The compaction receipt."""
 
     type: ClassVar[str] = "compaction_finished"
-    trigger: str
+    trigger: CompactionTrigger
     tokens_before: int
     tokens_after: int
     turns_summarised: int
@@ -87,30 +112,19 @@ class CompactionFailed(BaseEvent):
     """Compaction gave up; history was kept as it was."""
 
     type: ClassVar[str] = "compaction_failed"
-    trigger: str
+    trigger: CompactionTrigger
     reason: str
     attempts: int
 
 
 @dataclass(frozen=True)
 class ContextReport(BaseEvent):
-    """`/context`: what the next prompt holds, how it was counted, and what was left out.
-
-    `prompt_tokens` is calibrated by the provider's last report when `calibrated` (see
-    `UsageUpdated`); `bootstrap_cut` maps each bootstrap file cut to fit its budget to its
-    full size in characters (the rest is readable with memory_get).
-    """
+    """`/context`: what the next prompt holds (`usage`, the meter's own figures), and what the
+    bootstrap left out. `bootstrap_cut` maps each bootstrap file cut to fit its budget to its
+    full size in characters (the rest is readable with memory_get)."""
 
     type: ClassVar[str] = "context_report"
-    window: int
-    window_source: str
-    prompt_tokens: int
-    counted_prompt_tokens: int
-    reported_prompt_tokens: int
-    calibrated: bool
-    flush_threshold: int
-    compaction_threshold: int
-    breakdown: dict[str, int]
+    usage: UsageUpdated
     messages: int
     compactions: int
     compact_tools: bool

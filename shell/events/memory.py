@@ -3,29 +3,46 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar, Literal
 
 from shell.events.base import BaseEvent
+
+WriteReason = Literal["tool", "flush", "dream", "user"]
+WriteState = Literal["committed", "unchanged", "failed"]
+SearchMode = Literal["hybrid", "keyword-only", "vector-only"]
+SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "rebuild"]
 
 # --- memory writes -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class MemoryWritten(BaseEvent):
-    """A memory file was written through the one door; `commit` is the git sha (None if the
-    commit failed, in which case `commit_error` says why and the file is still written)."""
+    """A memory file was written through the one door, or would have been (`outcome`).
+
+    `commit` is the git sha; None when there was nothing to write (every line already there)
+    or when the commit failed, in which case `commit_error` says why and the file is still
+    written.
+    """
 
     type: ClassVar[str] = "memory_written"
     path: str
     bytes: int
     commit: str | None
-    reason: str  # tool, flush, dream, user
+    reason: WriteReason
     lines_added: int = 0
     lines_skipped: int = 0
     commit_error: str | None = None
     outside_edit: bool = False
     """An append found an edit made outside Cairn (an editor's save) since Cairn last wrote or
     read the file: the edit was kept, and is committed with this write."""
+
+    @property
+    def outcome(self) -> WriteState:
+        """committed (`commit` is its sha), unchanged (nothing new: no write, no commit) or
+        failed (written, but the commit failed: `commit_error`)."""
+        if self.commit:
+            return "committed"
+        return "failed" if self.commit_error else "unchanged"
 
 
 @dataclass(frozen=True)
@@ -51,19 +68,44 @@ class GitLockCleared(BaseEvent):
 
 
 @dataclass(frozen=True)
+class SearchHit:
+    """One recalled unit, cited with its window.
+
+    `score` is the relevance (the blend of the two legs); `vector_score` is the raw cosine and
+    `text_score` the normalised BM25 (0 when that leg did not find it).
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    vector_score: float
+    text_score: float
+    snippet: str
+    citation: str
+    date: str | None = None
+    """The date of the daily note the hit comes from (ISO), None for undated files."""
+    in_time_frame: bool = False
+    """True when that date lies in the time the query named."""
+    unit: str = ""
+    """The id of the unit that matched (`Chunk.id`: path, lines and text hash), which the
+    window around it cites; the hit log counts recalls by it."""
+
+
+@dataclass(frozen=True)
 class SearchPerformed(BaseEvent):
-    """One memory_search: `hits` are dicts with path, start_line, end_line, score,
-    vector_score, text_score, citation, date, in_time_frame. `mode`: hybrid, keyword-only,
-    vector-only. `time_frame`: the time the query named ("last week: 2026-11-23 to …")."""
+    """One memory search. `time_frame`: the time the query named ("last week: 2026-11-23 to
+    …"). `call_id`: the memory_search call it answered ("" for `cairn search`)."""
 
     type: ClassVar[str] = "search_performed"
     query: str
-    mode: str
-    hits: list[dict[str, Any]]
+    mode: SearchMode
+    hits: list[SearchHit]
     timings_ms: dict[str, float] = field(default_factory=dict)
     degraded_reason: str | None = None
     nothing_relevant: bool = False
     time_frame: str | None = None
+    call_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,7 +125,7 @@ class IndexSynced(BaseEvent):
     chunks_total: int
     embedded: int
     duration_ms: float
-    trigger: str  # session_start, search, watch, manual
+    trigger: SyncTrigger
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from shell.events.base import BaseEvent
+
+WindowSource = Literal["config", "demo", "model_info", "assumed"]
+"""Where the context window came from: the settings, the demo brain, litellm's model info, or
+assumed (128k) for a model nobody knows."""
+ErrorKind = Literal[
+    "auth",
+    "bad_request",
+    "context_overflow",
+    "not_found",
+    "unavailable",
+    "timeout",
+    "rate_limited",
+    "index",
+    "crash",
+    "background",
+    "dream",
+]
+"""A model call's failure (the first seven, `shell.llm.ModelError`), a broken index, a bug in
+the core (crash), in a background stream, or a decision dreaming could not carry out."""
+NoticeLevel = Literal["info", "warning", "error"]
+TurnEnding = Literal["completed", "empty", "tool_limit", "error", "cancelled"]
 
 # --- turns and the model -------------------------------------------------------------------
 
@@ -82,7 +103,7 @@ class UsageUpdated(BaseEvent):
     breakdown: dict[str, int] = field(default_factory=dict)
     reported_prompt_tokens: int = 0
     completion_tokens: int = 0
-    window_source: str = "config"
+    window_source: WindowSource = "config"
     counted_prompt_tokens: int = 0
     calibrated: bool = False
 
@@ -96,7 +117,7 @@ class Loading(BaseEvent):
     """
 
     type: ClassVar[str] = "loading"
-    what: str
+    what: Literal["model"]
     done: bool
 
 
@@ -124,7 +145,7 @@ class Error(BaseEvent):
     """
 
     type: ClassVar[str] = "error"
-    kind: str
+    kind: ErrorKind
     message: str
     discard_partial: bool = False
 
@@ -135,7 +156,7 @@ class Notice(BaseEvent):
 
     type: ClassVar[str] = "notice"
     message: str
-    level: str = "info"
+    level: NoticeLevel = "info"
 
 
 @dataclass(frozen=True)
@@ -144,7 +165,7 @@ class TurnFinished(BaseEvent):
 
     type: ClassVar[str] = "turn_finished"
     turn: int
-    reason: str
+    reason: TurnEnding
 
 
 # --- bootstrap and workspace ---------------------------------------------------------------
@@ -158,7 +179,7 @@ class BootstrapTruncated(BaseEvent):
     file: str
     original_chars: int
     kept_chars: int
-    reason: str  # "per_file" or "total"
+    reason: Literal["per_file", "total"]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted
+from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock, write_atomically
 from shell.memory import secrets as secret_scan
 from shell.memory.git import CommitOutcome, GitStore
@@ -157,7 +157,7 @@ class MemoryFiles:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def append(self, rel: str, text: str, *, reason: str, origin: str = "") -> WriteOutcome:
+    def append(self, rel: str, text: str, *, reason: WriteReason, origin: str = "") -> WriteOutcome:
         """Append the lines of `text` that the file does not hold yet.
 
         Lines are compared stripped; blank lines never count as new. When nothing new
@@ -213,7 +213,9 @@ class MemoryFiles:
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction)
 
-    def write(self, rel: str, content: str, *, reason: str, origin: str = "") -> WriteOutcome:
+    def write(
+        self, rel: str, content: str, *, reason: WriteReason, origin: str = ""
+    ) -> WriteOutcome:
         """Replace a memory file's content; an existing file must have been `read` first.
 
         Raises:
@@ -261,7 +263,7 @@ class MemoryFiles:
         return self._read_bytes(path, name).decode("utf-8", errors="replace")
 
     def rewrite(
-        self, edits: list[Edit], *, reason: str, summary: str, origin: str = ""
+        self, edits: list[Edit], *, reason: WriteReason, summary: str, origin: str = ""
     ) -> list[WriteOutcome]:
         """Apply whole-file edits in one commit; DREAMS.md may be among them for dreaming.
 
@@ -375,7 +377,7 @@ class MemoryFiles:
 
 
 def _written(
-    name: str, before: bytes, data: bytes, reason: str, outcome: CommitOutcome
+    name: str, before: bytes, data: bytes, reason: WriteReason, outcome: CommitOutcome
 ) -> MemoryWritten:
     """The event of a whole-file write of `data` over `before`."""
     return MemoryWritten(

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from shell.fsio import exclusive_lock, shared_lock, write_atomically
 
 if TYPE_CHECKING:
-    from shell.memory.search_result import SearchHit
+    from shell.events import SearchHit
 
 FORMAT_VERSION = 2
 MAX_UNITS = 4096

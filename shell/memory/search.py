@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from shell.events import SearchHit
 from shell.memory import ranking
 from shell.memory.index.memory_index import KeywordSearchUnavailable
 from shell.memory.search_request import (
@@ -51,7 +52,6 @@ from shell.memory.search_result import (
     MODE_KEYWORD_ONLY,
     MODE_VECTOR_ONLY,
     NOTHING_RELEVANT,
-    SearchHit,
     SearchResult,
 )
 from shell.memory.timeframe import TimeFrame, in_frame, time_frame

@@ -7,10 +7,10 @@ relevant (abstain, do not invent), and why a search ran degraded.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from shell.events import SearchPerformed
+from shell.events import SearchHit, SearchMode, SearchPerformed
 from shell.memory.timeframe import TimeFrame
 
 DEFAULT_MIN_SCORE = 0.35
@@ -18,47 +18,24 @@ DEFAULT_MIN_SCORE = 0.35
 
 NOTHING_RELEVANT = "memory holds nothing relevant to this query"
 
-MODE_HYBRID = "hybrid"
-MODE_VECTOR_ONLY = "vector-only"
-MODE_KEYWORD_ONLY = "keyword-only"
+MODE_HYBRID: SearchMode = "hybrid"
+MODE_VECTOR_ONLY: SearchMode = "vector-only"
+MODE_KEYWORD_ONLY: SearchMode = "keyword-only"
 
 
-@dataclass(frozen=True)
-class SearchHit:
-    """One recalled chunk.
-
-    `score` is the final (blended, decayed) score; `vector_score` is the raw cosine and
-    `text_score` the normalised BM25 of the two legs (0 when that leg did not find it).
-    """
-
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    vector_score: float
-    text_score: float
-    snippet: str
-    citation: str
-    date: str | None = None
-    """The date of the daily note the hit comes from (ISO), None for undated files."""
-    in_time_frame: bool = False
-    """True when that date lies in the time the query named."""
-    unit: str = ""
-    """The id of the unit that matched (`Chunk.id`: path, lines and text hash), which the
-    window around it cites; the hit log counts recalls by it."""
-
-    def to_model_dict(self) -> dict[str, Any]:
-        return {
-            **({"date": self.date, "inTimeFrame": self.in_time_frame} if self.date else {}),
-            "path": self.path,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "score": round(self.score, 3),
-            "vectorScore": round(self.vector_score, 3),
-            "textScore": round(self.text_score, 3),
-            "snippet": self.snippet,
-            "citation": self.citation,
-        }
+def hit_payload(hit: SearchHit) -> dict[str, Any]:
+    """One hit as the model sees it."""
+    return {
+        **({"date": hit.date, "inTimeFrame": hit.in_time_frame} if hit.date else {}),
+        "path": hit.path,
+        "startLine": hit.start_line,
+        "endLine": hit.end_line,
+        "score": round(hit.score, 3),
+        "vectorScore": round(hit.vector_score, 3),
+        "textScore": round(hit.text_score, 3),
+        "snippet": hit.snippet,
+        "citation": hit.citation,
+    }
 
 
 @dataclass(frozen=True)
@@ -66,7 +43,7 @@ class SearchResult:
     """What one search found, how (mode), why it degraded, and how long each step took."""
 
     query: str
-    mode: str
+    mode: SearchMode
     hits: list[SearchHit]
     degraded_reason: str | None
     nothing_relevant: bool
@@ -84,7 +61,7 @@ class SearchResult:
         return SearchPerformed(
             query=self.query,
             mode=self.mode,
-            hits=[asdict(hit) for hit in self.hits],
+            hits=list(self.hits),
             timings_ms=dict(self.timings_ms),
             degraded_reason=self.degraded_reason,
             nothing_relevant=self.nothing_relevant,
@@ -103,7 +80,7 @@ class SearchResult:
             "degradedReason": self.degraded_reason,
             "nothingRelevant": self.nothing_relevant,
             "note": self._note(),
-            "results": [hit.to_model_dict() for hit in self.hits],
+            "results": [hit_payload(hit) for hit in self.hits],
         }
 
     def _note(self) -> str:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from shell.config import Settings
-from shell.events import Error, Event, IndexSyncProgress
+from shell.events import Error, Event, IndexSyncProgress, SyncTrigger
 from shell.tools import Tool
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class RecallService:
         if self.settings.watch:
             self._tasks.append(asyncio.create_task(self._watch()))
 
-    def sync(self, trigger: str) -> list[Event]:
+    def sync(self, trigger: SyncTrigger) -> list[Event]:
         """Blocking sync (call from a worker thread); progress goes to the queue."""
         from shell.memory.index.writer import SyncCancelled
 

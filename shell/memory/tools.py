@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from shell.events import Event
+from shell.events import Event, WriteReason
 from shell.memory.files import MemoryFiles, MemoryPathError, ReadResult, WriteOutcome
 from shell.tools import Tool, ToolError, ToolResult, json_result
 
@@ -137,7 +137,11 @@ def memory_tools(
 
 
 def pinned_append_tool(
-    files: MemoryFiles, target: str, *, origin: Callable[[], str], reason: str = "flush"
+    files: MemoryFiles,
+    target: str,
+    *,
+    origin: Callable[[], str],
+    reason: WriteReason = "flush",
 ) -> Tool:
     """A memory_append that may only append to `target`, for the flush turn.
 

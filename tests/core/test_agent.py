@@ -569,3 +569,31 @@ async def test_the_start_shows_the_model_loading_and_ends_once_it_is_ready(
     turn = await collect(agent.submit("hi"))
     assert not of(turn, ev.Loading) and of(turn, ev.AssistantMessage)[0].text == "ready"
     await agent.aclose()
+
+
+async def test_a_search_names_the_call_it_answered(demo_settings: Settings) -> None:
+    agent = await started(demo_settings)
+    await collect(agent.submit("remember that the staging port is 5433"))
+    events = await collect(agent.submit("what is the staging port?"))
+    (call,) = of(events, ev.ToolCallStarted)
+    (search,) = of(events, ev.SearchPerformed)
+    assert call.name == "memory_search" and search.call_id == call.call_id
+    assert ev.from_json(ev.to_json(search)) == search  # hits come back as SearchHit
+    await agent.aclose()
+
+
+async def test_remembering_a_fact_again_is_unchanged_not_a_failed_commit(
+    demo_settings: Settings,
+) -> None:
+    agent = await started(demo_settings)
+    first = of(
+        await collect(agent.submit("remember that the staging port is 5433")), ev.MemoryWritten
+    )
+    again = of(
+        await collect(agent.submit("remember that the staging port is 5433")), ev.MemoryWritten
+    )
+    assert [w.outcome for w in first] == ["committed"]
+    assert [(w.outcome, w.lines_skipped, w.commit, w.commit_error) for w in again] == [
+        ("unchanged", 1, None, None)
+    ]
+    await agent.aclose()

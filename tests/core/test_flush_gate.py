@@ -170,13 +170,14 @@ def test_summary_lines_read_like_a_person_wrote_them() -> None:
 
 def test_decision_becomes_a_json_round_tripping_event() -> None:
     gate_inputs = inputs(projected_tokens=THRESHOLD + 1)
-    event = evaluate_flush_gate(gate_inputs, BUDGET).to_event(gate_inputs, BUDGET)
+    decision = evaluate_flush_gate(gate_inputs, BUDGET)
+    event = decision.to_event(gate_inputs, BUDGET)
     assert event.flush is True
     assert event.projected_tokens == THRESHOLD + 1
     assert event.flush_threshold == THRESHOLD
     assert event.compaction_threshold == BUDGET.compaction_threshold
-    assert [c["name"] for c in event.conditions] == CONDITION_NAMES
-    assert {"name", "ok", "value", "threshold", "detail"} <= set(event.conditions[0])
+    assert [c.name for c in event.conditions] == CONDITION_NAMES
+    assert event.conditions == list(decision.conditions)
     assert from_json(to_json(event)) == event
     json.loads(to_json(event))
 

@@ -113,7 +113,7 @@ async def test_every_compaction_follows_a_flush_and_facts_survive(settings: Sett
     # The first turn's fact was compacted away long ago, but recall brings it back.
     answer = await collect(agent.submit("which ticket tracks the login bug?"))
     [search] = of(answer, ev.SearchPerformed)
-    assert any("memory/" in hit["citation"] for hit in search.hits)
+    assert any("memory/" in hit.citation for hit in search.hits)
     reply = " ".join(e.text for e in of(answer, ev.AssistantMessage))
     assert "PROJ-4101" in reply and "Source: memory/" in reply
     await agent.aclose()

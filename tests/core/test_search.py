@@ -254,8 +254,8 @@ async def test_hits_carry_citations_and_the_event_reports_the_search(
     assert isinstance(event, SearchPerformed)
     assert event.query == "E4012 payment gateway"
     assert event.mode == "hybrid"
-    assert event.hits[0]["citation"] == "memory/errors.md#L1-L3"
-    assert event.hits[0]["score"] == pytest.approx(first["score"], abs=1e-3)
+    assert event.hits[0].citation == "memory/errors.md#L1-L3"
+    assert event.hits[0].score == pytest.approx(first["score"], abs=1e-3)
     assert {"embed", "vector", "keyword", "merge", "total"} <= set(event.timings_ms)
     assert event.nothing_relevant is False
 

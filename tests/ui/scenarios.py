@@ -14,9 +14,11 @@ from shell.events import (
     FlushFinished,
     FlushGateEvaluated,
     FlushStarted,
+    GateCondition,
     IndexSynced,
     IndexSyncProgress,
     MemoryWritten,
+    SearchHit,
     SearchPerformed,
     SessionStarted,
     TextDelta,
@@ -50,14 +52,8 @@ def gate(flush: bool, projected: int) -> FlushGateEvaluated:
         flush=flush,
         summary="over the flush threshold" if flush else "below the flush threshold",
         conditions=[
-            {
-                "name": "projected_tokens",
-                "ok": flush,
-                "value": projected,
-                "threshold": BUDGET.flush_threshold,
-                "detail": "next prompt",
-            },
-            {"name": "not_flushed_this_cycle", "ok": True, "value": True, "threshold": None},
+            GateCondition("tokens", flush, projected, BUDGET.flush_threshold, "next prompt"),
+            GateCondition("not_flushed_this_cycle", True, None, 0, "not yet flushed in cycle 0"),
         ],
         projected_tokens=projected,
         flush_threshold=BUDGET.flush_threshold,
@@ -69,26 +65,13 @@ SEARCH = SearchPerformed(
     query="database",
     mode="hybrid",
     hits=[
-        {
-            "path": "MEMORY.md",
-            "start_line": 3,
-            "end_line": 4,
-            "score": 0.82,
-            "vector_score": 0.71,
-            "text_score": 0.93,
-            "citation": "MEMORY.md#L3-L4",
-        },
-        {
-            "path": "memory/2026-04-30.md",
-            "start_line": 1,
-            "end_line": 2,
-            "score": 0.41,
-            "vector_score": 0.44,
-            "text_score": None,
-            "citation": "memory/2026-04-30.md#L1-L2",
-        },
+        SearchHit(
+            "MEMORY.md", 3, 4, 0.82, 0.71, 0.93, "- Database: Postgres 16", "MEMORY.md#L3-L4"
+        ),
+        SearchHit("memory/2026-04-30.md", 1, 2, 0.41, 0.44, 0.0, "", "memory/2026-04-30.md#L1-L2"),
     ],
-    timings_ms={"vector": 3.1, "text": 1.2},
+    timings_ms={"vector": 3.1, "keyword": 1.2},
+    call_id="c1",
 )
 
 ANSWER = "We use **Postgres 16** (MEMORY.md#L3-L4)."

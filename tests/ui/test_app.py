@@ -41,6 +41,7 @@ from shell.events import (
     TurnFinished,
     TurnsDropped,
     TurnStarted,
+    UsageUpdated,
 )
 from shell.heavy_import import collector_paused
 from tests.ui.conftest import send, settle, until
@@ -136,6 +137,7 @@ async def test_search_with_nothing_relevant_and_degraded_mode(workspace: Path) -
             degraded_reason="embedder failed",
             nothing_relevant=True,
             time_frame="last week: 2026-11-23 to 2026-11-29",
+            call_id="s1",
         ),
         ToolCallFinished("s1", "memory_search", "[]"),
         TurnFinished(1, "completed"),
@@ -212,7 +214,7 @@ async def test_gate_decisions_appear_in_the_gate_log(workspace: Path) -> None:
         await pilot.click(entries[2])
         assert entries[2].expanded and conditions.display
         text = " ".join(painted(conditions).split())
-        assert f"✓ projected_tokens = 5600 (threshold {BUDGET.flush_threshold})" in text
+        assert f"✓ tokens = 5600 (threshold {BUDGET.flush_threshold})" in text
 
 
 async def test_meter_follows_usage_and_threshold_states(workspace: Path) -> None:
@@ -536,15 +538,17 @@ async def test_context_report_and_dropped_turns_are_shown(workspace: Path) -> No
     agent = FakeAgent(workspace)
     agent.turns["/context"] = [
         ContextReport(
-            window=2048,
-            window_source="config",
-            prompt_tokens=900,
-            counted_prompt_tokens=1700,
-            reported_prompt_tokens=850,
-            calibrated=True,
-            flush_threshold=1344,
-            compaction_threshold=1536,
-            breakdown={"system": 700, "tools": 348, "messages": 652},
+            usage=UsageUpdated(
+                window=2048,
+                window_source="config",
+                prompt_tokens=900,
+                counted_prompt_tokens=1700,
+                reported_prompt_tokens=850,
+                calibrated=True,
+                flush_threshold=1344,
+                compaction_threshold=1536,
+                breakdown={"system": 700, "tools": 348, "messages": 652},
+            ),
             messages=6,
             compactions=1,
             compact_tools=True,

@@ -248,3 +248,4 @@ async def test_idle_minutes_start_one_sweep_and_never_during_a_turn(workspace: P
         await pilot.press("x")
         now[0] += 10 * 60
         assert app.dream_if_idle()
+        await settle(app, pilot)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from shell.events import Event, IndexRebuilt, IndexSynced
+from shell.events import Event, IndexRebuilt, IndexSynced, SyncTrigger
 from shell.memory.index import store
 from shell.memory.index.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
 from shell.memory.index.embed import Embedder
@@ -152,7 +152,7 @@ class MemoryIndex:
     # --- sync ----------------------------------------------------------------------------
 
     def sync(
-        self, *, trigger: str = "manual", progress: ProgressCallback | None = None
+        self, *, trigger: SyncTrigger = "manual", progress: ProgressCallback | None = None
     ) -> list[Event]:
         """Bring the index up to date with the memory files.
 
@@ -202,7 +202,7 @@ class MemoryIndex:
     def _sync_incremental(
         self,
         generation: Generation,
-        trigger: str,
+        trigger: SyncTrigger,
         progress: ProgressCallback | None,
         started: float,
     ) -> IndexSynced:
@@ -225,7 +225,11 @@ class MemoryIndex:
         )
 
     def _rebuild_locked(
-        self, reason: str, trigger: str, progress: ProgressCallback | None, started: float
+        self,
+        reason: str,
+        trigger: SyncTrigger,
+        progress: ProgressCallback | None,
+        started: float,
     ) -> list[Event]:
         old = self._generation
         if self._wipe_on_rebuild:

@@ -84,7 +84,8 @@ class Agent:
         self._window_resolved = settings.context_window is not None or settings.demo
         self._last_reported = (0, 0)
         self.toolbox = Toolbox(
-            [recall.tool(), *memory_tools(files, today=settings.today, origin=self.origin)]
+            [recall.tool(), *memory_tools(files, today=settings.today, origin=self.origin)],
+            timer=settings.timer,
         )
         self.request_builder = RequestBuilder(settings, self.counter, self.toolbox)
         self.conversation = Conversation(
@@ -101,6 +102,7 @@ class Agent:
                 "config" if settings.context_window else "demo",
             ),
             clock=settings.clock,
+            timer=settings.timer,
             force_flush_transcript_bytes=settings.force_flush_transcript_bytes,
         )
         self.request_builder.size_to(self.budget.window)

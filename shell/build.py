@@ -34,7 +34,7 @@ def build_agent(
     """
     git = init_workspace(settings)
     files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
-    sessions = SessionStore(settings.state_dir, settings.clock)
+    sessions = SessionStore(settings.state_dir, settings.clock, token=settings.session_token)
     record: SessionRecord | None = None
     if session_id:
         record = sessions.load(session_id)

@@ -6,6 +6,8 @@ Every path, clock and model is injectable here, so tests and snapshots are deter
 from __future__ import annotations
 
 import os
+import secrets
+import time
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -103,6 +105,12 @@ class Settings:
     """memory_search: the age at which a note's recency bonus has halved."""
     dreaming: DreamSettings = field(default_factory=DreamSettings)
     clock: Callable[[], datetime] = field(default=_now, compare=False, repr=False)
+    timer: Callable[[], float] = field(default=time.perf_counter, compare=False, repr=False)
+    """Monotonic seconds, for the durations the TUI shows (tool calls, compactions, sweeps)."""
+    session_token: Callable[[], str] = field(
+        default=lambda: secrets.token_hex(3), compare=False, repr=False
+    )
+    """The random part of a new session's id."""
 
     @property
     def demo(self) -> bool:
@@ -175,7 +183,7 @@ def load_settings(
     With no model configured and no provider key in the environment, the demo brain is used.
     """
     env = os.environ if env is None else env
-    names = {f.name for f in fields(Settings)} - {"clock"}
+    names = {f.name for f in fields(Settings)} - {"clock", "timer", "session_token"}
     values: dict[str, Any] = {}
 
     path = (

@@ -11,7 +11,8 @@ chat; only its tool calls and memory writes are reported.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -308,6 +309,7 @@ async def run_flush(
     now: str,
     max_rounds: int = 3,
     compact_tools: bool = False,
+    timer: Callable[[], float] = time.perf_counter,
 ) -> AsyncIterator[Event | FlushOutcome]:
     """Run one silent flush turn: model → memory_append calls → model, at most `max_rounds`.
 
@@ -322,6 +324,7 @@ async def run_flush(
         now: The current time, shown to the model.
         max_rounds: Model calls allowed.
         compact_tools: Send the tool's compact schema (a small window: `RequestBuilder`).
+        timer: Monotonic seconds, for the tool calls' durations.
 
     Yields:
         FlushStarted; tool call and memory events (never TextDelta); FlushFinished; and finally
@@ -335,7 +338,7 @@ async def run_flush(
         *messages,
         {"role": "user", "content": prompts.flush_prompt(target, now)},
     ]
-    toolbox = Toolbox([tool])
+    toolbox = Toolbox([tool], timer=timer)
     tally = _Tally()
     for _ in range(max(1, max_rounds)):
         call = ModelCall(llm, conversation, toolbox.schemas(compact=compact_tools), silent=True)

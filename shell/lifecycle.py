@@ -6,6 +6,7 @@ restarts.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import datetime
@@ -57,6 +58,7 @@ class MemoryLifecycle:
         budget: ContextBudget,
         clock: Callable[[], datetime],
         force_flush_transcript_bytes: int,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         """
         Args:
@@ -69,6 +71,8 @@ class MemoryLifecycle:
             budget: The one context budget (replaced when the window becomes known).
             clock: Now, timezone-aware: today's note and the flush times.
             force_flush_transcript_bytes: The gate's transcript-size trigger (0: off).
+            timer: Monotonic seconds, for the durations of the flush's tool calls and of
+                compaction.
         """
         self.conversation = conversation
         self.llm = llm
@@ -77,6 +81,7 @@ class MemoryLifecycle:
         self.budget = budget
         self.clock = clock
         self.force_flush_transcript_bytes = force_flush_transcript_bytes
+        self.timer = timer
 
     @property
     def _record(self) -> SessionRecord:
@@ -182,6 +187,7 @@ class MemoryLifecycle:
             trigger=trigger,
             now=self.clock().isoformat(timespec="minutes"),
             compact_tools=self.request_builder.compact_tools,
+            timer=self.timer,
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item
@@ -253,6 +259,7 @@ class MemoryLifecycle:
             count_prompt=self.request_builder.count,
             compaction_count=self._record.compaction_count,
             max_transcript_tokens=self.budget.window // 2,
+            clock=self.timer,
         ):
             if isinstance(item, CompactionResult):
                 result = item

@@ -63,8 +63,12 @@ class Tool:
             "function": {"name": self.name, "description": description, "parameters": parameters},
         }
 
-    async def call(self, raw_arguments: str | dict[str, Any] | None) -> ToolResult:
-        started = time.perf_counter()
+    async def call(
+        self,
+        raw_arguments: str | dict[str, Any] | None,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> ToolResult:
+        started = timer()
         try:
             arguments = parse_arguments(raw_arguments)
             validate_arguments(arguments, self.parameters)
@@ -74,7 +78,7 @@ class Tool:
         except Exception as error:  # a tool bug must not end the turn: report it
             message = f"{type(error).__name__}: {error}"
             result = ToolResult(content=f"Error: {message}", error=message)
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = (timer() - started) * 1000
         return ToolResult(result.content, result.error, result.events, elapsed)
 
 
@@ -125,8 +129,12 @@ def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> Non
 class Toolbox:
     """The tools offered to the model for one call."""
 
-    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+    def __init__(
+        self, tools: Sequence[Tool] = (), *, timer: Callable[[], float] = time.perf_counter
+    ) -> None:
+        """`timer`: monotonic seconds, for each call's duration."""
         self._tools = {tool.name: tool for tool in tools}
+        self._timer = timer
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
@@ -140,4 +148,4 @@ class Toolbox:
             known = ", ".join(self._tools) or "none"
             message = f"there is no tool {name!r} here; you may only call {known}"
             return ToolResult(content=f"Error: {message}", error=message)
-        return await tool.call(raw_arguments)
+        return await tool.call(raw_arguments, self._timer)

@@ -165,6 +165,7 @@ def init_workspace(settings: Settings) -> GitStore:
         settings.workspace,
         author_name=settings.git_author_name,
         author_email=settings.git_author_email,
+        clock=settings.clock,
     )
     new_repo = git.ensure_repo()
     if created or new_repo:

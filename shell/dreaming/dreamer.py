@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncGenerator
 from dataclasses import replace
 from datetime import datetime
@@ -100,7 +99,7 @@ class Dreamer:
             except LockBusy:
                 yield DreamSweepSkipped("busy", "another Cairn process is dreaming right now")
                 return
-            started, now = time.perf_counter(), self.settings.clock()
+            started, now = self.settings.timer(), self.settings.clock()
             sweep = sweep_id(now)
             yield DreamSweepStarted(sweep, trigger)
             for event in await asyncio.to_thread(self.recall.sync, "dream"):
@@ -143,7 +142,7 @@ class Dreamer:
                 proposed=len(proposals),
                 open=open_count,
                 diary=diary_text,
-                duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                duration_ms=round((self.settings.timer() - started) * 1000, 1),
             )
 
     def _plan(self, now: datetime) -> Plan:

@@ -1,15 +1,50 @@
-"""UI test fixtures: a fixed workspace, no cursor blink, helpers that let a turn finish."""
+"""UI test fixtures: the app on the real core (the demo brain, a fixed clock, timer, git
+identity and session id), a workspace, no cursor blink, and helpers that let a turn finish."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 
+from shell.build import build_agent
+from shell.config import DEMO_MODEL, Settings
+from tests.conftest import Clock
 from widgets.app import CairnApp
 from widgets.prompt import Prompt
+
+MakeApp = Callable[..., CairnApp]
+
+
+class Ticks:
+    """A timer that moves 12 ms each time it is read: durations on screen are the same on
+    every run."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.012
+        return self.now
+
+
+def demo_settings(workspace: Path, **changes: Any) -> Settings:
+    """The demo brain in `workspace`, deterministic: fixed clock, timer and session id; the
+    hash embedder; no file watching."""
+    settings = Settings(
+        workspace=workspace,
+        model=DEMO_MODEL,
+        embedder="hash",
+        watch=False,
+        clock=Clock(),
+        timer=Ticks(),
+        session_token=lambda: "000001",
+    )
+    return replace(settings, **changes)
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +57,24 @@ def workspace(tmp_path: Path) -> Path:
     path = tmp_path / "ws"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def demo_app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> MakeApp:
+    """Make the app on the real core with the demo brain. The workspace is given relative to
+    the working folder, so what the screen shows of its path is the same on every run; the
+    index syncs when a search needs it, in the turn's own stream, never in the background."""
+    monkeypatch.chdir(workspace.parent)
+
+    def make(
+        *, trace: Path | None = None, theme_dir: Path | None = None, **changes: Any
+    ) -> CairnApp:
+        """`changes` to the settings; `trace` and `theme_dir` for the app."""
+        settings = demo_settings(Path(workspace.name), **changes)
+        agent = build_agent(settings, index_in_background=False)
+        return CairnApp(agent, trace=trace, theme_dir=theme_dir)
+
+    return make
 
 
 async def settle(app: CairnApp, pilot: Pilot[None]) -> None:

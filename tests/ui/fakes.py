@@ -1,4 +1,6 @@
-"""A scripted stand-in for shell.agent.Agent: the same three methods, canned events.
+"""A scripted stand-in for shell.agent.Agent, for the states the demo brain cannot reach on cue:
+the same methods, canned events, each checked against the core's types (a JSON round trip
+through `shell.events`, which refuses a value outside its `Literal`).
 
 A script step is an event (yielded), a callable (run, e.g. to write a workspace file before its
 memory_written event), or an `asyncio.Event` (awaited: a turn that blocks until the test says so,
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from shell.config import Settings
 from shell.context import ContextBudget
-from shell.events import BaseEvent
+from shell.events import BaseEvent, from_json, to_json
 
 FIXED_NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
 TODAY = "2026-05-01"
@@ -76,6 +78,7 @@ class FakeAgent:
         try:
             for step in steps:
                 if isinstance(step, BaseEvent):
+                    assert from_json(to_json(step)) == step, f"not a core event: {step!r}"
                     yield step
                 elif isinstance(step, asyncio.Event):
                     await step.wait()

@@ -1,4 +1,7 @@
-"""Canned conversations for the UI tests and snapshots: deterministic, offline, fast."""
+"""Scripted events for the states the demo brain cannot reach on cue: a turn that blocks until
+released or cancelled, usage near the thresholds, gate decisions before the panes mount. Every
+other UI test runs the real core (`demo_app`); these events are checked against the core's
+types as they are played (`FakeAgent`)."""
 
 from __future__ import annotations
 
@@ -8,33 +11,18 @@ from pathlib import Path
 from shell.context import ContextBudget
 from shell.events import (
     AssistantMessage,
-    CompactionFinished,
-    CompactionStarted,
-    ContextReinjected,
-    FlushFinished,
     FlushGateEvaluated,
-    FlushStarted,
     GateCondition,
-    IndexSynced,
-    IndexSyncProgress,
-    MemoryWritten,
-    SearchHit,
-    SearchPerformed,
-    SessionStarted,
     TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
     TurnFinished,
     TurnStarted,
     UsageUpdated,
 )
-from tests.ui.fakes import SESSION_ID, TODAY, FakeAgent
+from tests.ui.fakes import SESSION_ID, FakeAgent
 
-ASK = "what database do we use?"
-REMEMBER = "remember: deploys happen on Fridays"
-COMPACT = "/compact"
+QUICK = "a quick one"
+QUICK_ANSWER = "Done."
 SLOW = "think slowly"
-DAILY = f"memory/{TODAY}.md"
 BUDGET = ContextBudget(window=8192)
 
 
@@ -50,7 +38,7 @@ def usage(tokens: int) -> UsageUpdated:
 def gate(flush: bool, projected: int) -> FlushGateEvaluated:
     return FlushGateEvaluated(
         flush=flush,
-        summary="over the flush threshold" if flush else "below the flush threshold",
+        summary="yes: over the flush threshold" if flush else "no: below the flush threshold",
         conditions=[
             GateCondition("tokens", flush, projected, BUDGET.flush_threshold, "next prompt"),
             GateCondition("not_flushed_this_cycle", True, None, 0, "not yet flushed in cycle 0"),
@@ -61,105 +49,28 @@ def gate(flush: bool, projected: int) -> FlushGateEvaluated:
     )
 
 
-SEARCH = SearchPerformed(
-    query="database",
-    mode="hybrid",
-    hits=[
-        SearchHit(
-            "MEMORY.md", 3, 4, 0.82, 0.71, 0.93, "- Database: Postgres 16", "MEMORY.md#L3-L4"
-        ),
-        SearchHit("memory/2026-04-30.md", 1, 2, 0.41, 0.44, 0.0, "", "memory/2026-04-30.md#L1-L2"),
-    ],
-    timings_ms={"vector": 3.1, "keyword": 1.2},
-    call_id="c1",
-)
-
-ANSWER = "We use **Postgres 16** (MEMORY.md#L3-L4)."
-
-
-def seed_workspace(workspace: Path) -> None:
-    (workspace / "memory").mkdir(parents=True, exist_ok=True)
-    (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: Postgres 16\n", encoding="utf-8")
-    (workspace / "DREAMS.md").write_text("# Dreams\n\nNothing dreamt yet.\n", encoding="utf-8")
-
-
-def conversation_agent(workspace: Path) -> FakeAgent:
-    """A demo session: a recall turn, a memory write, a /compact with a flush, a slow turn."""
-    seed_workspace(workspace)
-    slow_gate = asyncio.Event()  # never set: the slow turn waits until cancelled
-    agent = FakeAgent(workspace)
-    daily = workspace / DAILY
-
-    def append_note(line: str, sha: str, message: str) -> None:
-        with daily.open("a", encoding="utf-8") as note:
-            note.write(line)
-        agent.git.commit(sha, message, DAILY)
-
-    agent.start_script = [
-        SessionStarted(SESSION_ID, False, "cairn-demo/brain", "~/cairn", demo=True),
-        IndexSyncProgress(files_done=1, files_total=2, chunks=3, embedded=3),
-        IndexSynced(2, 0, 6, 6, 41.0, "session_start"),
-        usage(1234),
+def quick_turn(number: int) -> list[object]:
+    return [
+        TurnStarted(SESSION_ID, number, QUICK),
+        TextDelta(QUICK_ANSWER),
+        AssistantMessage(QUICK_ANSWER),
+        TurnFinished(number, "completed"),
     ]
+
+
+def blocking_agent(workspace: Path) -> tuple[FakeAgent, asyncio.Event]:
+    """An agent with a quick turn and a slow one that waits for the returned event (or for a
+    cancel): for queueing and cancelling, which the demo brain answers too fast to reach."""
+    release = asyncio.Event()
+    agent = FakeAgent(workspace, start_script=[usage(1234)])
     agent.turns = {
-        ASK: [
-            TurnStarted(SESSION_ID, 1, ASK),
-            gate(False, 1300),
-            ToolCallStarted("c1", "memory_search", {"query": "database"}),
-            SEARCH,
-            ToolCallFinished("c1", "memory_search", '{"hits": 2}', duration_ms=12.0),
-            TextDelta("We use "),
-            TextDelta("**Postgres 16** "),
-            TextDelta("(MEMORY.md#L3-L4)."),
-            AssistantMessage(ANSWER),
-            usage(1580),
+        QUICK: quick_turn(2),
+        SLOW: [
+            TurnStarted(SESSION_ID, 1, SLOW),
+            TextDelta("Let me think"),
+            release,
+            TextDelta(" — and done."),
             TurnFinished(1, "completed"),
         ],
-        REMEMBER: [
-            TurnStarted(SESSION_ID, 2, REMEMBER),
-            gate(False, 1700),
-            ToolCallStarted(
-                "c2", "memory_write", {"path": DAILY, "text": "Deploys happen on Fridays."}
-            ),
-            lambda: append_note(
-                "- Deploys happen on Fridays.\n", "a1b2c3d4e5f6", "memory: daily note"
-            ),
-            MemoryWritten(DAILY, 30, "a1b2c3d4e5f6", "tool", lines_added=1),
-            ToolCallFinished("c2", "memory_write", '{"ok": true}', duration_ms=8.0),
-            TextDelta("Noted in today's note."),
-            AssistantMessage("Noted in today's note."),
-            usage(4500),
-            TurnFinished(2, "completed"),
-        ],
-        COMPACT: [
-            gate(True, 5600),
-            usage(5600),
-            FlushStarted(DAILY, 1, "manual"),
-            lambda: append_note("- Team prefers small PRs.\n", "b2c3d4e5f6a7", "memory: flush"),
-            MemoryWritten(DAILY, 56, "b2c3d4e5f6a7", "flush", lines_added=1),
-            FlushFinished("written", DAILY, 1, lines=1, commit="b2c3d4e5f6a7"),
-            CompactionStarted("manual", 5600),
-            CompactionFinished(
-                trigger="manual",
-                tokens_before=5600,
-                tokens_after=1900,
-                turns_summarised=2,
-                messages_kept=4,
-                duration_ms=1250.0,
-                summary="- The database is Postgres 16.\n- Deploys happen on Fridays.",
-                compaction_count=1,
-            ),
-            ContextReinjected(
-                ["Session Startup", "Red Lines"], 96, "## Session Startup\nRead MEMORY.md."
-            ),
-            usage(1900),
-        ],
-        SLOW: [
-            TurnStarted(SESSION_ID, 3, SLOW),
-            TextDelta("Let me think"),
-            slow_gate,
-            TextDelta(" — never reached."),
-            TurnFinished(3, "completed"),
-        ],
     }
-    return agent
+    return agent, release

@@ -5,16 +5,14 @@ git log."""
 from __future__ import annotations
 
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import Input, Label
 
-from shell.build import build_agent
-from shell.config import DEMO_MODEL, DreamSettings, Settings
-from tests.conftest import FIXED_NOW, Clock
-from tests.ui.conftest import send, settle, started, until
+from shell.config import DreamSettings
+from tests.conftest import FIXED_NOW
+from tests.ui.conftest import MakeApp, send, settle, started, until
 from widgets.app import CairnApp
 from widgets.dream_block import DreamBlock
 from widgets.dream_review import DreamReview
@@ -28,21 +26,6 @@ QUESTIONS = [
     "what is Tom's coffee order?",
 ]
 SIZE = (120, 40)
-
-
-def settings(workspace: Path, **dreaming: object) -> Settings:
-    return Settings(
-        workspace=workspace,
-        model=DEMO_MODEL,
-        embedder="hash",
-        watch=False,
-        clock=Clock(),
-        dreaming=replace(DreamSettings(), **dreaming),  # type: ignore[arg-type]
-    )
-
-
-def app_for(workspace: Path, **dreaming: object) -> CairnApp:
-    return CairnApp(build_agent(settings(workspace, **dreaming)))
 
 
 async def asked_four_ways(
@@ -65,8 +48,10 @@ def commits(workspace: Path) -> list[str]:
     return log.stdout.splitlines()
 
 
-async def test_dream_shows_its_block_and_the_review_accepts_one_line(workspace: Path) -> None:
-    app = app_for(workspace)
+async def test_dream_shows_its_block_and_the_review_accepts_one_line(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         await send(app, pilot, "/dream")
@@ -111,8 +96,10 @@ async def test_dream_shows_its_block_and_the_review_accepts_one_line(workspace: 
         assert "accepted d-" in app.transcript.describe()
 
 
-async def test_a_rejection_in_the_review_does_not_come_back(workspace: Path) -> None:
-    app = app_for(workspace)
+async def test_a_rejection_in_the_review_does_not_come_back(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         await send(app, pilot, "/dream")
@@ -132,8 +119,10 @@ async def test_a_rejection_in_the_review_does_not_come_back(workspace: Path) -> 
         assert "rejected before" in app.query(DreamBlock).last().describe()
 
 
-async def test_an_edit_in_the_review_is_what_memory_md_gets(workspace: Path) -> None:
-    app = app_for(workspace)
+async def test_an_edit_in_the_review_is_what_memory_md_gets(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         await send(app, pilot, "/dream")
@@ -149,8 +138,10 @@ async def test_an_edit_in_the_review_is_what_memory_md_gets(workspace: Path) -> 
         assert "- Tom drinks black coffee — Source:" in (workspace / "MEMORY.md").read_text()
 
 
-async def test_escape_leaves_the_review_and_decides_nothing(workspace: Path) -> None:
-    app = app_for(workspace)
+async def test_escape_leaves_the_review_and_decides_nothing(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         await send(app, pilot, "/dream")
@@ -165,8 +156,10 @@ async def test_escape_leaves_the_review_and_decides_nothing(workspace: Path) -> 
         assert app.prompt.has_focus
 
 
-async def test_accept_all_takes_every_proposal_in_its_own_commit(workspace: Path) -> None:
-    app = app_for(workspace)
+async def test_accept_all_takes_every_proposal_in_its_own_commit(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         await send(app, pilot, "remember that Priya leads billing")
@@ -192,8 +185,8 @@ async def test_accept_all_takes_every_proposal_in_its_own_commit(workspace: Path
         assert "Tom takes his coffee black." in memory and "Priya leads billing." in memory
 
 
-async def test_an_acceptance_past_the_budget_asks_first(workspace: Path) -> None:
-    app = app_for(workspace)
+async def test_an_acceptance_past_the_budget_asks_first(demo_app: MakeApp, workspace: Path) -> None:
+    app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         await send(app, pilot, "/dream")
@@ -215,19 +208,21 @@ async def test_an_acceptance_past_the_budget_asks_first(workspace: Path) -> None
         assert "its end is cut" in app.transcript.describe()
 
 
-async def test_the_waiting_count_shows_from_the_start(workspace: Path) -> None:
-    first = app_for(workspace)
+async def test_the_waiting_count_shows_from_the_start(demo_app: MakeApp, workspace: Path) -> None:
+    first = demo_app()
     async with first.run_test(size=SIZE) as pilot:
         await asked_four_ways(first, pilot)
         await send(first, pilot, "/dream")
-    again = app_for(workspace)
+    again = demo_app()
     async with again.run_test(size=SIZE) as pilot:
         await started(again, pilot)
         assert str(again.query_one("#status-review", Label).render()) == "💭 1 to review"
 
 
-async def test_idle_minutes_start_one_sweep_and_never_during_a_turn(workspace: Path) -> None:
-    app = app_for(workspace, idle_minutes=10)
+async def test_idle_minutes_start_one_sweep_and_never_during_a_turn(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app(dreaming=DreamSettings(idle_minutes=10))
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         now = [0.0]

@@ -2,55 +2,56 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from shell.events import from_json
-from tests.ui.conftest import send, settle
-from tests.ui.scenarios import ASK, REMEMBER, conversation_agent
+from tests.ui.conftest import MakeApp, send, settle, started
 from widgets.app import CairnApp, replay_app
 from widgets.blocks import UserMessage
+from widgets.messages import AgentEvent
 from widgets.replay import ReplayAgent, load_trace, split_turns
 
 SIZE = (120, 40)
+TOLD = "remember that our deploy window is Friday 14:00"
+ASKED = "when is our deploy window?"
 
 
-async def record_live(workspace: Path, trace: Path) -> tuple[str, int]:
-    agent = conversation_agent(workspace)
-    app = CairnApp(agent, trace=trace)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await send(app, pilot, ASK)
-        await send(app, pilot, REMEMBER)
-        played = len(agent.start_script) + sum(
-            1 for step in [*agent.turns[ASK], *agent.turns[REMEMBER]] if not callable(step)
-        )
-        return app.transcript.describe(), played
+async def record_live(demo_app: MakeApp, trace: Path) -> tuple[str, int, list[object]]:
+    """A real session with the demo brain, traced: its transcript, meter and routed events."""
+    seen: list[object] = []
+    app = demo_app(trace=trace)
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        await send(app, pilot, ASKED)
+        routed = [m.event for m in seen if isinstance(m, AgentEvent)]
+        return app.transcript.describe(), app.status_bar.meter.used, routed
 
 
-async def test_trace_has_every_event_and_replay_renders_the_same(workspace: Path) -> None:
+async def test_trace_has_every_event_and_replay_renders_the_same(
+    demo_app: MakeApp, workspace: Path
+) -> None:
     trace = workspace / ".cairn" / "traces" / "t.jsonl"
-    live, played = await record_live(workspace, trace)
+    live, used, routed = await record_live(demo_app, trace)
 
-    lines = trace.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == played
     events = load_trace(trace)
-    assert events == [from_json(line) for line in lines]
+    assert events == [from_json(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert events == routed, "every event the TUI routed is in the trace, in order"
 
     app = replay_app(events, workspace)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.transcript.describe() == live
-        assert app.status_bar.meter.used == 4500
-        assert "Deploys happen on Fridays." in app.query_one("#pane-today").text
+        assert app.status_bar.meter.used == used
+        assert "our deploy window is Friday 14:00" in app.query_one("#pane-today").text
 
 
-async def test_stepped_replay_plays_one_turn_per_enter(workspace: Path) -> None:
+async def test_stepped_replay_plays_one_turn_per_enter(demo_app: MakeApp, workspace: Path) -> None:
     trace = workspace / "t.jsonl"
-    await record_live(workspace, trace)
+    await record_live(demo_app, trace)
     events = load_trace(trace)
     assert [len(s) > 0 for s in split_turns(events)] == [True, True, True]
 
@@ -60,20 +61,22 @@ async def test_stepped_replay_plays_one_turn_per_enter(workspace: Path) -> None:
         assert not app.query(UserMessage)
         await pilot.press("enter")
         await settle(app, pilot)
-        assert [u.text for u in app.query(UserMessage)] == [ASK]
+        assert [u.text for u in app.query(UserMessage)] == [TOLD]
         await pilot.press("enter")
         await settle(app, pilot)
-        assert [u.text for u in app.query(UserMessage)] == [ASK, REMEMBER]
+        assert [u.text for u in app.query(UserMessage)] == [TOLD, ASKED]
 
 
-def test_replay_agent_takes_session_budget_and_day_from_the_trace(workspace: Path) -> None:
+async def test_replay_agent_takes_session_budget_and_day_from_the_trace(
+    demo_app: MakeApp, workspace: Path
+) -> None:
     trace = workspace / "t.jsonl"
-    asyncio.run(record_live(workspace, trace))
+    await record_live(demo_app, trace)
     agent = ReplayAgent(load_trace(trace), workspace)
-    assert agent.session_id == "s-0001"
+    assert agent.session_id == "20261130-093000-000001"
     assert agent.settings.demo and agent.settings.model == "cairn-demo/brain"
-    assert agent.settings.today() == "2026-05-01"
-    assert (agent.budget.window, agent.budget.flush_threshold) == (8192, 5376)
+    assert agent.settings.today() == "2026-11-30"
+    assert (agent.budget.window, agent.budget.flush_threshold) == (4096, 2688)
 
 
 def test_a_bad_trace_line_names_its_line(tmp_path: Path) -> None:

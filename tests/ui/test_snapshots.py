@@ -4,13 +4,12 @@ and look at the diff before committing the new baselines."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from textual.pilot import Pilot
 
-from tests.ui.conftest import send, settle
-from tests.ui.scenarios import ASK, COMPACT, REMEMBER, conversation_agent
+from tests.ui.conftest import MakeApp, send, settle, started, until
 from widgets.app import CairnApp
+from widgets.dream_review import DreamReview
 
 SnapCompare = Callable[..., bool]
 
@@ -19,7 +18,7 @@ def after(*prompts: str, theme: str | None = None) -> Callable[[Pilot[None]], Aw
     async def run_before(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, CairnApp)
-        await settle(app, pilot)
+        await started(app, pilot)
         for prompt in prompts:
             await send(app, pilot, prompt)
         if theme is not None:
@@ -29,64 +28,79 @@ def after(*prompts: str, theme: str | None = None) -> Callable[[Pilot[None]], Aw
     return run_before
 
 
+TOLD = "remember that our deploy window is Friday 14:00"
+ASKED = "when is our deploy window?"
+CHAT = (
+    "My sister lives in Tromsø.",
+    "The build server is ci-7.internal.",
+    "how are you today?",
+    "Priya leads the billing migration.",
+    "where does my sister live?",
+    "tell me about the build server",
+)
+"""Enough of a conversation that /compact has turns to summarise past the kept tail."""
+
+
 class TestScreens:
-    def test_empty_start(self, snap_compare: SnapCompare, workspace: Path) -> None:
-        """Status bar with the demo badge and the start usage; empty gate log."""
-        app = CairnApp(conversation_agent(workspace))
-        assert snap_compare(app, terminal_size=(120, 40), run_before=after())
+    """The real core with the demo brain (`demo_app`): what a person sees."""
 
-    def test_tool_card_mid_conversation(self, snap_compare: SnapCompare, workspace: Path) -> None:
-        """A memory_search card with its hits table, then the streamed answer."""
-        app = CairnApp(conversation_agent(workspace))
-        assert snap_compare(app, terminal_size=(120, 40), run_before=after(ASK))
+    def test_empty_start(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        """Status bar with the demo badge and the start usage; the seeded memory files."""
+        assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=after())
 
-    def test_flush_and_compaction_receipt(self, snap_compare: SnapCompare, workspace: Path) -> None:
-        """Memory write, flush block, compaction receipt, re-injection; today's note pane."""
-        app = CairnApp(conversation_agent(workspace))
-        assert snap_compare(app, terminal_size=(120, 40), run_before=after(REMEMBER, COMPACT))
+    def test_tool_card_mid_conversation(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        """A memory write with its commit, a memory_search card with its hits, the answer."""
+        assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=after(TOLD, ASKED))
 
-    def test_narrow_terminal(self, snap_compare: SnapCompare, workspace: Path) -> None:
-        """80x24 over SSH: no side panes, the transcript takes the width."""
-        app = CairnApp(conversation_agent(workspace))
-        assert snap_compare(app, terminal_size=(80, 24), run_before=after(ASK))
-
-    def test_light_theme(self, snap_compare: SnapCompare, workspace: Path) -> None:
-        app = CairnApp(conversation_agent(workspace))
+    def test_flush_and_compaction_receipt(
+        self, snap_compare: SnapCompare, demo_app: MakeApp
+    ) -> None:
+        """Flush block, compaction receipt, re-injected rules; today's note pane."""
         assert snap_compare(
-            app, terminal_size=(120, 40), run_before=after(ASK, REMEMBER, theme="cairn-light")
+            demo_app(), terminal_size=(120, 40), run_before=after(TOLD, ASKED, *CHAT, "/compact")
+        )
+
+    def test_narrow_terminal(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        """80x24 over SSH: no side panes, the transcript takes the width."""
+        assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=after(TOLD, ASKED))
+
+    def test_light_theme(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        assert snap_compare(
+            demo_app(), terminal_size=(120, 40), run_before=after(TOLD, ASKED, theme="cairn-light")
         )
 
 
-def _real_previews(root: Path) -> list[object]:
-    """The review queue a real sweep makes: an add asked about four ways, an update."""
-    import asyncio
-
-    from tests.conftest import Clock
-    from tests.core.dreams import WINDOW, DreamWorld, days_before
-
-    clock = Clock()
-    dream = DreamWorld(root, clock, embedder="minilm")
-    last_week, yesterday = days_before(clock, 7, 1)
-    dream.memory("- The office is in Oslo", "- Tom takes his coffee black", day=last_week)
-    dream.note(yesterday, "- Tom switched to oat lattes")
-    today = clock.now.date().isoformat()
-    path = dream.note(today, "- The staging database is db-staging-2.internal, port 5433")
-    dream.recalled(path, 1, ["staging db host?", "where is staging db", "staging port", "db?"])
-    asyncio.run(dream.sweep())
-    return list(dream.dreamer.open_proposals(window=WINDOW))
+QUESTIONS = [
+    "how does Tom take his coffee?",
+    "what coffee does Tom drink?",
+    "does Tom want milk in his coffee?",
+    "what is Tom's coffee order?",
+]
 
 
 class TestDreamReview:
-    def test_review_queue(self, snap_compare: SnapCompare, workspace: Path) -> None:
-        """The review screen: the list, the highlighted add with its evidence and diff."""
-        agent = conversation_agent(workspace)
-        agent.proposals = _real_previews(workspace.parent / "dream")
-        app = CairnApp(agent)
-        assert snap_compare(app, terminal_size=(120, 40), run_before=after(), press=["f3"])
+    def test_review_queue(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        """/dream's block, then the review screen: the proposal, its evidence and its diff."""
+        told = ("remember that Tom takes his coffee black", *QUESTIONS, "/dream")
+        assert snap_compare(
+            demo_app(), terminal_size=(120, 40), run_before=after(*told), press=["f3"]
+        )
 
-    def test_review_update_at_80x24(self, snap_compare: SnapCompare, workspace: Path) -> None:
-        """At 80x24, the update proposal: the MEMORY.md line it replaces, as a diff."""
-        agent = conversation_agent(workspace)
-        agent.proposals = _real_previews(workspace.parent / "dream")
-        app = CairnApp(agent)
-        assert snap_compare(app, terminal_size=(80, 24), run_before=after(), press=["f3", "down"])
+    def test_review_update_at_80x24(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        """At 80x24, an update: the MEMORY.md line a newer note supersedes, as a diff."""
+
+        async def run_before(pilot: Pilot[None]) -> None:
+            app = pilot.app
+            assert isinstance(app, CairnApp)
+            await after("remember that Tom takes his coffee black", *QUESTIONS, "/dream")(pilot)
+            await send(app, pilot, "/review")
+            await pilot.press("a")  # accepted this morning …
+            await until(pilot, lambda: not isinstance(app.screen, DreamReview))
+            await settle(app, pilot)
+            app.agent.settings.clock.advance(hours=5)  # type: ignore[attr-defined]
+            for prompt in ("remember that Tom switched to oat lattes", "/dream", "/review"):
+                await send(app, pilot, prompt)  # … contradicted this afternoon
+            await until(pilot, lambda: isinstance(app.screen, DreamReview))
+
+        app = demo_app(embedder="minilm")
+        assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -6,11 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.ui.conftest import settle
-from tests.ui.scenarios import conversation_agent
+from tests.ui.conftest import MakeApp, started
 from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES
 from themes.user import load_user_themes
-from widgets.app import CairnApp
 
 GOOD = """
 name = "moss"
@@ -44,13 +42,13 @@ def test_user_themes_load_and_bad_files_are_reported(tmp_path: Path) -> None:
     assert load_user_themes(tmp_path / "missing") == ({}, [])
 
 
-async def test_user_themes_join_the_theme_cycle(workspace: Path, tmp_path: Path) -> None:
+async def test_user_themes_join_the_theme_cycle(demo_app: MakeApp, tmp_path: Path) -> None:
     theme_dir = tmp_path / "themes"
     theme_dir.mkdir()
     (theme_dir / "moss.toml").write_text(GOOD, encoding="utf-8")
-    app = CairnApp(conversation_agent(workspace), theme_dir=theme_dir)
+    app = demo_app(theme_dir=theme_dir)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+        await started(app, pilot)
         seen = [app.theme]
         variables = []
         for _ in range(3):

@@ -29,6 +29,7 @@ from shell.events import (
     GateCondition,
     MemoryWritten,
 )
+from shell.session import FlushCycle
 from shell.text import shorten
 from shell.tools import Tool, Toolbox
 
@@ -43,13 +44,9 @@ class GateInputs:
     """Everything the flush gate looks at; the agent fills it in before each model call."""
 
     projected_tokens: int
-    """Our count of the next prompt: system + tools + messages + the incoming user text."""
-    compaction_count: int
-    memory_flush_compaction_count: int | None
-    """The compaction count when the last flush started; None when never flushed."""
-    memory_flush_at: str | None
-    """ISO time of the last successful (or exhausted) flush."""
-    failures_this_cycle: int
+    """The next prompt as the provider will count it (`RequestBuilder.projected`)."""
+    cycle: FlushCycle
+    """A copy of the session's flush cycle."""
     workspace_writable: bool
     transcript_bytes: int
     force_flush_transcript_bytes: int
@@ -82,24 +79,6 @@ class FlushDecision:
             flush_threshold=budget.flush_threshold,
             compaction_threshold=budget.compaction_threshold,
         )
-
-
-def already_flushed_this_cycle(
-    compaction_count: int, memory_flush_compaction_count: int | None, memory_flush_at: str | None
-) -> bool:
-    """Whether a flush already ran (or was given up) in the current compaction cycle.
-
-    A flush belongs to the cycle whose compaction count it started in. When both counts are 0,
-    the flush time must also be set: a legacy record with an implicit 0 must not suppress the
-    very first flush (OpenClaw's fix for rows serialised before the field existed).
-    """
-    if memory_flush_compaction_count is None:
-        return False
-    if memory_flush_compaction_count != compaction_count:
-        return False
-    if compaction_count == 0:
-        return memory_flush_at is not None
-    return True
 
 
 def _percent(value: int, whole: int) -> int:
@@ -157,14 +136,12 @@ def _size_text(inputs: GateInputs) -> str:
 
 def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateCondition, ...]:
     """The six conditions, each with the numbers it was decided on."""
-    cycle = inputs.compaction_count
+    cycle = inputs.cycle.compactions
     threshold = budget.flush_threshold
     tokens = inputs.projected_tokens
     force = inputs.force_flush_transcript_bytes
-    flushed = already_flushed_this_cycle(
-        inputs.compaction_count, inputs.memory_flush_compaction_count, inputs.memory_flush_at
-    )
-    exhausted = inputs.failures_this_cycle >= inputs.max_failures
+    flushed = inputs.cycle.flushed()
+    exhausted = inputs.cycle.exhausted(inputs.max_failures)
     return (
         GateCondition(
             "enabled",
@@ -192,7 +169,7 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateConditio
         GateCondition(
             "not_flushed_this_cycle",
             not flushed,
-            inputs.memory_flush_compaction_count,
+            inputs.cycle.flushed_in,
             cycle,
             f"already flushed in cycle {cycle}" if flushed else f"not yet flushed in cycle {cycle}",
         ),
@@ -206,9 +183,9 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateConditio
         GateCondition(
             "failures",
             not exhausted,
-            inputs.failures_this_cycle,
+            inputs.cycle.failures,
             inputs.max_failures,
-            f"{inputs.failures_this_cycle} of {inputs.max_failures} failures in cycle {cycle}"
+            f"{inputs.cycle.failures} of {inputs.max_failures} failures in cycle {cycle}"
             + ("; exhausted until the next compaction" if exhausted else ""),
         ),
     )
@@ -218,7 +195,7 @@ def _summary(
     inputs: GateInputs, budget: ContextBudget, ok: dict[str, bool], trigger: str | None
 ) -> str:
     """The decision in one line, naming the first reason it went the way it did."""
-    cycle = inputs.compaction_count
+    cycle = inputs.cycle.compactions
     tokens_text = _tokens_text(inputs, budget)
     if not ok["enabled"]:
         return "no: memory flush is off"
@@ -230,7 +207,7 @@ def _summary(
         return f"no: workspace is read-only ({tokens_text})"
     if not ok["failures"]:
         return (
-            f"no: flush failed {inputs.failures_this_cycle} times in cycle {cycle}; "
+            f"no: flush failed {inputs.cycle.failures} times in cycle {cycle}; "
             "retrying after the next compaction"
         )
     if trigger == "tokens":

@@ -30,7 +30,6 @@ from shell.events import (
 from shell.flush import (
     FlushOutcome,
     GateInputs,
-    already_flushed_this_cycle,
     evaluate_flush_gate,
     run_flush,
 )
@@ -39,7 +38,7 @@ from shell.memory.files import MemoryFiles
 from shell.memory.tools import pinned_append_tool
 from shell.reinject import reinjection_block
 from shell.request import RequestBuilder
-from shell.session import SessionRecord, compaction_entry
+from shell.session import FlushCycle, SessionRecord, compaction_entry
 from shell.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
 
 MAX_FLUSH_FAILURES = 3
@@ -86,6 +85,10 @@ class MemoryLifecycle:
     @property
     def _record(self) -> SessionRecord:
         return self.conversation.record
+
+    @property
+    def _cycle(self) -> FlushCycle:
+        return self.conversation.record.cycle
 
     def projected(self) -> int:
         """The next prompt's size, as the provider will count it (see `RequestBuilder`)."""
@@ -135,10 +138,7 @@ class MemoryLifecycle:
     def gate_inputs(self, projected: int) -> GateInputs:
         return GateInputs(
             projected_tokens=projected,
-            compaction_count=self._record.compaction_count,
-            memory_flush_compaction_count=self._record.memory_flush_compaction_count,
-            memory_flush_at=self._record.memory_flush_at,
-            failures_this_cycle=self._record.flush_failures,
+            cycle=replace(self._cycle),
             workspace_writable=_writable(self.files.root),
             transcript_bytes=self.conversation.transcript_bytes(),
             force_flush_transcript_bytes=self.force_flush_transcript_bytes,
@@ -166,15 +166,11 @@ class MemoryLifecycle:
             yield event
 
     def flushed_this_cycle(self) -> bool:
-        return already_flushed_this_cycle(
-            self._record.compaction_count,
-            self._record.memory_flush_compaction_count,
-            self._record.memory_flush_at,
-        )
+        return self._cycle.flushed()
 
     async def flush(self, trigger: FlushTrigger) -> AsyncIterator[Event]:
         target = f"memory/{self.clock().date().isoformat()}.md"
-        cycle = self._record.compaction_count
+        cycle = self._cycle.compactions
         tool = pinned_append_tool(self.files, target, origin=self.conversation.origin)
         outcome: FlushOutcome | None = None
         async for item in run_flush(
@@ -193,7 +189,7 @@ class MemoryLifecycle:
                 outcome = item
             elif isinstance(item, FlushFinished) and item.outcome in ("failed", "ignored"):
                 # run_flush knows one attempt; the cycle's count and exhaustion are ours
-                failures = self._record.flush_failures + 1
+                failures = self._cycle.failures + 1
                 exhausted = failures >= MAX_FLUSH_FAILURES
                 yield replace(
                     item, failures=failures, outcome="exhausted" if exhausted else item.outcome
@@ -202,19 +198,13 @@ class MemoryLifecycle:
                 yield item
         now = self.clock().isoformat(timespec="seconds")
         if outcome is not None and outcome.outcome in ("written", "no_reply"):
-            self._record.memory_flush_compaction_count = cycle
-            self._record.memory_flush_at = now
-            self._record.flush_failures = 0
-            self._record.flush_last_error = None
+            self._cycle.succeeded(now)
         else:
-            self._record.flush_failures += 1
-            self._record.flush_last_error = outcome.error if outcome else "flush did not finish"
-            if self._record.flush_failures >= MAX_FLUSH_FAILURES:
-                self._record.memory_flush_compaction_count = cycle
-                self._record.memory_flush_at = now
+            error = (outcome.error if outcome else None) or "flush did not finish"
+            if self._cycle.failed(error, now, MAX_FLUSH_FAILURES):
                 yield Notice(
-                    f"Memory flush failed {self._record.flush_failures} times in this cycle "
-                    f"({self._record.flush_last_error}); giving up until the next compaction.",
+                    f"Memory flush failed {self._cycle.failures} times in this cycle "
+                    f"({error}); giving up until the next compaction.",
                     level="warning",
                 )
         self.conversation.save()
@@ -257,7 +247,7 @@ class MemoryLifecycle:
             trigger=trigger,
             focus=focus,
             count_prompt=self.request_builder.count,
-            compaction_count=self._record.compaction_count,
+            compaction_count=self._cycle.compactions,
             max_transcript_tokens=self.budget.window // 2,
             clock=self.timer,
         ):
@@ -269,8 +259,7 @@ class MemoryLifecycle:
             return
         self.conversation.replace(list(result.messages), compaction_entry(result))
         self.request_builder.calibration = None  # it described the conversation just replaced
-        self._record.compaction_count += 1
-        self._record.flush_failures = 0
+        self._cycle.compacted()
         self._record.needs_reinjection = True
         self.conversation.save()
 

@@ -413,8 +413,8 @@ async def test_flushes_the_model_ignores_count_toward_the_failure_limit(
         events = await collect(agent.submit("/flush"))
         outcomes += [e.outcome for e in of(events, ev.FlushFinished)]
     assert outcomes == ["ignored", "ignored", "exhausted"]
-    assert agent.record.flush_failures == 3
-    assert "without memory_append" in (agent.record.flush_last_error or "")
+    assert agent.record.cycle.failures == 3
+    assert "without memory_append" in (agent.record.cycle.last_error or "")
     await agent.aclose()
 
 

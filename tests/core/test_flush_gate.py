@@ -26,7 +26,6 @@ from shell.events import (
 from shell.flush import (
     FlushOutcome,
     GateInputs,
-    already_flushed_this_cycle,
     evaluate_flush_gate,
     run_flush,
 )
@@ -34,6 +33,7 @@ from shell.llm import LLM
 from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
 from shell.memory.tools import pinned_append_tool
+from shell.session import FlushCycle
 from shell.tools import Tool
 from tests.fakes.openai_server import FakeOpenAI, Fault, Reply, fake_openai_server
 
@@ -49,45 +49,49 @@ CONDITION_NAMES = [
 ]
 
 
+CYCLE = {"compactions": 2, "flushed_in": 1, "flushed_at": "2026-03-01T10:00:00+00:00"}
+
+
 def inputs(**changes: object) -> GateInputs:
+    """The gate's inputs; the flush cycle's fields (`compactions`, `flushed_in`, `flushed_at`,
+    `failures`) may be changed here too."""
+    fields = {f.name for f in dataclasses.fields(FlushCycle)}
+    cycle = FlushCycle(**{**CYCLE, **{k: v for k, v in changes.items() if k in fields}})  # type: ignore[arg-type]
     base = GateInputs(
         projected_tokens=THRESHOLD,
-        compaction_count=2,
-        memory_flush_compaction_count=1,
-        memory_flush_at="2026-03-01T10:00:00+00:00",
-        failures_this_cycle=0,
+        cycle=cycle,
         workspace_writable=True,
         transcript_bytes=10_000,
         force_flush_transcript_bytes=2 * 1024 * 1024,
     )
-    return dataclasses.replace(base, **changes)
+    return dataclasses.replace(base, **{k: v for k, v in changes.items() if k not in fields})
 
 
 CASES = [
     pytest.param(inputs(), True, "tokens", id="threshold-exactly-met"),
     pytest.param(inputs(projected_tokens=THRESHOLD - 1), False, None, id="one-below-threshold"),
     pytest.param(inputs(projected_tokens=THRESHOLD * 3), True, "tokens", id="far-over"),
-    pytest.param(inputs(memory_flush_compaction_count=2), False, None, id="already-flushed-cycle"),
+    pytest.param(inputs(flushed_in=2), False, None, id="already-flushed-cycle"),
     pytest.param(
-        inputs(compaction_count=0, memory_flush_compaction_count=0, memory_flush_at=None),
+        inputs(compactions=0, flushed_in=0, flushed_at=None),
         True,
         "tokens",
         id="both-zero-without-flush-time-legacy-row",
     ),
     pytest.param(
-        inputs(compaction_count=0, memory_flush_compaction_count=0),
+        inputs(compactions=0, flushed_in=0),
         False,
         None,
         id="both-zero-with-flush-time",
     ),
     pytest.param(
-        inputs(compaction_count=0, memory_flush_compaction_count=None, memory_flush_at=None),
+        inputs(compactions=0, flushed_in=None, flushed_at=None),
         True,
         "tokens",
         id="never-flushed",
     ),
-    pytest.param(inputs(failures_this_cycle=2), True, "tokens", id="two-failures-still-tries"),
-    pytest.param(inputs(failures_this_cycle=3), False, None, id="three-failures-exhausted"),
+    pytest.param(inputs(failures=2), True, "tokens", id="two-failures-still-tries"),
+    pytest.param(inputs(failures=3), False, None, id="three-failures-exhausted"),
     pytest.param(inputs(workspace_writable=False), False, None, id="read-only-workspace"),
     pytest.param(inputs(enabled=False), False, None, id="disabled"),
     pytest.param(
@@ -115,7 +119,7 @@ CASES = [
         id="both-triggers-tokens-wins",
     ),
     pytest.param(
-        inputs(projected_tokens=10, transcript_bytes=10**9, memory_flush_compaction_count=2),
+        inputs(projected_tokens=10, transcript_bytes=10**9, flushed_in=2),
         False,
         None,
         id="size-trigger-but-already-flushed",
@@ -137,8 +141,8 @@ def test_conditions_carry_values_and_thresholds() -> None:
     gate_inputs = inputs(
         projected_tokens=1204,
         workspace_writable=False,
-        failures_this_cycle=3,
-        memory_flush_compaction_count=2,
+        failures=3,
+        flushed_in=2,
         transcript_bytes=77,
     )
     decision = evaluate_flush_gate(gate_inputs, BUDGET)
@@ -164,7 +168,7 @@ def test_summary_lines_read_like_a_person_wrote_them() -> None:
     assert yes.summary == (
         f"yes: {THRESHOLD + 34:,} ≥ {THRESHOLD:,} tokens, not yet flushed in cycle 2"
     )
-    exhausted = evaluate_flush_gate(inputs(failures_this_cycle=3), BUDGET)
+    exhausted = evaluate_flush_gate(inputs(failures=3), BUDGET)
     assert "failed 3 times" in exhausted.summary
 
 
@@ -183,7 +187,7 @@ def test_decision_becomes_a_json_round_tripping_event() -> None:
 
 
 @pytest.mark.parametrize(
-    ("compaction_count", "flush_count", "flush_at", "expected"),
+    ("compactions", "flushed_in", "flushed_at", "expected"),
     [
         pytest.param(0, None, None, False, id="never"),
         pytest.param(0, 0, None, False, id="legacy-implicit-zero"),
@@ -192,10 +196,21 @@ def test_decision_becomes_a_json_round_tripping_event() -> None:
         pytest.param(3, 2, "2026-03-01T10:00:00", False, id="flushed-last-cycle"),
     ],
 )
-def test_already_flushed_this_cycle(
-    compaction_count: int, flush_count: int | None, flush_at: str | None, expected: bool
+def test_a_cycle_knows_whether_it_was_flushed(
+    compactions: int, flushed_in: int | None, flushed_at: str | None, expected: bool
 ) -> None:
-    assert already_flushed_this_cycle(compaction_count, flush_count, flush_at) is expected
+    assert FlushCycle(compactions, flushed_in, flushed_at).flushed() is expected
+
+
+def test_a_cycle_settles_on_a_flush_or_the_last_failure_and_compaction_opens_the_next() -> None:
+    cycle = FlushCycle(compactions=1)
+    assert not cycle.failed("timeout", "t1", max_failures=2) and not cycle.flushed()
+    assert cycle.failed("ignored", "t2", max_failures=2) and cycle.flushed()
+    assert (cycle.failures, cycle.last_error, cycle.flushed_at) == (2, "ignored", "t2")
+    cycle.compacted()
+    assert (cycle.compactions, cycle.failures, cycle.flushed()) == (2, 0, False)
+    cycle.succeeded("t3")
+    assert cycle.flushed() and (cycle.flushed_in, cycle.failures, cycle.last_error) == (2, 0, None)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shell.compaction import CompactionResult, is_summary_message, summary_message
-from shell.session import SessionNotFound, SessionRecord, SessionStore, compaction_entry
+from shell.session import FlushCycle, SessionNotFound, SessionRecord, SessionStore, compaction_entry
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
@@ -37,11 +37,7 @@ def test_counters_survive_a_restart(tmp_path: Path) -> None:
     record = first.create("cairn-demo/brain")
     assert record.needs_prelude is True
     record.turns = 7
-    record.compaction_count = 2
-    record.memory_flush_compaction_count = 2
-    record.memory_flush_at = "2026-03-01T09:41:00+00:00"
-    record.flush_failures = 1
-    record.flush_last_error = "timeout: the model did not answer"
+    record.cycle = FlushCycle(2, 2, "2026-03-01T09:41:00+00:00", 1, "timeout: no answer")
     record.prompt_tokens_total = 12_345
     record.completion_tokens_total = 678
     record.last_prompt_tokens = 5_100
@@ -193,4 +189,21 @@ def test_new_record_defaults(tmp_path: Path) -> None:
         model="openai/gpt-4o",
         needs_prelude=False,
     )
-    assert record.memory_flush_compaction_count is None
+    assert record.cycle == FlushCycle() and not record.cycle.flushed()
+
+
+def test_a_record_written_before_the_cycle_was_one_object_loads(tmp_path: Path) -> None:
+    sessions = store(tmp_path)
+    record = sessions.create("m")
+    path = tmp_path / ".cairn" / "sessions" / f"{record.session_id}.json"
+    data = json.loads(path.read_text())
+    del data["cycle"]
+    data |= {
+        "compaction_count": 3,
+        "memory_flush_compaction_count": 3,
+        "memory_flush_at": None,
+        "flush_failures": 1,
+        "flush_last_error": "x",
+    }
+    path.write_text(json.dumps(data))
+    assert sessions.load(record.session_id).cycle == FlushCycle(3, 3, None, 1, "x")

@@ -9,7 +9,9 @@ answers fill a small window fast). Per turn it prints how it ended, the prompt a
 as calibrated and as the server reported it, and what the memory lifecycle did: flushes and
 their outcomes, compactions (by the model, by rule, failed or skipped), dropped turns, retries
 and errors. A **silent turn** ends "completed" with no answer text and no error: the failure
-this bench exists to catch. Nothing here runs in `make test`.
+this bench exists to catch. The summary gives, for every call of the turns (not the flush's or
+the summariser's), our projection of its prompt against the server's count, and the worst ratio
+of the calls after the model's first (`shell.calibration`). Nothing here runs in `make test`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 from shell import events as ev
 from shell.build import build_agent
+from shell.calibration import Calibration
 from shell.config import Settings
 from shell.workspace import init_workspace
 
@@ -105,8 +108,27 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
             row.reason = reason
 
 
-async def run(settings: Settings, prompts: list[str]) -> list[TurnRow]:
+Calls = list[tuple[int, int]]
+"""(our projection, the server's count) of a call's prompt, per call."""
+
+
+@dataclass
+class ObservedCalibration(Calibration):
+    """The agent's calibration, noting each call's projection next to the server's count."""
+
+    calls: Calls = field(default_factory=list)
+
+    def learn(self, counted: int, reported: int) -> bool:
+        self.calls.append((self.project(counted), reported))
+        return super().learn(counted, reported)
+
+
+async def run(settings: Settings, prompts: list[str]) -> tuple[list[TurnRow], Calls]:
+    """The turns, and each call's (projected, reported) prompt tokens."""
     agent = build_agent(settings, index_in_background=False)
+    calibration = agent.request_builder.calibration
+    observed = ObservedCalibration(calibration.samples, calibration.slope)
+    agent.request_builder.calibration = observed
     rows = []
     try:
         async for _ in agent.start():
@@ -122,7 +144,7 @@ async def run(settings: Settings, prompts: list[str]) -> list[TurnRow]:
             print(_line(row), file=sys.stderr, flush=True)
     finally:
         await agent.aclose()
-    return rows
+    return rows, observed.calls
 
 
 def _line(row: TurnRow) -> str:
@@ -144,7 +166,11 @@ def _line(row: TurnRow) -> str:
 HEADER = "  # ending     chars counted calib. server try      s  memory lifecycle"
 
 
-def summary(rows: list[TurnRow]) -> dict[str, Any]:
+def _off_by(projected: int, reported: int) -> float:
+    return round(max(projected / reported, reported / projected), 3) if projected else 0.0
+
+
+def summary(rows: list[TurnRow], calls: Calls) -> dict[str, Any]:
     compactions = [c for row in rows for c in row.compactions]
     flushes = [f for row in rows for f in row.flushes]
     return {
@@ -156,7 +182,9 @@ def summary(rows: list[TurnRow]) -> dict[str, Any]:
         "compactions": {kind: compactions.count(kind) for kind in sorted(set(compactions))},
         "turns_dropped": sum(row.dropped for row in rows),
         "retries": sum(row.retries for row in rows),
-        "counted_vs_server": [(row.counted, row.reported) for row in rows if row.reported],
+        "projected_vs_server": calls,
+        "first_call_off_by": _off_by(*calls[0]) if calls else None,
+        "worst_later_call_off_by": max((_off_by(*call) for call in calls[1:]), default=None),
     }
 
 
@@ -181,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     init_workspace(settings)
     prompts = (SCRIPT * (args.turns // len(SCRIPT) + 1))[: args.turns]
     print(HEADER, file=sys.stderr)
-    rows = asyncio.run(run(settings, prompts))
-    report = summary(rows)
+    rows, calls = asyncio.run(run(settings, prompts))
+    report = summary(rows, calls)
     print(json.dumps(report, indent=2), file=sys.stderr if not args.json else sys.stdout)
     print(f"workspace kept at {workspace}", file=sys.stderr)
     return 1 if report["silent_turns"] else 0

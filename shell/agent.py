@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from shell.calls import ModelCall, ToolDone, run_tool_calls
-from shell.config import DEMO_CONTEXT_WINDOW, Settings
-from shell.context import ContextBudget, TokenCounter
+from shell.config import Settings
+from shell.context import ContextBudget, ContextWindow
 from shell.conversation import Conversation
 from shell.dreaming import Decision, Dreamer, Preview
 from shell.events import (
@@ -35,17 +35,14 @@ from shell.events import (
     TurnFinished,
     TurnStarted,
     UsageUpdated,
-    WindowSource,
 )
 from shell.lifecycle import MemoryLifecycle
 from shell.llm import LLM, ModelError, ModelReply
-from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
 from shell.memory.service import RecallService
-from shell.memory.tools import memory_tools
 from shell.reinject import startup_prelude
 from shell.request import RequestBuilder
-from shell.session import SessionRecord, SessionStore
+from shell.session import SessionRecord
 from shell.tools import Toolbox
 from shell.workspace import sweep_interrupted_writes
 
@@ -53,7 +50,10 @@ UNKNOWN_WINDOW = 128_000
 
 
 class Agent:
-    """A session with the model: the conversation, its counters, and the memory it writes."""
+    """A session with the model: the conversation, its counters, and the memory it writes.
+
+    Its collaborators come wired from `shell.build`; the agent runs the turn between them.
+    """
 
     def __init__(
         self,
@@ -61,10 +61,11 @@ class Agent:
         *,
         llm: LLM,
         git: GitStore,
-        files: MemoryFiles,
-        sessions: SessionStore,
-        record: SessionRecord,
-        messages: list[dict[str, Any]],
+        conversation: Conversation,
+        window: ContextWindow,
+        toolbox: Toolbox,
+        request_builder: RequestBuilder,
+        lifecycle: MemoryLifecycle,
         recall: RecallService,
         dreamer: Dreamer,
         resumed: bool = False,
@@ -75,37 +76,16 @@ class Agent:
         self.settings = settings
         self.llm = llm
         self.git = git
-        self.files = files
+        self.conversation = conversation
+        self.window = window
+        self.toolbox = toolbox
+        self.request_builder = request_builder
+        self.lifecycle = lifecycle
         self.recall = recall
         self.dreamer = dreamer
-        self.counter = TokenCounter()
         self._resumed = resumed
         self._index_in_background = index_in_background
-        self._window_resolved = settings.context_window is not None or settings.demo
         self._last_reported = (0, 0)
-        self.toolbox = Toolbox(
-            [recall.tool(), *memory_tools(files, today=settings.today, origin=self.origin)],
-            timer=settings.timer,
-        )
-        self.request_builder = RequestBuilder(settings, self.counter, self.toolbox)
-        self.conversation = Conversation(
-            sessions, record, messages, count_prompt=self.request_builder.count
-        )
-        self.lifecycle = MemoryLifecycle(
-            self.conversation,
-            llm=llm,
-            files=files,
-            request_builder=self.request_builder,
-            budget=_budget(
-                settings,
-                settings.context_window or DEMO_CONTEXT_WINDOW,
-                "config" if settings.context_window else "demo",
-            ),
-            clock=settings.clock,
-            timer=settings.timer,
-            force_flush_transcript_bytes=settings.force_flush_transcript_bytes,
-        )
-        self.request_builder.size_to(self.budget.window)
 
     @property
     def record(self) -> SessionRecord:
@@ -117,7 +97,7 @@ class Agent:
 
     @property
     def budget(self) -> ContextBudget:
-        return self.lifecycle.budget
+        return self.window.budget
 
     @property
     def session_id(self) -> str:
@@ -150,12 +130,12 @@ class Agent:
         )
         if model_loading:
             yield Loading("model", done=False)
-        if not self._window_resolved:
+        if not self.window.resolved:
             window, source = await asyncio.to_thread(self.llm.context_window)
             if window and source != "unknown":
-                self._set_window(window, source)
+                self.window.resolve(window, source)
             else:
-                self._set_window(UNKNOWN_WINDOW, "assumed")
+                self.window.resolve(UNKNOWN_WINDOW, "assumed")
                 yield Notice(
                     f"Context window of {self.settings.model} is unknown; assuming "
                     f"{UNKNOWN_WINDOW:,} tokens. Set --context-window to be exact.",
@@ -240,7 +220,7 @@ class Agent:
             raise
         finally:
             self.conversation.close_open_tool_calls()
-            self.request_builder.prelude = ""
+            self.conversation.prelude = ""
             self.save()
             if turn.reason != "cancelled":
                 for event in self.recall.drain():
@@ -259,14 +239,14 @@ class Agent:
                 yield event
             if dropped := self.lifecycle.fit_window():
                 yield dropped
-            if (size := self.lifecycle.projected()) >= self.budget.window:
+            if (size := self.request_builder.projected()) >= self.budget.window:
                 yield Error("context_overflow", self._too_big(size))
                 turn.reason = "error"
                 return
             yield self.usage()
             builder = self.request_builder
-            sent = builder.count(self.messages)
-            call = ModelCall(self.llm, builder.request(self.messages), builder.tool_schemas)
+            sent = builder.count()
+            call = ModelCall(self.llm, builder.request(), builder.tool_schemas)
             try:
                 async for event in call.events():
                     yield event
@@ -305,7 +285,7 @@ class Agent:
                 return
 
     def _too_big(self, size: int) -> str:
-        fixed = self.request_builder.count([])
+        fixed = self.request_builder.projected([])
         return (
             f"Not sent: the prompt would be {size:,} tokens, over the {self.budget.window:,}-token "
             f"window even with only the last turn ({fixed:,} of it the system prompt and tools). "
@@ -316,15 +296,10 @@ class Agent:
         """A new session's first call gets the recent daily notes as background, once."""
         if not self.record.needs_prelude:
             return None
-        self.request_builder.prelude, files = startup_prelude(
-            self.workspace, today=self.settings.clock().date()
-        )
+        prelude, files = startup_prelude(self.workspace, today=self.settings.clock().date())
+        self.conversation.prelude = prelude
         self.record.needs_prelude = False
-        return (
-            StartupPreludeInjected(files=files, chars=len(self.request_builder.prelude))
-            if files
-            else None
-        )
+        return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None
 
     def _count_usage(self, reply: ModelReply) -> None:
         self._last_reported = (reply.prompt_tokens, reply.completion_tokens)
@@ -363,8 +338,6 @@ class Agent:
 
     async def new_session(self) -> AsyncGenerator[Event]:
         self.conversation.restart(self.settings.model)
-        self.request_builder.reinjection = ""
-        self.request_builder.calibration = None
         self._last_reported = (0, 0)  # the provider's numbers were the old session's
         self._resumed = False
         yield SessionStarted(
@@ -407,12 +380,7 @@ class Agent:
     # --- bookkeeping ----------------------------------------------------------------------
 
     def usage(self) -> UsageUpdated:
-        return self.request_builder.usage(self.messages, self.budget, self._last_reported)
-
-    def _set_window(self, window: int, source: WindowSource) -> None:
-        self.lifecycle.budget = _budget(self.settings, window, source)
-        self.request_builder.size_to(window)
-        self._window_resolved = True
+        return self.request_builder.usage(self._last_reported)
 
     def origin(self) -> str:
         return self.conversation.origin()
@@ -425,13 +393,3 @@ class Agent:
 class _Turn:
     number: int
     reason: TurnEnding = "completed"
-
-
-def _budget(settings: Settings, window: int, source: WindowSource) -> ContextBudget:
-    return ContextBudget(
-        window,
-        reserve_cap=settings.reserve_tokens,
-        soft_cap=settings.soft_margin_tokens,
-        tail_cap=settings.keep_tail_tokens,
-        window_source=source,
-    )

@@ -5,14 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from shell.agent import Agent
-from shell.config import Settings
+from shell.calibration import CalibrationStore
+from shell.config import DEMO_CONTEXT_WINDOW, Settings
+from shell.context import ContextBudget, ContextWindow, TokenCounter
+from shell.conversation import Conversation
 from shell.demo import register as register_demo
 from shell.dreaming import Dreamer
+from shell.lifecycle import MemoryLifecycle
 from shell.llm import LLM
 from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
 from shell.memory.service import RecallService
+from shell.memory.tools import memory_tools
+from shell.request import RequestBuilder
 from shell.session import SessionRecord, SessionStore
+from shell.tools import Toolbox
 from shell.workspace import init_workspace
 
 
@@ -46,19 +53,44 @@ def build_agent(
     messages = sessions.messages(record.session_id) if resumed else []
     if resumed and record.compaction_count:
         record.needs_reinjection = True  # the rules re-injected after compaction live in memory
+    conversation = Conversation(sessions, record, messages)
+    resolved = bool(settings.context_window) or settings.demo
+    window = ContextWindow(_budget(settings), resolved=resolved)
     llm = _model(settings)
     recall = RecallService(settings)
-    dreamer = Dreamer(settings, files=files, git=git, recall=recall, llm=llm)
+    toolbox = Toolbox(
+        [recall.tool(), *memory_tools(files, today=settings.today, origin=conversation.origin)],
+        timer=settings.timer,
+    )
+    request_builder = RequestBuilder(
+        settings,
+        counter=TokenCounter(),
+        toolbox=toolbox,
+        window=window,
+        conversation=conversation,
+        calibrations=CalibrationStore(settings.state_dir),
+    )
+    lifecycle = MemoryLifecycle(
+        conversation,
+        llm=llm,
+        files=files,
+        request_builder=request_builder,
+        window=window,
+        clock=settings.clock,
+        timer=settings.timer,
+        force_flush_transcript_bytes=settings.force_flush_transcript_bytes,
+    )
     return Agent(
         settings,
         llm=llm,
         git=git,
-        files=files,
-        sessions=sessions,
-        record=record,
-        messages=messages,
+        conversation=conversation,
+        window=window,
+        toolbox=toolbox,
+        request_builder=request_builder,
+        lifecycle=lifecycle,
         recall=recall,
-        dreamer=dreamer,
+        dreamer=Dreamer(settings, files=files, git=git, recall=recall, llm=llm),
         resumed=resumed,
         index_in_background=index_in_background,
     )
@@ -82,4 +114,16 @@ def _model(settings: Settings) -> LLM:
         max_attempts=settings.max_attempts,
         base_delay=settings.retry_base_delay,
         timeout=settings.request_timeout,
+    )
+
+
+def _budget(settings: Settings) -> ContextBudget:
+    """The configured window's budget; the demo's window, or a placeholder the agent resolves
+    at start (`ContextWindow.resolve`), when none is configured."""
+    return ContextBudget(
+        settings.context_window or DEMO_CONTEXT_WINDOW,
+        reserve_cap=settings.reserve_tokens,
+        soft_cap=settings.soft_margin_tokens,
+        tail_cap=settings.keep_tail_tokens,
+        window_source="config" if settings.context_window else "demo",
     )

@@ -10,7 +10,7 @@ import importlib.util
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -134,3 +134,17 @@ class ContextBudget:
 
     def over_compaction(self, tokens: int) -> bool:
         return tokens >= self.compaction_threshold
+
+
+class ContextWindow:
+    """The session's one ContextBudget, behind one holder: the request builder sizes the prompt
+    to it, the lifecycle decides against it, and the agent resolves it once the model's window
+    is known (at start, when no window was configured)."""
+
+    def __init__(self, budget: ContextBudget, *, resolved: bool) -> None:
+        self.budget = budget
+        self.resolved = resolved
+
+    def resolve(self, window: int, source: WindowSource) -> None:
+        self.budget = replace(self.budget, window=window, window_source=source)
+        self.resolved = True

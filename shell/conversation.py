@@ -1,13 +1,13 @@
-"""The live session: its record (the counters) and its messages, kept in step with the store.
+"""The live session: its record (the counters), its messages, kept in step with the store, and
+the parts of the system prompt that belong to it.
 
-The agent's turn appends to it, the memory lifecycle replaces its messages after a compaction
-and moves its flush counters, and `/new` restarts it; everyone holds this one object, so nobody
-reaches into anybody else for the session.
+The agent's turn appends to it, the memory lifecycle replaces its messages after a compaction,
+moves its flush cycle and sets the re-injected rules, and `/new` restarts it; everyone holds this
+one object, so nobody reaches into anybody else for the session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from shell.session import SessionRecord, SessionStore
@@ -19,21 +19,20 @@ class Conversation:
         sessions: SessionStore,
         record: SessionRecord,
         messages: list[dict[str, Any]],
-        *,
-        count_prompt: Callable[[Sequence[dict[str, Any]]], int],
     ) -> None:
         """
         Args:
             sessions: Where the record and the transcript are persisted.
             record: The session's counters, loaded or new.
             messages: The live message list (without the system prompt).
-            count_prompt: Our count of a whole request with these messages, saved with the
-                record so a resumed session shows its meter at once.
         """
         self.sessions = sessions
         self.record = record
         self.messages = messages
-        self._count_prompt = count_prompt
+        self.reinjection = ""
+        """AGENTS.md sections re-injected after this session's last compaction."""
+        self.prelude = ""
+        """Recent daily notes, for the first turn of a new session only."""
 
     @property
     def session_id(self) -> str:
@@ -54,6 +53,7 @@ class Conversation:
         self.save()
         self.record = self.sessions.create(model, prelude=True)
         self.messages = []
+        self.reinjection = self.prelude = ""
 
     def transcript_bytes(self) -> int:
         return self.sessions.transcript_bytes(self.session_id)
@@ -63,7 +63,6 @@ class Conversation:
         return f"session {self.session_id} turn {self.record.turns}"
 
     def save(self) -> None:
-        self.record.last_prompt_tokens = self._count_prompt(self.messages)
         self.sessions.save(self.record)
 
     def close_open_tool_calls(self) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from shell import prompts
 from shell.compaction import CompactionResult, is_summary_message
 from shell.compaction import compact as run_compaction
-from shell.context import ContextBudget
+from shell.context import ContextBudget, ContextWindow
 from shell.conversation import Conversation
 from shell.events import (
     CompactionTrigger,
@@ -54,7 +54,7 @@ class MemoryLifecycle:
         llm: LLM,
         files: MemoryFiles,
         request_builder: RequestBuilder,
-        budget: ContextBudget,
+        window: ContextWindow,
         clock: Callable[[], datetime],
         force_flush_transcript_bytes: int,
         timer: Callable[[], float] = time.perf_counter,
@@ -65,9 +65,8 @@ class MemoryLifecycle:
                 cycle counters live in its record.
             llm: The model, for the flush turn and the summariser.
             files: The memory files; the flush appends to today's note through them.
-            request_builder: Counts the whole request, gives the system prompt, and carries the
-                re-injected AGENTS.md sections after a compaction.
-            budget: The one context budget (replaced when the window becomes known).
+            request_builder: Counts and projects the whole request, gives the system prompt.
+            window: Holds the one context budget.
             clock: Now, timezone-aware: today's note and the flush times.
             force_flush_transcript_bytes: The gate's transcript-size trigger (0: off).
             timer: Monotonic seconds, for the durations of the flush's tool calls and of
@@ -77,7 +76,7 @@ class MemoryLifecycle:
         self.llm = llm
         self.files = files
         self.request_builder = request_builder
-        self.budget = budget
+        self.window = window
         self.clock = clock
         self.force_flush_transcript_bytes = force_flush_transcript_bytes
         self.timer = timer
@@ -90,19 +89,19 @@ class MemoryLifecycle:
     def _cycle(self) -> FlushCycle:
         return self.conversation.record.cycle
 
-    def projected(self) -> int:
-        """The next prompt's size, as the provider will count it (see `RequestBuilder`)."""
-        return self.request_builder.projected(self.conversation.messages)
+    @property
+    def budget(self) -> ContextBudget:
+        return self.window.budget
 
     async def before_model_call(self) -> AsyncIterator[Event]:
-        projected = self.projected()
+        projected = self.request_builder.projected()
         inputs = self.gate_inputs(projected)
         decision = evaluate_flush_gate(inputs, self.budget)
         yield decision.to_event(inputs, self.budget)
         if decision.flush:
             async for event in self.flush(decision.trigger or "tokens"):
                 yield event
-        if self.budget.over_compaction(self.projected()):
+        if self.budget.over_compaction(self.request_builder.projected()):
             async for event in self.flush_then_compact("threshold", None):
                 yield event
         if self._record.needs_reinjection:
@@ -112,7 +111,7 @@ class MemoryLifecycle:
         """Never send what our count says exceeds the window: after flush and compaction had
         their chance, drop the oldest whole turns until the prompt is back under the compaction
         threshold (or as close as the last turn allows), with a receipt."""
-        before = self.projected()
+        before = self.request_builder.projected()
         if before < self.budget.window:
             return None
         messages = self.conversation.messages
@@ -124,7 +123,6 @@ class MemoryLifecycle:
             return None
         after = self.request_builder.projected(kept)
         self.conversation.replace(kept, drop_entry(kept))
-        self.request_builder.calibration = None  # it described the longer conversation
         self.conversation.save()
         return TurnsDropped(
             turns=_turns(messages) - _turns(kept),
@@ -153,7 +151,7 @@ class MemoryLifecycle:
         if not self.flushed_this_cycle():
             # Force the token condition: we are compacting, so the context is full by definition
             # (on overflow the provider's count is above ours).
-            projected = max(self.projected(), self.budget.flush_threshold)
+            projected = max(self.request_builder.projected(), self.budget.flush_threshold)
             inputs = self.gate_inputs(projected)
             decision = evaluate_flush_gate(inputs, self.budget)
             yield decision.to_event(inputs, self.budget)
@@ -231,7 +229,7 @@ class MemoryLifecycle:
         # The tail is sized against the room the messages really have (the system prompt and
         # tool schemas are fixed), so that after compaction the prompt sits well below the flush
         # threshold instead of crossing it again at the next call.
-        room = self.budget.flush_threshold - self.request_builder.count([])
+        room = self.budget.flush_threshold - self.request_builder.projected([])
         keep_tail = min(self.budget.keep_tail, max(0, room // 2))
         if trigger == "overflow":
             # The provider counts more than we do, so our tail size cannot be trusted: keep at
@@ -246,7 +244,7 @@ class MemoryLifecycle:
             keep_tail_tokens=keep_tail,
             trigger=trigger,
             focus=focus,
-            count_prompt=self.request_builder.count,
+            count_prompt=self.request_builder.projected,
             compaction_count=self._cycle.compactions,
             max_transcript_tokens=self.budget.window // 2,
             clock=self.timer,
@@ -258,7 +256,6 @@ class MemoryLifecycle:
         if result is None:
             return
         self.conversation.replace(list(result.messages), compaction_entry(result))
-        self.request_builder.calibration = None  # it described the conversation just replaced
         self._cycle.compacted()
         self._record.needs_reinjection = True
         self.conversation.save()
@@ -267,15 +264,10 @@ class MemoryLifecycle:
         agents = self.files.root / "AGENTS.md"
         text = agents.read_text(encoding="utf-8", errors="replace") if agents.is_file() else ""
         now = self.clock().isoformat(timespec="minutes")
-        self.request_builder.reinjection, sections = reinjection_block(
-            text, today=self.clock().date().isoformat(), now=now
-        )
+        block, sections = reinjection_block(text, today=self.clock().date().isoformat(), now=now)
+        self.conversation.reinjection = block
         self._record.needs_reinjection = False
-        return ContextReinjected(
-            sections=sections,
-            chars=len(self.request_builder.reinjection),
-            text=self.request_builder.reinjection,
-        )
+        return ContextReinjected(sections=sections, chars=len(block), text=block)
 
 
 def _turns(messages: list[dict[str, Any]]) -> int:

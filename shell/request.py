@@ -2,70 +2,71 @@
 
 The system prompt is: who Cairn is, the memory rules, today's date, the bootstrap files
 (AGENTS → SOUL → MEMORY within budget), then — when they apply — the AGENTS.md sections
-re-injected after a compaction and the startup prelude of a new session.
+re-injected after a compaction and the startup prelude of a new session (both held by the
+`Conversation`: they belong to the session).
 
-Sizes follow the context window (`size_to`): below `COMPACT_TOOLS_BELOW` the tool schemas go
-in their compact form, and the bootstrap takes at most a quarter of the window. Counts are
-calibrated by the provider (`calibrate`): what it reported for the last call is the truth for
-what was sent, our own count only measures what was added since.
+Sizes follow the one `ContextWindow`: below `COMPACT_TOOLS_BELOW` the tool schemas go in their
+compact form, and the bootstrap takes at most a quarter of the window.
+
+Prompt sizes, one figure per purpose:
+- `count`: our tokenizer's count of the whole request (system, tool schemas, messages); it
+  measures what a change adds or removes.
+- `projected`: that count as the provider will count it (`shell.calibration`); every
+  threshold, the gate, the meter and the receipts compare this one.
+- reported: what the provider said for a call (`ModelReply.prompt_tokens`); it teaches the
+  calibration and is shown beside the meter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shell import prompts
+from shell.calibration import Calibration, CalibrationStore
 from shell.config import Settings
-from shell.context import ContextBudget, TokenCounter
+from shell.context import ContextWindow, TokenCounter
+from shell.conversation import Conversation
 from shell.events import UsageUpdated
 from shell.tools import Toolbox
 from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
 
-CALIBRATION_RANGE = (0.25, 4.0)
-"""Reported ÷ counted prompt tokens a provider's report may have to be believed. Measured:
-SmolLM2 on llama-cpp-python reports 0.32–0.53 of our (o200k) count (its tokenizer and chat
-template differ); OpenAI models report within a few percent of it."""
 COMPACT_TOOLS_BELOW = 16_000
 """Below this window the tool schemas are compact: 851 → 339 tokens (at 2,048 tokens the full
 schemas took 42% of the window)."""
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """The provider's prompt tokens for the last call, next to our count of that prompt."""
-
-    reported: int
-    counted: int
-
-    @property
-    def offset(self) -> int:
-        return self.reported - self.counted
-
-
 class RequestBuilder:
-    def __init__(self, settings: Settings, counter: TokenCounter, toolbox: Toolbox) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        counter: TokenCounter,
+        toolbox: Toolbox,
+        window: ContextWindow,
+        conversation: Conversation,
+        calibrations: CalibrationStore,
+    ) -> None:
         self.settings = settings
         self.counter = counter
         self.toolbox = toolbox
-        self.reinjection = ""
-        """AGENTS.md sections re-injected after the last compaction (kept for the cycle)."""
-        self.prelude = ""
-        """Recent daily notes for the first turn of a new session."""
-        self.calibration: Calibration | None = None
-        """Set after each call the provider reported usage for; None after the conversation
-        was replaced (a compaction, /new), when the last report no longer describes it."""
-        self.compact_tools = False
-        self.budgets = settings.bootstrap_max_chars, settings.bootstrap_total_max_chars
+        self.window = window
+        self.conversation = conversation
+        self.calibrations = calibrations
+        self.model_key = calibration_key(settings)
+        self.calibration: Calibration = calibrations.load(self.model_key)
         self._bootstrap: Bootstrap | None = None
         self._bootstrap_key: tuple[object, ...] = ()
 
-    def size_to(self, window: int) -> None:
-        """Fit the tool schemas and the bootstrap budgets to a context window."""
-        self.compact_tools = window < COMPACT_TOOLS_BELOW
-        self.budgets = bootstrap_budgets(self.settings, window)
+    @property
+    def compact_tools(self) -> bool:
+        return self.window.budget.window < COMPACT_TOOLS_BELOW
+
+    @property
+    def budgets(self) -> tuple[int, int]:
+        """(per file, total) characters of the bootstrap at this window."""
+        return bootstrap_budgets(self.settings, self.window.budget.window)
 
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -89,50 +90,43 @@ class RequestBuilder:
             f"Current date: {self.settings.today()}",
             f"# Project Context\n\n{self.bootstrap().text}",
         ]
-        if self.reinjection:
-            parts.append(self.reinjection)
-        if self.prelude:
-            parts.append(self.prelude)
+        if self.conversation.reinjection:
+            parts.append(self.conversation.reinjection)
+        if self.conversation.prelude:
+            parts.append(self.conversation.prelude)
         return "\n\n".join(parts)
 
-    def request(self, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def request(self, messages: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """The messages of a call with `messages` (default: the conversation as it stands)."""
+        if messages is None:
+            messages = self.conversation.messages
         return [{"role": "system", "content": self.system_prompt()}, *messages]
 
-    def count(self, messages: Sequence[dict[str, Any]]) -> int:
-        """Our own count of the whole prompt for `messages`: system, tool schemas, messages."""
+    def count(self, messages: Sequence[dict[str, Any]] | None = None) -> int:
+        """Our own count of the whole prompt: system, tool schemas, `messages` (default: the
+        conversation as it stands)."""
         return self.counter.messages(self.request(messages)) + self.counter.tools(self.tool_schemas)
 
-    def projected(self, messages: Sequence[dict[str, Any]]) -> int:
-        """The prompt for `messages` as the provider will count it: what it reported for the
-        last call plus our count of what was added since (our count alone until it reported)."""
-        counted = self.count(messages)
-        if self.calibration is None:
-            return counted
-        return max(0, counted + self.calibration.offset)
+    def projected(self, messages: Sequence[dict[str, Any]] | None = None) -> int:
+        """The prompt as the provider will count it (`messages` default: the conversation)."""
+        return self.calibration.project(self.count(messages))
 
     def calibrate(self, reported: int, counted: int) -> None:
-        """Take the provider's prompt tokens for a call whose prompt we counted at `counted`.
+        """Take the provider's prompt tokens for a call whose prompt we counted at `counted`,
+        and keep what was learned for the model's next session."""
+        if self.calibration.learn(counted, reported):
+            self.calibrations.save(self.model_key, self.calibration)
 
-        A report outside `CALIBRATION_RANGE` of our count is not the whole prompt (a server
-        that counts only what its prompt cache missed, or a placeholder): it is ignored.
-        """
-        low, high = CALIBRATION_RANGE
-        if counted > 0 and low <= reported / counted <= high:
-            self.calibration = Calibration(reported, counted)
-
-    def usage(
-        self,
-        messages: Sequence[dict[str, Any]],
-        budget: ContextBudget,
-        reported: tuple[int, int] = (0, 0),
-    ) -> UsageUpdated:
+    def usage(self, reported: tuple[int, int] = (0, 0)) -> UsageUpdated:
+        """The meter for the conversation as it stands; `reported`: the provider's prompt and
+        completion tokens for the last call."""
+        budget = self.window.budget
         system = self.counter.message({"role": "system", "content": self.system_prompt()})
         tools = self.counter.tools(self.tool_schemas)
-        conversation = self.counter.messages(messages)
+        conversation = self.counter.messages(self.conversation.messages)
         counted = system + tools + conversation
-        offset = self.calibration.offset if self.calibration else 0
         return UsageUpdated(
-            prompt_tokens=max(0, counted + offset),
+            prompt_tokens=self.calibration.project(counted),
             window=budget.window,
             flush_threshold=budget.flush_threshold,
             compaction_threshold=budget.compaction_threshold,
@@ -141,8 +135,14 @@ class RequestBuilder:
             completion_tokens=reported[1],
             window_source=budget.window_source,
             counted_prompt_tokens=counted,
-            calibrated=self.calibration is not None,
+            calibrated=self.calibration.calibrated,
         )
+
+
+def calibration_key(settings: Settings) -> str:
+    """Whose counting a calibration describes: the model, and the server when one is named (two
+    local servers may serve different models under one name)."""
+    return f"{settings.model} @ {settings.api_base}" if settings.api_base else settings.model
 
 
 def _stat(path: Path) -> tuple[int, int]:

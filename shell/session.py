@@ -103,7 +103,6 @@ class SessionRecord:
     cycle: FlushCycle = dataclasses.field(default_factory=FlushCycle)
     prompt_tokens_total: int = 0
     completion_tokens_total: int = 0
-    last_prompt_tokens: int = 0
     needs_reinjection: bool = False
     """A compaction happened: the next call gets the AGENTS.md sections again."""
     needs_prelude: bool = False

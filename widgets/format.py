@@ -46,10 +46,15 @@ def context_lines(report: ContextReport) -> list[str]:
     """`/context` as lines: the prompt and its count, the thresholds, the bootstrap and its cuts."""
     usage = report.usage
     parts = " + ".join(f"{name} {tokens(count)}" for name, count in usage.breakdown.items())
-    if usage.calibrated:
+    if usage.calibrated and usage.reported_prompt_tokens:
         counted = (
             f"calibrated by the provider: it counted {usage.reported_prompt_tokens:,} for the "
             f"last call; our own count now {usage.counted_prompt_tokens:,}"
+        )
+    elif usage.calibrated:
+        counted = (
+            "calibrated by the provider's reports for this model in earlier sessions; "
+            f"our own count now {usage.counted_prompt_tokens:,}"
         )
     else:
         counted = "our own count (the provider has not reported usage yet)"

@@ -89,10 +89,10 @@ class ToolCallFinished(BaseEvent):
 class UsageUpdated(BaseEvent):
     """How full the context is, from the one ContextBudget.
 
-    `prompt_tokens` is the next prompt as the provider will count it: calibrated by what it
-    reported for the last call (`calibrated`), else our own count. `counted_prompt_tokens` is
-    our own count; `reported_prompt_tokens` what the provider said for the last call (0 when
-    it said nothing).
+    `prompt_tokens` is the next prompt as the provider will count it: projected by what it
+    reported for this model (`calibrated`, `shell.calibration`), else our own count.
+    `counted_prompt_tokens` is our own count; `reported_prompt_tokens` what the provider said
+    for this session's last call (0 when it said nothing yet).
     """
 
     type: ClassVar[str] = "usage_updated"

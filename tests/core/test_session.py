@@ -40,7 +40,6 @@ def test_counters_survive_a_restart(tmp_path: Path) -> None:
     record.cycle = FlushCycle(2, 2, "2026-03-01T09:41:00+00:00", 1, "timeout: no answer")
     record.prompt_tokens_total = 12_345
     record.completion_tokens_total = 678
-    record.last_prompt_tokens = 5_100
     record.needs_reinjection = True
     first.save(record)
 

@@ -13,7 +13,7 @@ from shell.config import Settings
 from shell.request import COMPACT_TOOLS_BELOW
 from shell.session import SessionStore
 from shell.window_fit import drop_entry, oldest_turns_dropped
-from tests.core.test_agent import collect, of, started
+from tests.core.test_agent import collect, of, started, summary_text
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 
@@ -44,6 +44,41 @@ async def test_the_providers_count_calibrates_ours_and_the_gate_reads_it(
     gate = of(events, ev.FlushGateEvaluated)[0]
     assert gate.projected_tokens < agent.request_builder.count(agent.messages[:-1]) * 3 // 4
     await agent.aclose()
+
+
+OFFSET = 345
+"""What SmolLM2's chat template leaves out of our count (the tool schemas), as measured."""
+
+
+async def test_the_calibration_is_the_models_and_outlives_compaction_new_and_restart(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    settings = replace(fake_settings, context_window=4_000)
+    agent = await started(settings)
+    assert not agent.usage().calibrated
+    for prompt in ("hello there", "tell me more", "and then?", "go on"):
+        sent = agent.request_builder.count([*agent.messages, user(prompt)])
+        fake_openai.enqueue(Reply(text="sure " * 300, prompt_tokens=sent - OFFSET))
+        await collect(agent.submit(prompt))
+
+    def exact(usage: ev.UsageUpdated) -> bool:
+        return usage.calibrated and usage.prompt_tokens == usage.counted_prompt_tokens - OFFSET
+
+    assert exact(agent.usage())
+    fake_openai.enqueue(Reply(text="NO_REPLY"), Reply(text=summary_text("hello there")))
+    events = await collect(agent.submit("/compact"))
+    [receipt] = of(events, ev.CompactionFinished)
+    assert exact(agent.usage()) and receipt.tokens_after == agent.usage().prompt_tokens
+    await collect(agent.submit("/new"))
+    assert exact(agent.usage())
+    await agent.aclose()
+
+    restarted = await started(settings)  # a new process: only the state folder is shared
+    assert exact(restarted.usage())
+    other = await started(replace(settings, model="openai/other"))
+    assert not other.usage().calibrated
+    await restarted.aclose()
+    await other.aclose()
 
 
 async def test_a_report_far_from_our_count_is_not_believed(

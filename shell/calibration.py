@@ -1,0 +1,107 @@
+"""How a model's provider counts our prompts, learned from what it reports and kept per model.
+
+Our tokenizer is not the provider's, and a provider's chat template adds or leaves out parts of
+the request (llama-cpp-python's SmolLM2 template drops the tool schemas: every report was our
+count minus the same 345 tokens). So the projection is a line through the provider's latest
+report: `reported + slope × (counted now − counted then)`. The slope is fitted over the recent
+reports whenever their sizes differ enough to tell a slope from an offset; it is 1 until the
+first fit, and a later run of reports at one size keeps the last fit.
+
+The line belongs to the model, not to a conversation: it holds across compactions, `/new` and
+restarts (`.cairn/calibration.json`), so only the first call of a model's life goes uncalibrated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shell.fsio import write_atomically
+
+BELIEVABLE = (0.25, 4.0)
+"""Reported ÷ counted prompt tokens a provider's report may have to be believed. Outside it the
+report is not the whole prompt (a server that counts only what its prompt cache missed, or a
+placeholder). Measured: SmolLM2 on llama-cpp-python reports 0.57–0.78 of our count; OpenAI
+models within a few percent of it."""
+SAMPLES = 32
+"""Recent (counted, reported) pairs kept per model for the slope."""
+SPREAD = 0.1
+"""The slope is fitted only once the counted sizes span this share of the latest one."""
+FILE = "calibration.json"
+
+
+@dataclass
+class Calibration:
+    """One model's reports: (counted, reported) pairs, oldest first (the last is the anchor),
+    and the slope last fitted to them."""
+
+    samples: list[tuple[int, int]] = field(default_factory=list)
+    slope: float = 1.0
+
+    @property
+    def calibrated(self) -> bool:
+        return bool(self.samples)
+
+    def project(self, counted: int) -> int:
+        """`counted` (our count of a prompt) as the provider will count it."""
+        if not self.samples:
+            return counted
+        anchor_counted, anchor_reported = self.samples[-1]
+        return max(0, round(anchor_reported + self.slope * (counted - anchor_counted)))
+
+    def learn(self, counted: int, reported: int) -> bool:
+        """Take the provider's count of a prompt we counted at `counted`; False when it is not
+        believable (see `BELIEVABLE`) and was ignored."""
+        low, high = BELIEVABLE
+        if counted <= 0 or not low <= reported / counted <= high:
+            return False
+        self.samples = [*self.samples, (counted, reported)][-SAMPLES:]
+        if (fitted := _fitted_slope(self.samples)) is not None:
+            self.slope = min(high, max(low, fitted))
+        return True
+
+
+def _fitted_slope(samples: list[tuple[int, int]]) -> float | None:
+    """Least squares over the samples; None while their sizes are too close to tell."""
+    counted = [c for c, _ in samples]
+    if max(counted) - min(counted) < SPREAD * counted[-1]:
+        return None
+    mean_c = sum(counted) / len(counted)
+    mean_r = sum(r for _, r in samples) / len(samples)
+    covariance = sum((c - mean_c) * (r - mean_r) for c, r in samples)
+    return covariance / sum((c - mean_c) ** 2 for c in counted)
+
+
+class CalibrationStore:
+    """The calibrations of every model used in a workspace, in `<state_dir>/calibration.json`.
+
+    A file that cannot be read is a fresh start (the calibration is derived data)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = Path(state_dir) / FILE
+
+    def load(self, model: str) -> Calibration:
+        entry = self._read().get(model) or {}
+        try:
+            samples = [(int(c), int(r)) for c, r in entry["samples"]][-SAMPLES:]
+            return Calibration(samples, float(entry["slope"]))
+        except (KeyError, TypeError, ValueError):
+            return Calibration()
+
+    def save(self, model: str, calibration: Calibration) -> None:
+        models = self._read()
+        models[model] = {
+            "samples": [list(pair) for pair in calibration.samples],
+            "slope": calibration.slope,
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(self.path, json.dumps(models, indent=1, sort_keys=True) + "\n")
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}

@@ -1,0 +1,87 @@
+"""The provider's count of our prompts, learned per model: a line through its latest report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shell.calibration import SAMPLES, Calibration, CalibrationStore
+
+SMOLLM2 = [
+    (806, 461),
+    (863, 518),
+    (896, 551),
+    (1254, 910),
+    (1499, 1156),
+    (1587, 1244),
+    (1232, 888),  # after a compaction
+    (1257, 913),
+]
+"""(our count, the server's) of eight calls to SmolLM2-135M on llama-cpp-python at a 2,048
+window, measured with bench/real_server: its chat template drops the tool schemas."""
+
+
+def worst_error(pairs: list[tuple[int, int]], calibration: Calibration) -> float:
+    """The worst projection ÷ report (or its inverse) of every call after the first."""
+    worst = 1.0
+    for number, (counted, reported) in enumerate(pairs):
+        if number:
+            projected = calibration.project(counted)
+            worst = max(worst, projected / reported, reported / projected)
+        assert calibration.learn(counted, reported)
+    return worst
+
+
+def test_a_server_that_leaves_out_a_fixed_part_is_projected_exactly() -> None:
+    assert worst_error(SMOLLM2, Calibration()) < 1.01
+
+
+def test_a_provider_that_counts_more_per_token_is_learned_as_a_slope() -> None:
+    # a conversation that grows by up to a fifth a call to 95k of our tokens and is compacted to
+    # 20k, counted at 1.2× ours (until the sizes tell a slope, the line's slope is 1)
+    sizes = [*(int(1_000 * 1.2**call) for call in range(26)), 20_000, 21_000]
+    pairs = [(size, size * 6 // 5) for size in sizes]
+    calibration = Calibration()
+    assert worst_error(pairs, calibration) < 1.1
+    assert calibration.slope == pytest.approx(1.2, abs=0.01)
+
+
+def test_a_run_of_reports_at_one_size_keeps_the_slope_it_learned() -> None:
+    calibration = Calibration()
+    for size in (10_000, 30_000, 60_000):
+        calibration.learn(size, size * 2)
+    for _ in range(SAMPLES):
+        calibration.learn(60_000, 120_000)
+    assert len(calibration.samples) == SAMPLES
+    assert calibration.slope == pytest.approx(2.0)
+    assert calibration.project(10_000) == 20_000
+
+
+@pytest.mark.parametrize("reported", [7, 10_000_000, 0])
+def test_a_report_that_cannot_be_the_whole_prompt_is_ignored(reported: int) -> None:
+    calibration = Calibration()
+    assert not calibration.learn(1_000, reported)
+    assert not calibration.calibrated and calibration.project(1_000) == 1_000
+
+
+def test_the_store_keeps_each_models_line_and_shrugs_off_a_broken_file(tmp_path: Path) -> None:
+    store = CalibrationStore(tmp_path)
+    smol = Calibration()
+    for counted, reported in SMOLLM2:
+        smol.learn(counted, reported)
+    store.save("openai/smollm2 @ http://127.0.0.1:8088/v1", smol)
+    store.save("openai/other", Calibration([(100, 120)]))
+
+    again = CalibrationStore(tmp_path)  # a new process: nothing shared but the file
+    assert again.load("openai/smollm2 @ http://127.0.0.1:8088/v1") == smol
+    assert again.load("openai/other").project(200) == 220
+    assert not again.load("never/used").calibrated
+
+    store.path.write_text('{"openai/other": {"samples": [["x"]], "slope": 1}}')
+    assert not again.load("openai/other").calibrated
+    store.path.write_text("not json")
+    assert not again.load("openai/other").calibrated
+    store.save("openai/other", Calibration([(100, 90)]))
+    assert json.loads(store.path.read_text())["openai/other"]["samples"] == [[100, 90]]

@@ -11,7 +11,8 @@ their outcomes, compactions (by the model, by rule, failed or skipped), dropped 
 and errors. A **silent turn** ends "completed" with no answer text and no error: the failure
 this bench exists to catch. The summary gives, for every call of the turns (not the flush's or
 the summariser's), our projection of its prompt against the server's count, and the worst ratio
-of the calls after the model's first (`shell.calibration`). Nothing here runs in `make test`.
+of the calls after the model's first (`shell.context.calibration`). Nothing here runs in
+`make test`.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from typing import Any
 
 from shell import events as ev
 from shell.build import build_agent
-from shell.calibration import Calibration
 from shell.config import Settings
+from shell.context.calibration import Calibration
 from shell.workspace import init_workspace
 
 SCRIPT = [

@@ -16,8 +16,8 @@ from typing import Any
 
 from shell.calls import ModelCall, ToolDone, run_tool_calls
 from shell.config import Settings
-from shell.context import ContextBudget, ContextWindow
-from shell.conversation import Conversation
+from shell.context.budget import ContextBudget, ContextWindow
+from shell.context.request import RequestBuilder
 from shell.dreaming import Decision, Dreamer, Preview
 from shell.events import (
     AssistantMessage,
@@ -36,13 +36,13 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
 )
-from shell.lifecycle import MemoryLifecycle
-from shell.llm import LLM, ModelError, ModelReply
+from shell.lifecycle.manager import MemoryLifecycle
+from shell.lifecycle.reinject import startup_prelude
 from shell.memory.git import GitStore
 from shell.memory.service import RecallService
-from shell.reinject import startup_prelude
-from shell.request import RequestBuilder
-from shell.session import SessionRecord
+from shell.model import LLM, ModelError, ModelReply
+from shell.session.conversation import Conversation
+from shell.session.record import SessionRecord
 from shell.tools import Toolbox
 from shell.workspace import sweep_interrupted_writes
 

@@ -5,20 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from shell.agent import Agent
-from shell.calibration import CalibrationStore
 from shell.config import DEMO_CONTEXT_WINDOW, Settings
-from shell.context import ContextBudget, ContextWindow, TokenCounter
-from shell.conversation import Conversation
+from shell.context.budget import ContextBudget, ContextWindow
+from shell.context.calibration import CalibrationStore
+from shell.context.counter import TokenCounter
+from shell.context.request import RequestBuilder
 from shell.demo import register as register_demo
 from shell.dreaming import Dreamer
-from shell.lifecycle import MemoryLifecycle
-from shell.llm import LLM
+from shell.lifecycle.manager import MemoryLifecycle
 from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
 from shell.memory.service import RecallService
 from shell.memory.tools import memory_tools
-from shell.request import RequestBuilder
-from shell.session import SessionRecord, SessionStore
+from shell.model import LLM
+from shell.session.conversation import Conversation
+from shell.session.record import SessionRecord
+from shell.session.store import SessionStore
 from shell.tools import Toolbox
 from shell.workspace import init_workspace
 

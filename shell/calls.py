@@ -14,7 +14,7 @@ from shell.events import Event, ModelRetry, SearchPerformed, TextDelta, ToolCall
 from shell.tools import ToolResult, event_arguments
 
 if TYPE_CHECKING:
-    from shell.llm import LLM, ModelReply, ToolCallRequest
+    from shell.model import LLM, ModelReply, ToolCallRequest
     from shell.tools import Toolbox
 
 
@@ -50,7 +50,7 @@ class ModelCall:
         """Whether text of the attempt under way was shown (and is void if the call fails)."""
 
     async def events(self) -> AsyncIterator[Event]:
-        from shell.llm import ModelReply
+        from shell.model import ModelReply
 
         async for item in self._llm.stream(self._request, self._schemas, **self._options):
             if isinstance(item, ModelReply):

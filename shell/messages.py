@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from shell import prompts
+
 
 def field(item: Any, key: str) -> Any:
     """`item[key]` for a mapping, `item.key` for an object, None when absent."""
@@ -41,3 +43,25 @@ def content_text(content: Any) -> str:
 def message_text(message: Any) -> str:
     """A message's content as plain text."""
     return content_text(field(message, "content"))
+
+
+# --- the compaction summary as a message ----------------------------------------------------
+
+
+def summary_message(summary: str) -> dict[str, Any]:
+    """The user-role message that stands for everything a compaction summarised."""
+    return {"role": "user", "content": f"{prompts.COMPACTED_PREFIX}\n\n{summary}"}
+
+
+def is_summary_message(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and isinstance(content, str)
+        and content.startswith(prompts.COMPACTED_PREFIX)
+    )
+
+
+def summary_text(message: dict[str, Any]) -> str:
+    """The summary inside a summary message."""
+    return str(message["content"])[len(prompts.COMPACTED_PREFIX) :].strip()

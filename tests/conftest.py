@@ -18,7 +18,7 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 
 from shell.config import DEMO_MODEL, Settings
 from shell.demo import register as register_demo
-from shell.litellm_loader import prepare_litellm
+from shell.model.loader import prepare_litellm
 from tests.fakes.openai_server import FakeOpenAI
 
 FIXED_NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=1)))

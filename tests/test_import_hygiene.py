@@ -11,7 +11,7 @@ CORE_MODULES = [
     "shell.agent",
     "shell.headless",
     "shell.events",
-    "shell.llm",
+    "shell.model",
     "shell.memory.service",
     "shell.memory.search",
     "shell.memory.index.memory_index",

@@ -3,8 +3,8 @@
 It needs no API key and no network. Its modules import one way, each only those below it:
 `provider` (the litellm custom provider) → `rules` (what to say or call for one model call) →
 `facts` (what a user message states) → `summary` (compaction summaries, by the core's
-`shell.rule_summary`) → `messages` (reading the call, planning the reply). The model caller does
-not know it exists: the composition root calls `register()`.
+`shell.lifecycle.rule_summary`) → `messages` (reading the call, planning the reply). The model
+caller does not know it exists: the composition root calls `register()`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,6 @@ def register(today: Callable[[], date] | None = None) -> None:
         today: The injected clock's date, for when the system prompt states none.
     """
     from shell.demo.provider import demo_brain
-    from shell.litellm_loader import register_provider
+    from shell.model.loader import register_provider
 
     register_provider(PROVIDER, lambda: demo_brain(today))

@@ -1,6 +1,6 @@
 """What the offline demo brain keeps of a user message: which facts a turn saves at once
 (`turn_facts`) or the pre-compaction flush keeps (`durable_facts`). Which sentences state a fact
-at all is decided by `shell.statements` (shared with dreaming).
+at all is decided by `shell.text.statements` (shared with dreaming).
 
 The turn saves what a message asks to remember or states as a fact, unless the message asks a
 question (then it searches memory). The flush keeps a superset, cleaned the same way, so it can
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import re
 
-from shell.identifiers import identifiers
-from shell.statements import (
+from shell.text import sentences
+from shell.text.identifiers import identifiers
+from shell.text.statements import (
     clean_fact,
     is_question,
     is_statement_of_fact,
     remembered_fact,
     without_opener,
 )
-from shell.text import sentences
 
 __all__ = [
     "durable_facts",

@@ -20,9 +20,9 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from shell.context import CONTEXT_ENCODING, count_tokens
 from shell.demo.messages import DemoReply, field, message_text, tool_calls_of
 from shell.demo.rules import decide
+from shell.text.tokens import CONTEXT_ENCODING, count_tokens
 
 # --- usage and the litellm adapter ------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """The offline demo brain's compaction summaries: it answers `prompts.SUMMARY_MARKER` requests
-with the summary by rule (`shell.rule_summary`), the same one compaction falls back on."""
+with the summary by rule (`shell.lifecycle.rule_summary`), the same one compaction falls back on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shell.demo.messages import field, message_text
-from shell.rule_summary import summarise
+from shell.lifecycle.rule_summary import summarise
 
 
 def summary_request(messages: Sequence[Any]) -> str:

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
-from shell.context import CONTEXT_ENCODING, count_tokens
 from shell.dreaming.junk import junk_kind, statement
 from shell.events import Event, ProposalKind, SourceRef
-from shell.identifiers import identifiers
 from shell.text import collapse
+from shell.text.identifiers import identifiers
+from shell.text.tokens import CONTEXT_ENCODING, count_tokens
 
 if TYPE_CHECKING:
-    from shell.llm import LLM
+    from shell.model import LLM
 
 PROMPT_SHARE = 2
 """The request takes at most 1/PROMPT_SHARE of the window; the rest is left for the answer."""
@@ -121,7 +121,7 @@ class DistilCall:
         without one when the provider refuses it (llama-cpp-python answers a JSON-schema
         format with a 500)."""
         from shell.calls import ModelCall
-        from shell.llm import ModelError
+        from shell.model import ModelError
 
         if not self._asked:
             self._failure = "the candidates do not fit the model's window"

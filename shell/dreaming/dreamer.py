@@ -49,9 +49,9 @@ from shell.workspace import SEEDS, bootstrap_budgets, memory_room
 
 if TYPE_CHECKING:
     from shell.dreaming.sweep import Plan
-    from shell.llm import LLM
     from shell.memory.git import GitStore
     from shell.memory.service import RecallService
+    from shell.model import LLM
 
 
 class Dreamer:

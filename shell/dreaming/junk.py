@@ -14,8 +14,8 @@ from collections.abc import Collection
 
 from shell import prompts
 from shell.events import JunkKind
-from shell.statements import is_question, is_statement_of_fact, remembered_fact, without_opener
 from shell.text import collapse, display_line, normalized
+from shell.text.statements import is_question, is_statement_of_fact, remembered_fact, without_opener
 
 _CONTROL = re.compile(
     "|".join(

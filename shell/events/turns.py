@@ -23,7 +23,7 @@ ErrorKind = Literal[
     "background",
     "dream",
 ]
-"""A model call's failure (the first seven, `shell.llm.ModelError`), a broken index, a bug in
+"""A model call's failure (the first seven, `shell.model.ModelError`), a broken index, a bug in
 the core (crash), in a background stream, or a decision dreaming could not carry out."""
 NoticeLevel = Literal["info", "warning", "error"]
 TurnEnding = Literal["completed", "empty", "tool_limit", "error", "cancelled"]
@@ -90,7 +90,7 @@ class UsageUpdated(BaseEvent):
     """How full the context is, from the one ContextBudget.
 
     `prompt_tokens` is the next prompt as the provider will count it: projected by what it
-    reported for this model (`calibrated`, `shell.calibration`), else our own count.
+    reported for this model (`calibrated`, `shell.context.calibration`), else our own count.
     `counted_prompt_tokens` is our own count; `reported_prompt_tokens` what the provider said
     for this session's last call (0 when it said nothing yet).
     """

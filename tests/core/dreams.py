@@ -11,11 +11,11 @@ from typing import Any
 from shell.config import DEMO_MODEL, DreamSettings, Settings
 from shell.dreaming import Dreamer
 from shell.events import Event
-from shell.llm import LLM
 from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
 from shell.memory.search_result import SearchHit
 from shell.memory.service import RecallService
+from shell.model import LLM
 from shell.workspace import init_workspace
 from tests.conftest import FIXED_NOW, Clock
 

@@ -553,10 +553,10 @@ async def test_what_a_killed_run_left_behind_is_cleaned_up_and_said(
 async def test_the_start_shows_the_model_loading_and_ends_once_it_is_ready(
     fake_settings: Settings, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import shell.litellm_loader
+    import shell.model.loader
 
-    monkeypatch.setattr(shell.litellm_loader, "_litellm", None)  # as in a fresh process
-    monkeypatch.setattr(shell.litellm_loader, "_preloading", False)
+    monkeypatch.setattr(shell.model.loader, "_litellm", None)  # as in a fresh process
+    monkeypatch.setattr(shell.model.loader, "_preloading", False)
     agent = build_agent(fake_settings)
 
     events = await collect(agent.start())

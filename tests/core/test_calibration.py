@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.calibration import SAMPLES, Calibration, CalibrationStore
+from shell.context.calibration import SAMPLES, Calibration, CalibrationStore
 
 SMOLLM2 = [
     (806, 461),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from itertools import pairwise
 
-from shell.context import count_tokens
 from shell.memory.index.chunking import chunk_markdown, make_chunk
+from shell.text.tokens import count_tokens
 
 FACTS = [
     "My sister lives in Tromsø.",

@@ -10,19 +10,7 @@ from typing import Any
 import pytest
 
 from shell import prompts
-from shell.compaction import (
-    CompactionResult,
-    compact,
-    find_cut,
-    is_summary_message,
-    quality_problems,
-    render_transcript,
-    split_for_summary,
-    summary_by_rule,
-    summary_message,
-    summary_text,
-)
-from shell.context import TokenCounter
+from shell.context.counter import TokenCounter
 from shell.events import (
     BaseEvent,
     CompactionFinished,
@@ -30,8 +18,18 @@ from shell.events import (
     CompactionStarted,
     TextDelta,
 )
-from shell.identifiers import extract_identifiers
-from shell.llm import LLM
+from shell.lifecycle.compaction import (
+    CompactionResult,
+    compact,
+    find_cut,
+    split_for_summary,
+    summary_by_rule,
+)
+from shell.lifecycle.summary_check import quality_problems
+from shell.lifecycle.transcript import render_transcript
+from shell.messages import is_summary_message, summary_message, summary_text
+from shell.model import LLM
+from shell.text.identifiers import extract_identifiers
 from tests.fakes.openai_server import Fault, Reply, fake_openai_server
 
 COUNTER = TokenCounter()

@@ -15,7 +15,7 @@ import pytest
 
 from shell import prompts
 from shell.config import DEMO_MODEL
-from shell.context import count_tokens
+from shell.text.tokens import count_tokens
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -556,7 +556,8 @@ async def test_a_quality_check_retry_gets_the_same_kind_of_summary(litellm: Any)
 
 
 async def test_the_summary_passes_compactions_quality_check(litellm: Any) -> None:
-    from shell.compaction import quality_problems, render_transcript
+    from shell.lifecycle.summary_check import quality_problems
+    from shell.lifecycle.transcript import render_transcript
 
     ask_text = "Please draft the incident note for INC-2291 and link docs/incidents/2026-03.md"
     body = [

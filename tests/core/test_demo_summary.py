@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from shell import prompts
-from shell.compaction import quality_problems, render_transcript
-from shell.rule_summary import MEMORY_COMMITS, summarise
+from shell.lifecycle.rule_summary import MEMORY_COMMITS, summarise
+from shell.lifecycle.summary_check import quality_problems
+from shell.lifecycle.transcript import render_transcript
 
 FIRST = "0123456789abcdef0123456789abcdef01234567"
 SECOND = "89abcdef0123456789abcdef0123456789abcdef"

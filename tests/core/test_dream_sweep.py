@@ -22,8 +22,8 @@ from shell.events import (
     SearchPerformed,
 )
 from shell.fsio import exclusive_lock
-from shell.llm import LLM
 from shell.memory.hit_log import dreams_dir
+from shell.model import LLM
 from tests.conftest import FIXED_NOW, Clock
 from tests.core.dreams import FOUR, TODAY, DreamWorld, days_before, of
 from tests.fakes.openai_server import FakeOpenAI, Fault, Reply

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from shell import prompts
-from shell.context import ContextBudget
+from shell.context.budget import ContextBudget
 from shell.events import (
     FlushFinished,
     FlushStarted,
@@ -23,17 +23,13 @@ from shell.events import (
     from_json,
     to_json,
 )
-from shell.flush import (
-    FlushOutcome,
-    GateInputs,
-    evaluate_flush_gate,
-    run_flush,
-)
-from shell.llm import LLM
+from shell.lifecycle.flush import FlushOutcome, run_flush
+from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
 from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
 from shell.memory.tools import pinned_append_tool
-from shell.session import FlushCycle
+from shell.model import LLM
+from shell.session.record import FlushCycle
 from shell.tools import Tool
 from tests.fakes.openai_server import FakeOpenAI, Fault, Reply, fake_openai_server
 

@@ -1,4 +1,4 @@
-"""shell.llm against the real litellm talking to a loopback fake OpenAI server."""
+"""The model client (`shell.model`) against real litellm and a loopback fake OpenAI server."""
 
 from __future__ import annotations
 
@@ -15,14 +15,10 @@ import pytest
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
 from shell.demo import register as register_demo
 from shell.events import Loading, ModelRetry, TextDelta
-from shell.litellm_loader import prepare_litellm
-from shell.llm import (
-    LLM,
-    LOCAL_DUMMY_KEY,
-    ModelError,
-    ModelReply,
-    _retry_after,
-)
+from shell.model import LLM, ModelError, ModelReply
+from shell.model.client import LOCAL_DUMMY_KEY
+from shell.model.errors import is_overflow, retry_after
+from shell.model.loader import prepare_litellm
 from tests.fakes.openai_server import (
     DROPPED_TEXT,
     OVERFLOW_DIALECTS,
@@ -213,7 +209,7 @@ def test_retry_after_is_read_from_the_response_headers(
     error = Exception("429")
     error.litellm_response_headers = headers  # type: ignore[attr-defined]
 
-    assert _retry_after(error) == seconds
+    assert retry_after(error) == seconds
 
 
 async def test_a_stream_dropped_midway_is_retried_and_its_text_discarded(
@@ -425,10 +421,10 @@ def test_context_window_comes_from_model_info_or_is_unknown() -> None:
 async def test_the_first_call_announces_that_the_model_is_loading(
     server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import shell.litellm_loader
+    import shell.model.loader
 
     prepare_litellm()
-    monkeypatch.setattr(shell.litellm_loader, "_litellm", None)  # as in a fresh process
+    monkeypatch.setattr(shell.model.loader, "_litellm", None)  # as in a fresh process
     server.enqueue(Reply(text="ready"), Reply(text="again"))
 
     first = await collect(make_llm(server))
@@ -452,12 +448,12 @@ def test_prepare_litellm_is_idempotent_and_installs_a_registered_provider_once()
 
 QUIET_SCRIPT = """
 import asyncio, gc, sys
-import shell.llm, shell.litellm_loader
+import shell.model, shell.model.loader
 print("litellm imported:", "litellm" in sys.modules, "openai" in sys.modules)
 from tests.fakes.openai_server import Fault, Reply, fake_openai_server
 
 async def count_ticks_while_importing(ticks):
-    while shell.litellm_loader.loaded_litellm() is None:
+    while shell.model.loader.loaded_litellm() is None:
         ticks.append(1)
         await asyncio.sleep(0.005)
 
@@ -467,10 +463,10 @@ async def main():
     with fake_openai_server() as server:
         server.enqueue(Fault(status=401), Fault(drop_after_chunks=1),
                        Reply(text="hi", tool_calls=[("c1", "memory_get", "{}")]))
-        llm = shell.llm.LLM("openai/fake", api_base=server.base_url, base_delay=0.01)
+        llm = shell.model.LLM("openai/fake", api_base=server.base_url, base_delay=0.01)
         try:
             [item async for item in llm.stream([{"role": "user", "content": "x"}])]
-        except shell.llm.ModelError as error:
+        except shell.model.ModelError as error:
             print("error:", error.kind)
         await ticker
         print("event loop ran during the import:", len(ticks) > 1)
@@ -558,3 +554,22 @@ async def test_an_error_event_mid_stream_is_classified_by_its_words(server: Fake
         await collect(make_llm(server))
 
     assert caught.value.kind == "context_overflow"
+
+
+@pytest.mark.parametrize(
+    ("status", "words", "overflow"),
+    [
+        (400, "This model's maximum context length is 2048 tokens", True),
+        (None, "prompt is too long: 9000 tokens > 8192 maximum", True),
+        (400, "the request exceeds the available context size, try increasing it", True),
+        (400, "The decoder prompt (length 9000) is longer than the maximum model length", True),
+        (413, "Request Entity Too Large", True),
+        (400, "Invalid value for 'temperature'", False),
+        (500, "context window exceeded while the server restarted", False),
+        (429, "too many tokens per minute", False),
+    ],
+)
+def test_overflow_is_told_by_status_and_words_alone(
+    status: int | None, words: str, overflow: bool
+) -> None:
+    assert is_overflow(status, words) is overflow

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shell import prompts
-from shell.reinject import (
+from shell.lifecycle.reinject import (
     MORE_TRUNCATED,
     TRUNCATED,
     extract_sections,

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from shell.compaction import CompactionResult, is_summary_message, summary_message
-from shell.session import FlushCycle, SessionNotFound, SessionRecord, SessionStore, compaction_entry
+from shell.lifecycle.compaction import CompactionResult, compaction_entry
+from shell.messages import is_summary_message, summary_message
+from shell.session.record import FlushCycle, SessionRecord
+from shell.session.store import SessionNotFound, SessionStore
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 

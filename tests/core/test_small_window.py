@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shell import events as ev
-from shell.compaction import summary_message
 from shell.config import Settings
-from shell.request import COMPACT_TOOLS_BELOW
-from shell.session import SessionStore
-from shell.window_fit import drop_entry, oldest_turns_dropped
+from shell.context.request import COMPACT_TOOLS_BELOW
+from shell.lifecycle.window_fit import drop_entry, oldest_turns_dropped
+from shell.messages import summary_message
+from shell.session.store import SessionStore
 from tests.core.test_agent import collect, of, started, summary_text
 from tests.fakes.openai_server import FakeOpenAI, Reply
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shell.config import Settings
-from shell.context import ContextBudget
+from shell.context.budget import ContextBudget
 from shell.events import BaseEvent, from_json, to_json
 
 FIXED_NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)

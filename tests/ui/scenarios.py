@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from shell.context import ContextBudget
+from shell.context.budget import ContextBudget
 from shell.events import (
     AssistantMessage,
     FlushGateEvaluated,

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shell.context import count_tokens
+from shell.text.tokens import count_tokens
 
 TokenCounter = Callable[[str], int]
 

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from shell import prompts
-from shell.calibration import Calibration, CalibrationStore
 from shell.config import Settings
-from shell.context import ContextWindow, TokenCounter
-from shell.conversation import Conversation
+from shell.context.budget import ContextWindow
+from shell.context.calibration import Calibration, CalibrationStore
+from shell.context.counter import TokenCounter
 from shell.events import UsageUpdated
+from shell.session.conversation import Conversation
 from shell.tools import Toolbox
 from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
 

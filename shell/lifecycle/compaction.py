@@ -10,7 +10,6 @@ was. A bad summary is never stored.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from shell import prompts
 from shell.calls import ModelCall
-from shell.context import TokenCounter
+from shell.context.counter import TokenCounter
 from shell.events import (
     CompactionFailed,
     CompactionFinished,
@@ -27,41 +26,16 @@ from shell.events import (
     CompactionTrigger,
     Event,
 )
-from shell.identifiers import extract_identifiers
-from shell.messages import content_text
-from shell.rule_summary import summarise
-from shell.text import shorten
+from shell.lifecycle.rule_summary import summarise
+from shell.lifecycle.summary_check import is_unavailable, quality_problems
+from shell.lifecycle.transcript import render_transcript
+from shell.messages import content_text, is_summary_message, summary_message, summary_text
 
 if TYPE_CHECKING:
-    from shell.llm import LLM
+    from shell.model import LLM
 
-TOOL_RESULT_CHARS = 1500
-"""Tool results longer than this are shown to the summariser as head + tail."""
 RECENT_MESSAGES = 10
-ASK_OVERLAP = 0.3
 MAX_ATTEMPTS = 2
-
-
-# --- the summary message ---------------------------------------------------------------------
-
-
-def summary_message(summary: str) -> dict[str, Any]:
-    """The user-role message that stands for everything a compaction summarised."""
-    return {"role": "user", "content": f"{prompts.COMPACTED_PREFIX}\n\n{summary}"}
-
-
-def is_summary_message(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    return (
-        message.get("role") == "user"
-        and isinstance(content, str)
-        and content.startswith(prompts.COMPACTED_PREFIX)
-    )
-
-
-def summary_text(message: dict[str, Any]) -> str:
-    """The summary inside a summary message."""
-    return str(message["content"])[len(prompts.COMPACTED_PREFIX) :].strip()
 
 
 # --- the cut -------------------------------------------------------------------------------
@@ -125,110 +99,6 @@ def find_cut(
     return max(before) if before else 0
 
 
-# --- the transcript the summariser reads -----------------------------------------------------
-
-
-def trim_middle(text: str, limit: int = TOOL_RESULT_CHARS) -> str:
-    """Keep the head and tail of a long text, with a marker saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{text[:head]}\n...[{len(text) - limit:,} chars trimmed]...\n{text[-tail:]}"
-
-
-def render_message(message: dict[str, Any], tool_names: dict[str, str] | None = None) -> str:
-    """One message as plain transcript lines ("User: …", "Tool memory_search → …")."""
-    role = message.get("role")
-    body = content_text(message.get("content")).strip()
-    if role == "tool":
-        name = message.get("name") or (tool_names or {}).get(message.get("tool_call_id", ""), "")
-        return f"Tool {name or 'result'} → {trim_middle(body)}"
-    if role == "assistant":
-        lines = [f"Assistant: {body}"] if body else []
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            arguments = trim_middle(str(function.get("arguments") or ""), 300)
-            lines.append(f"Assistant called {function.get('name', '?')}({arguments})")
-        return "\n".join(lines)
-    label = {"user": "User", "system": "System"}.get(str(role), str(role).title())
-    return f"{label}: {body}"
-
-
-def render_transcript(messages: Sequence[dict[str, Any]]) -> str:
-    """The messages as a plain transcript, long tool results trimmed to head + tail."""
-    tool_names = {
-        call.get("id", ""): (call.get("function") or {}).get("name", "")
-        for m in messages
-        for call in m.get("tool_calls") or ()
-    }
-    rendered = (render_message(m, tool_names) for m in messages)
-    return "\n\n".join(r for r in rendered if r)
-
-
-# --- the quality check -----------------------------------------------------------------------
-
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
-_STOPWORDS = frozenset(
-    """a an and are as at be but by can could did do does for from had has have how i if in
-    into is it its just let me my no not of on or our please should so some than that the
-    their them then there these they this to too up us was we were what when where which who
-    why will with would you your yes ok okay also about can't don't it's i'm""".split()
-)
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower().strip("'") for w in _WORD.findall(text)} - _STOPWORDS
-
-
-def ask_reflected(summary: str, ask: str) -> bool:
-    """Whether the summary reflects the ask: ≥30% of its words, or all its distinctive words."""
-    ask_words = _words(ask)
-    if not ask_words:
-        return True
-    summary_words = _words(summary)
-    if len(ask_words & summary_words) / len(ask_words) >= ASK_OVERLAP:
-        return True
-    distinctive = {w for w in ask_words if len(w) >= 7 or any(ch.isdigit() for ch in w)}
-    return bool(distinctive) and distinctive <= summary_words
-
-
-def _has_heading(summary: str, heading: str) -> bool:
-    wanted = heading.strip().lower()
-    return any(line.strip().lower().rstrip(":") == wanted for line in summary.splitlines())
-
-
-def is_unavailable(summary: str) -> bool:
-    """An empty summary, or the "summary unavailable" fallback that erases memory."""
-    text = summary.strip().lower()
-    return not text or "summary unavailable" in text or text.strip(".") in {"unavailable", "n/a"}
-
-
-def quality_problems(
-    summary: str, recent: Sequence[dict[str, Any]], latest_ask: str | None
-) -> list[str]:
-    """What is wrong with a summary; an empty list means it passes.
-
-    Args:
-        summary: The summariser's output.
-        recent: The last messages of the summarised part; their identifiers must survive.
-        latest_ask: The latest user request in the summarised part, if any.
-    """
-    if is_unavailable(summary):
-        return ["the summary is empty or says it is unavailable"]
-    problems: list[str] = []
-    missing_headings = [h for h in prompts.SUMMARY_HEADINGS if not _has_heading(summary, h)]
-    if missing_headings:
-        problems.append("missing headings: " + ", ".join(missing_headings))
-    identifiers = extract_identifiers(render_transcript(recent))
-    missing_ids = [i for i in identifiers if i not in summary]
-    if missing_ids:
-        problems.append("identifiers not kept verbatim: " + ", ".join(missing_ids))
-    if latest_ask and not ask_reflected(summary, latest_ask):
-        problems.append(f"the latest user ask is not reflected: {shorten(latest_ask, 120)!r}")
-    return problems
-
-
 # --- compact ---------------------------------------------------------------------------------
 
 
@@ -276,7 +146,7 @@ class _Summariser:
     ) -> AsyncIterator[Event]:
         """The model's summary of the chunks; when it fails the check twice or the model fails,
         the summary by rule, so a weak model cannot strand the session."""
-        from shell.llm import ModelError
+        from shell.model import ModelError
 
         previous = self.previous
         try:
@@ -441,3 +311,19 @@ async def compact(
         turns_summarised=turns,
         attempts=attempts,
     )
+
+
+def compaction_entry(result: CompactionResult) -> dict[str, Any]:
+    """The transcript entry for a compaction, for `SessionStore.append`.
+
+    `kept` is how many messages at the end of the live list survived verbatim, so `messages()`
+    rebuilds exactly what the agent had: the summary followed by those messages.
+    """
+    return {
+        "kind": "compaction",
+        "summary": result.summary,
+        "kept": len(result.messages) - 1,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "turns_summarised": result.turns_summarised,
+    }

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shell.session import SessionRecord, SessionStore
+from shell.session.record import SessionRecord
+from shell.session.store import SessionStore
 
 
 class Conversation:

@@ -49,6 +49,15 @@ def sentences(text: str) -> list[str]:
     return found
 
 
+def trim_middle(text: str, limit: int) -> str:
+    """Keep the head and tail of a long text, with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    return f"{text[:head]}\n...[{len(text) - limit:,} chars trimmed]...\n{text[-tail:]}"
+
+
 def counted(count: int, noun: str) -> str:
     """`count` and the noun, plural unless the count is one: "1 line", "3 lines"."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from shell import prompts
-from shell.compaction import CompactionResult, is_summary_message
-from shell.compaction import compact as run_compaction
-from shell.context import ContextBudget, ContextWindow
-from shell.conversation import Conversation
+from shell.context.budget import ContextBudget, ContextWindow
+from shell.context.request import RequestBuilder
 from shell.events import (
     CompactionTrigger,
     ContextReinjected,
@@ -27,19 +25,18 @@ from shell.events import (
     Notice,
     TurnsDropped,
 )
-from shell.flush import (
-    FlushOutcome,
-    GateInputs,
-    evaluate_flush_gate,
-    run_flush,
-)
-from shell.llm import LLM
+from shell.lifecycle.compaction import CompactionResult, compaction_entry
+from shell.lifecycle.compaction import compact as run_compaction
+from shell.lifecycle.flush import FlushOutcome, run_flush
+from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
+from shell.lifecycle.reinject import reinjection_block
+from shell.lifecycle.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
 from shell.memory.files import MemoryFiles
 from shell.memory.tools import pinned_append_tool
-from shell.reinject import reinjection_block
-from shell.request import RequestBuilder
-from shell.session import FlushCycle, SessionRecord, compaction_entry
-from shell.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
+from shell.messages import is_summary_message
+from shell.model import LLM
+from shell.session.conversation import Conversation
+from shell.session.record import FlushCycle, SessionRecord
 
 MAX_FLUSH_FAILURES = 3
 

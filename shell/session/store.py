@@ -16,127 +16,17 @@ import json
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from shell.compaction import CompactionResult, summary_message
 from shell.fsio import write_atomically
+from shell.messages import summary_message
+from shell.session.record import SessionRecord
 
 
 class SessionNotFound(LookupError):
     """No session with that id under the state directory."""
-
-
-@dataclass
-class FlushCycle:
-    """Where the memory flush stands in the current compaction cycle: the one owner of the
-    counters that make "at most one flush per cycle" hold across restarts.
-
-    A cycle runs from one compaction to the next (`compactions` counts them). A flush that
-    wrote or had nothing to write settles the cycle; so does giving up after `max_failures`.
-    """
-
-    compactions: int = 0
-    flushed_in: int | None = None
-    """The cycle whose flush settled it; None when no flush ever did."""
-    flushed_at: str | None = None
-    """When (ISO): set with `flushed_in`."""
-    failures: int = 0
-    """Consecutive failed flushes in this cycle."""
-    last_error: str | None = None
-
-    def flushed(self) -> bool:
-        """Whether a flush already settled this cycle.
-
-        A record that says cycle 0 but no time is a legacy record with an implicit 0: it must
-        not suppress the very first flush (OpenClaw's fix for rows written before the field
-        existed)."""
-        if self.flushed_in is None or self.flushed_in != self.compactions:
-            return False
-        return self.compactions != 0 or self.flushed_at is not None
-
-    def exhausted(self, max_failures: int) -> bool:
-        return self.failures >= max_failures
-
-    def succeeded(self, at: str) -> None:
-        """A flush wrote what mattered (or had nothing to write): the cycle is settled."""
-        self.flushed_in, self.flushed_at = self.compactions, at
-        self.failures, self.last_error = 0, None
-
-    def failed(self, error: str, at: str, max_failures: int) -> bool:
-        """A flush failed; True when that was the last try of this cycle (it is then settled,
-        so compaction goes ahead without it)."""
-        self.failures += 1
-        self.last_error = error
-        if self.exhausted(max_failures):
-            self.flushed_in, self.flushed_at = self.compactions, at
-            return True
-        return False
-
-    def compacted(self) -> None:
-        """A compaction ended the cycle: the next one starts with no failures."""
-        self.compactions += 1
-        self.failures = 0
-
-
-_LEGACY_CYCLE = {
-    "compaction_count": "compactions",
-    "memory_flush_compaction_count": "flushed_in",
-    "memory_flush_at": "flushed_at",
-    "flush_failures": "failures",
-    "flush_last_error": "last_error",
-}
-"""Records written before the flush cycle was one object kept its counters flat."""
-
-
-@dataclass
-class SessionRecord:
-    """The counters of one session; the flush gate and the meters read these."""
-
-    session_id: str
-    created_at: str
-    updated_at: str
-    model: str
-    turns: int = 0
-    cycle: FlushCycle = dataclasses.field(default_factory=FlushCycle)
-    prompt_tokens_total: int = 0
-    completion_tokens_total: int = 0
-    needs_reinjection: bool = False
-    """A compaction happened: the next call gets the AGENTS.md sections again."""
-    needs_prelude: bool = False
-    """A new session: the first call gets recent daily notes as background."""
-
-    @property
-    def compaction_count(self) -> int:
-        return self.cycle.compactions
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SessionRecord:
-        known = {f.name for f in dataclasses.fields(cls)}
-        cycle = dict(data.get("cycle") or {})
-        for old, new in _LEGACY_CYCLE.items():
-            if old in data:
-                cycle.setdefault(new, data[old])
-        values = {k: v for k, v in data.items() if k in known and k != "cycle"}
-        return cls(**values, cycle=FlushCycle(**cycle))
-
-
-def compaction_entry(result: CompactionResult) -> dict[str, Any]:
-    """The transcript entry for a compaction, for `SessionStore.append`.
-
-    `kept` is how many messages at the end of the live list survived verbatim, so `messages()`
-    rebuilds exactly what the agent had: the summary followed by those messages.
-    """
-    return {
-        "kind": "compaction",
-        "summary": result.summary,
-        "kept": len(result.messages) - 1,
-        "tokens_before": result.tokens_before,
-        "tokens_after": result.tokens_after,
-        "turns_summarised": result.turns_summarised,
-    }
 
 
 class SessionStore:
@@ -276,7 +166,7 @@ class SessionStore:
             elif kind == "compaction" and isinstance(entry.get("summary"), str):
                 first_kept = max(0, len(live) - int(entry.get("kept", 0)))
                 live = [summary_message(entry["summary"]), *live[first_kept:]]
-            elif kind == "drop":  # the oldest turns left the context (shell.window_fit)
+            elif kind == "drop":  # the oldest turns left the context (shell.lifecycle.window_fit)
                 head = live[:1] if entry.get("summary_kept") else []
                 first_kept = max(len(head), len(live) - int(entry.get("kept", 0)))
                 live = [*head, *live[first_kept:]]

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from shell import prompts
-from shell.identifiers import identifiers
 from shell.text import collapse, normalized, sentences
+from shell.text.identifiers import identifiers
 
 # --- the compaction summary -------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Loading litellm: once, quietly, offline, optionally in the background, with the custom
-providers (the demo brain) installed. `shell.llm` calls the model; this module only gets litellm
+providers (the demo brain) installed. `client.py` calls the model; this module only gets litellm
 ready for it. The import takes seconds, so nothing here runs at import time.
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shell.compaction import is_summary_message
+from shell.messages import is_summary_message
 from shell.text import shorten
 
 REPLY_GIST_CHARS = 300

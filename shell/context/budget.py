@@ -1,0 +1,76 @@
+"""The one ContextBudget every threshold comes from, and the one holder of it for a session.
+
+The meter, the flush gate, compaction and overflow recovery all read the same ContextBudget,
+so they can never disagree about how full the context is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from shell.events import WindowSource
+
+MIN_WINDOW = 512
+
+
+@dataclass(frozen=True)
+class ContextBudget:
+    """Every context threshold, derived from the window by one rule that scales from a 4k local
+    model to a 1M one:
+
+    - reserve (kept free for the reply) = min(reserve_cap, window // 4). OpenClaw keeps at least
+      20k, but never so much that the prompt gets less than min(8k, window/2); a quarter of the
+      window capped at 20k honours both and stays sane at 4k.
+    - compaction threshold = window - reserve.
+    - soft margin (flush fires this far below compaction) = min(soft_cap, compaction // 8).
+    - flush threshold = compaction threshold - soft margin.
+    - verbatim tail kept by compaction = min(tail_cap, compaction * 3 // 10), so that after a
+      compaction the prompt lands well below the flush threshold again.
+    """
+
+    window: int
+    reserve_cap: int = 20_000
+    soft_cap: int = 4_000
+    tail_cap: int = 20_000
+    window_source: WindowSource = "config"
+
+    def __post_init__(self) -> None:
+        if self.window < MIN_WINDOW:
+            raise ValueError(f"context window {self.window} is below the minimum {MIN_WINDOW}")
+
+    @property
+    def reserve(self) -> int:
+        return min(self.reserve_cap, self.window // 4)
+
+    @property
+    def compaction_threshold(self) -> int:
+        return self.window - self.reserve
+
+    @property
+    def soft_margin(self) -> int:
+        return min(self.soft_cap, self.compaction_threshold // 8)
+
+    @property
+    def flush_threshold(self) -> int:
+        return self.compaction_threshold - self.soft_margin
+
+    @property
+    def keep_tail(self) -> int:
+        return min(self.tail_cap, self.compaction_threshold * 3 // 10)
+
+    def over_compaction(self, tokens: int) -> bool:
+        return tokens >= self.compaction_threshold
+
+
+class ContextWindow:
+    """The session's one ContextBudget, behind one holder: the request builder sizes the prompt
+    to it, the lifecycle decides against it, and the agent resolves it once the model's window
+    is known (at start, when no window was configured)."""
+
+    def __init__(self, budget: ContextBudget, *, resolved: bool) -> None:
+        self.budget = budget
+        self.resolved = resolved
+
+    def resolve(self, window: int, source: WindowSource) -> None:
+        self.budget = replace(self.budget, window=window, window_source=source)
+        self.resolved = True

@@ -59,6 +59,7 @@ from shell.dreaming.signals import score, signals
 from shell.events import DeepSleepFinished, DreamProposed, DreamSweepFinished, Event
 from shell.memory.files import MemoryFiles
 from shell.memory.hit_log import Recall
+from shell.memory.paths import daily_note
 from shell.memory.search_result import SearchHit
 from shell.memory.service import RecallService
 from shell.workspace import init_workspace
@@ -108,7 +109,7 @@ def write_year(root: Path, rng: random.Random, year: Year) -> None:
         notes[age].insert(rng.randrange(len(notes[age])), text)
     folder = root / "memory"
     for offset, lines in notes.items():
-        path = f"memory/{day_of(offset).isoformat()}.md"
+        path = daily_note(day_of(offset))
         (folder / f"{day_of(offset).isoformat()}.md").write_text("\n".join(lines) + "\n")
         for number, line in enumerate(lines, start=1):
             if planted_fact := next((p for p in PLANTED if line == f"- {p.fact}"), None):
@@ -116,7 +117,7 @@ def write_year(root: Path, rng: random.Random, year: Year) -> None:
             elif kind := next((k for k, text, _ in JUNK if text == line), None):
                 year.junk[(path, number)] = kind
     once_pool = [
-        (f"memory/{day_of(offset).isoformat()}.md", number)
+        (daily_note(day_of(offset)), number)
         for offset in range(DAYS)
         for number in range(1, LINES_PER_NOTE + 1)
     ]
@@ -147,7 +148,7 @@ def echo_dreams(root: Path, dreamer: Dreamer, clock: Clock, year: Year) -> None:
         lines = note.read_text().splitlines()
         line = echo if echo.startswith(("#", "-")) else f"- {echo}"
         note.write_text("\n".join([*lines, line]) + "\n")
-        year.junk[(f"memory/{day_of(age).isoformat()}.md", len(lines) + 1)] = "dreams block"
+        year.junk[(daily_note(day_of(age)), len(lines) + 1)] = "dreams block"
     dreamer.recall.sync("manual")
 
 

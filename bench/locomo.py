@@ -40,6 +40,7 @@ import numpy as np
 from shell.memory.index.chunking import Chunk
 from shell.memory.index.embed import TOKENIZER_DIR, MiniLMEmbedder
 from shell.memory.index.memory_index import MemoryIndex
+from shell.memory.paths import daily_note
 from shell.memory.search import MemorySearch
 from shell.memory.windows import FileViews
 
@@ -91,7 +92,7 @@ def _conversation(sample: dict[str, Any]) -> Conversation:
         turns = sample.get(f"session_{n}") or []
         if turns:
             when = _when(sample[f"session_{n}_date_time"])
-            path = f"memory/{when:%Y-%m-%d}.md"
+            path = daily_note(when.date())
             lines = notes.setdefault(path, [])
             lines.extend([""] if lines else [])
             lines.append(f"## {when:%H:%M}")

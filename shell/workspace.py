@@ -14,7 +14,7 @@ from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event
 from shell.fsio import remove_stale_temp_files
 from shell.memory.git import GitStore
-from shell.text import shorten
+from shell.text import shorten, trim_middle
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "MEMORY.md")
 BOOTSTRAP_SHARE = 4
@@ -33,7 +33,6 @@ def bootstrap_budgets(settings: Settings, window: int) -> tuple[int, int]:
 
 
 MIN_REMAINING_CHARS = 64
-HEAD_SHARE, TAIL_SHARE = 0.70, 0.20
 
 SEEDS: dict[str, str] = {
     "AGENTS.md": """\
@@ -93,21 +92,15 @@ def seed_workspace(root: Path) -> list[str]:
 
 
 def truncate_middle(text: str, limit: int, name: str) -> str:
-    """Keep the first 70% and last 20% of `limit`, joined by a marker naming the file. When the
-    marker does not fit in the remaining 10% (small budgets), head and tail shrink to make room."""
+    """`trim_middle`, with OpenClaw's marker naming the file to read for the whole of it."""
 
-    def marker(head: int, tail: int) -> str:
+    def marker(head: int, tail: int, total: int) -> str:
         return (
             f"\n\n[...truncated, read {name} for full content...]\n"
-            f"…(truncated {name}: kept {head}+{tail} chars of {len(text)})…\n\n"
+            f"…(truncated {name}: kept {head}+{tail} chars of {total})…\n\n"
         )
 
-    head, tail = int(limit * HEAD_SHARE), int(limit * TAIL_SHARE)
-    if head + tail + len(marker(head, tail)) > limit:
-        room = max(0, limit - len(marker(head, tail)))
-        head, tail = room * 7 // 9, room * 2 // 9
-    joined = text[:head] + marker(head, tail) + text[len(text) - tail :]
-    return shorten(joined, limit)
+    return trim_middle(text, limit, marker)
 
 
 @dataclass(frozen=True)

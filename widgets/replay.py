@@ -6,7 +6,6 @@ stepped, up to the first turn), and in stepped mode each Enter in the prompt pla
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -24,9 +23,8 @@ from shell.events import (
     UsageUpdated,
     from_json,
 )
+from shell.memory.paths import note_date
 from widgets.git_log import GitLogSource
-
-_DAILY_NOTE = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md$")
 
 
 @dataclass(frozen=True)
@@ -54,8 +52,8 @@ def _trace_day(events: Sequence[Event], today: Callable[[], date]) -> str:
     for event in reversed(events):
         path = event.path if isinstance(event, MemoryWritten) else None
         path = event.target if isinstance(event, FlushStarted) else path
-        if path and (match := _DAILY_NOTE.search(path.replace("\\", "/"))):
-            return match.group(1)
+        if path and (day := note_date(path)):
+            return day.isoformat()
     return today().isoformat()
 
 

@@ -11,6 +11,7 @@ from textual.lazy import Lazy
 from textual.widgets import TabbedContent, TabPane
 
 from shell.events import FlushGateEvaluated
+from shell.memory.paths import daily_note
 from widgets.gate_log import GateLog
 from widgets.git_log import GitLog, GitLogSource
 from widgets.memory_panes import MemoryFilePane
@@ -48,7 +49,7 @@ class SidePanes(Vertical):
         """Every gate decision so far (the gate log shows them from this list)."""
 
     def daily_note(self) -> Path:
-        return self.workspace / "memory" / f"{self.today()}.md"
+        return self.workspace / daily_note(self.today())
 
     def compose(self) -> ComposeResult:
         # Both tab groups mount just after the first frame (`Lazy`): at 80 columns they are

@@ -36,7 +36,9 @@ from shell.demo.messages import (
     tool_names,
 )
 from shell.demo.summary import summary_reply
+from shell.memory.paths import daily_note
 from shell.text import collapse, display_line, normalized, sentences
+from shell.text.stop_words import STOP_WORDS
 
 MAX_FLUSH_FACTS = 20
 _CONTROL_HEADERS = (
@@ -102,12 +104,8 @@ def json_strings(text: str) -> str:
 
 # --- picking the line that answers a question -------------------------------------------------
 
-_STOPWORDS = frozenset(
-    """a an the is are was were be been am do does did what whats when where who whom which how
-    why we i you he she they it its our my your their me us to of in on at by for and or but
-    about with from that this these those there here any some remember tell know please can
-    could would should will shall have has had not no yes if then so than as just also""".split()
-)
+_ASKING = STOP_WORDS | {"remember", "tell", "know"}
+"""Words of a question to the demo that name nothing to look for."""
 
 
 def _stem(word: str) -> str:
@@ -118,7 +116,7 @@ def _stem(word: str) -> str:
 
 
 def keywords(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS}
+    return {_stem(w) for w in re.findall(r"\w+", text.lower()) if w not in _ASKING}
 
 
 @dataclass(frozen=True)
@@ -215,7 +213,7 @@ def _user_turn(
         if "memory_search" in names:
             return _call("memory_search", query=question_of(text))
         if "memory_get" in names:
-            daily = f"memory/{_today(messages, today)}.md"
+            daily = daily_note(_today(messages, today))
             return DemoReply(
                 tool_calls=(
                     PlannedCall("memory_get", {"path": "MEMORY.md"}),

@@ -24,7 +24,7 @@ from shell.dreaming.junk import junk_kind, statement
 from shell.dreaming.notes import Notes, NoteUnit
 from shell.events import JunkKind, Signals, Stopped, StopReason
 from shell.memory.hit_log import Recall, RecalledUnit
-from shell.memory.ranking import note_date
+from shell.memory.paths import note_date
 from shell.text import normalized
 
 KNOWN_SIMILARITY = 0.9

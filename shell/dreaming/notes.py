@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from shell.events import SourceRef
-from shell.memory.ranking import note_date
+from shell.memory.paths import note_date
 
 if TYPE_CHECKING:
     from shell.memory.index.chunking import Chunk

@@ -51,10 +51,10 @@ WEIGHTS = {
 
 _NOT_CONCEPTS = frozenset(
     """takes take took uses use used likes like liked prefers prefer wants want needs need said
-    says told asked goes went have make made work works about after before every still today
-    tomorrow yesterday would should could will were been being them they their there which
-    what when also just into onto over under than then this that these those with from""".split()
+    says told asked goes went make made work works after before every still today tomorrow
+    yesterday""".split()
 )
+"""Common verbs and time words; `naming_words` has already dropped the stop words."""
 
 
 def concepts(text: str) -> frozenset[str]:

@@ -203,11 +203,11 @@ class _Summariser:
 def summary_by_rule(
     chunks: Sequence[list[dict[str, Any]]], previous: str | None, focus: str | None
 ) -> str:
-    """The summary `shell.rule_summary` writes for the same requests the model got, folded over
-    the chunks like the model's: deterministic, and it keeps every identifier and the latest
-    ask, so it passes the check where a weak model's summary did not."""
+    """The summary by rule (`rule_summary.py`) of the transcripts the model got, folded over the
+    chunks like the model's: deterministic, and it keeps every identifier and the latest ask, so
+    it passes the check where a weak model's summary did not. (`focus` only steers a model.)"""
     for chunk in chunks:
-        previous = summarise(prompts.summary_prompt(render_transcript(chunk), previous, focus))
+        previous = summarise(render_transcript(chunk), previous)
     return previous or ""
 
 

@@ -32,6 +32,7 @@ from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
 from shell.lifecycle.reinject import reinjection_block
 from shell.lifecycle.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
 from shell.memory.files import MemoryFiles
+from shell.memory.paths import daily_note
 from shell.memory.tools import pinned_append_tool
 from shell.messages import is_summary_message
 from shell.model import LLM
@@ -164,7 +165,7 @@ class MemoryLifecycle:
         return self._cycle.flushed()
 
     async def flush(self, trigger: FlushTrigger) -> AsyncIterator[Event]:
-        target = f"memory/{self.clock().date().isoformat()}.md"
+        target = daily_note(self.clock().date())
         cycle = self._cycle.compactions
         tool = pinned_append_tool(self.files, target, origin=self.conversation.origin)
         outcome: FlushOutcome | None = None

@@ -14,6 +14,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from shell import prompts
+from shell.memory.paths import daily_note
+from shell.text import shorten
 
 TRUNCATED = "...[truncated]..."
 MORE_TRUNCATED = "...[additional startup memory truncated]..."
@@ -26,12 +28,6 @@ MIN_PARTIAL_NOTE = 80
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-
-
-def _cap(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    return text[:max_chars].rstrip() + "\n" + TRUNCATED
 
 
 def extract_sections(
@@ -81,7 +77,7 @@ def extract_sections(
     text = "\n\n".join(sections)
     if today is not None:
         text = text.replace("YYYY-MM-DD", today)
-    return _cap(text, max_chars), found
+    return shorten(text, max_chars, "\n" + TRUNCATED), found
 
 
 def reinjection_block(agents_md: str, *, today: str, now: str) -> tuple[str, list[str]]:
@@ -142,11 +138,11 @@ def startup_prelude(
     files: list[str] = []
     used = 0  # == len("\n\n".join(blocks)), kept within total_chars
     for offset in (0, 1):
-        relative = f"memory/{(today - timedelta(days=offset)).isoformat()}.md"
+        relative = daily_note(today - timedelta(days=offset))
         body = _escape_fences(_read_note(Path(workspace) / relative))
         if not body.strip():
             continue
-        body = _cap(body, per_file_chars)
+        body = shorten(body, per_file_chars, "\n" + TRUNCATED)
         label = f"Daily note {relative} (untrusted):"
         block = _note_block(label, body)
         separator = 2 if blocks else 0
@@ -156,9 +152,9 @@ def startup_prelude(
             used += separator + len(block)
             continue
         room = total_chars - used - separator - (len(MORE_TRUNCATED) + 2)
-        body_room = room - len(_note_block(label, "")) - len(TRUNCATED) - 1
+        body_room = room - len(_note_block(label, ""))
         if body_room >= MIN_PARTIAL_NOTE:
-            blocks.append(_note_block(label, _cap(body, body_room)))
+            blocks.append(_note_block(label, shorten(body, body_room, "\n" + TRUNCATED)))
             files.append(relative)
         blocks.append(MORE_TRUNCATED)
         break

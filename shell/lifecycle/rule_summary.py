@@ -1,6 +1,6 @@
-"""A compaction summary by rule: a summariser request (the <conversation> and its
-<previous-summary>) becomes a structured summary under exactly `prompts.SUMMARY_HEADINGS`,
-keeping every identifier compaction's quality check looks for.
+"""A compaction summary by rule: a rendered transcript (`shell.lifecycle.transcript`) and the
+previous summary become a structured summary under exactly `prompts.SUMMARY_HEADINGS`, keeping
+every identifier compaction's quality check looks for.
 
 Compaction falls back on it when the model's summary fails the check twice or the model cannot
 summarise at all, so a weak model cannot strand a session; the offline demo brain answers its
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from shell import prompts
-from shell.text import collapse, normalized, sentences
+from shell.text import collapse, normalized, sentences, shorten
 from shell.text.identifiers import identifiers
 
 # --- the compaction summary -------------------------------------------------------------------
@@ -21,6 +21,7 @@ from shell.text.identifiers import identifiers
 MAX_BULLETS = 12
 IDENTIFIERS_PER_BULLET = 10
 LATEST_ASK_CHARS = 1200
+BULLET_CHARS = 240
 
 _ROLE_LINE = re.compile(  # "User: …", "Tool memory_search → …", "**Assistant**: …", "[user] …"
     r"^\s*(?:[-*]\s*)?(?:#+\s*)?(?:\*\*|\[|<)?(user|human|assistant|ai|tool|system)\b"
@@ -52,15 +53,7 @@ _CONSTRAINT = re.compile(
 _MEMORY_COMMIT = re.compile(r'"commit":\s*"([0-9a-f]{7,40})"|\(commit ([0-9a-f]{7,40})\)')
 MEMORY_COMMITS = "memory commits: "
 """Starts the identifiers bullet of memory-write receipts, which the next summary drops."""
-_RETRY_NOTE = re.compile(
-    r"Your previous summary failed a quality check:.*?fixing these problems\.", re.DOTALL
-)
 _LATEST = "Latest user message: "
-
-
-def _between(text: str, tag: str) -> str | None:
-    match = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", text, re.DOTALL)
-    return match.group(1) if match else None
 
 
 def transcript_entries(transcript: str) -> list[tuple[str, str]]:
@@ -103,11 +96,6 @@ def _latest_unique(items: Iterable[str], limit: int) -> list[str]:
     return list(seen.values())[-limit:]
 
 
-def _shorten(text: str, limit: int = 240) -> str:
-    text = collapse(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _is_ask(sentence: str) -> bool:
     return sentence.endswith("?") or bool(_REQUEST.match(sentence))
 
@@ -142,18 +130,15 @@ def _without_receipts(summary: str) -> str:
     )
 
 
-def summarise(request: str) -> str:
-    """A structured summary of the <conversation> in a summariser request, merged with its
-    <previous-summary>, under exactly `prompts.SUMMARY_HEADINGS`.
+def summarise(transcript: str, previous_summary: str | None = None) -> str:
+    """A structured summary of `transcript`, merged with the previous summary, under exactly
+    `prompts.SUMMARY_HEADINGS`.
 
     The commits of memory writes in the conversation are kept verbatim (compaction's quality
     check looks for them) but in a bullet of their own that the next summary drops: what they
     saved is in the notes, and carrying every commit forward grew the summary at each compaction
     until the compacted prompt stood above the flush threshold."""
-    transcript = _between(request, "conversation")
-    if transcript is None:
-        transcript = _RETRY_NOTE.sub("", request.replace(prompts.SUMMARY_MARKER, ""))
-    previous_text = _without_receipts(_between(request, "previous-summary") or "")
+    previous_text = _without_receipts(previous_summary or "")
     previous = _previous_sections(previous_text)
     entries = transcript_entries(transcript)
     user_texts = [text for role, text in entries if role == "user" and text.strip()]
@@ -170,13 +155,13 @@ def summarise(request: str) -> str:
         for sentence in sentences(text):
             heading = _heading_for(role, sentence)
             if heading and not (heading == h_asks and text is latest):
-                found[heading].append(_shorten(sentence))
+                found[heading].append(shorten(collapse(sentence), BULLET_CHARS))
     body = {h: _latest_unique(found[h], MAX_BULLETS) for h in (h_decisions, h_todos, h_rules)}
     if latest is None:  # a part without user messages keeps the last one a part before had
         carried = [i for i in previous[h_asks] if i.startswith(_LATEST)][-1:]
         body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - len(carried)), *carried]
     else:  # the newest user message is kept whole: it is the ask most likely still open
-        newest = _LATEST + _shorten(latest, LATEST_ASK_CHARS)
+        newest = _LATEST + shorten(collapse(latest), LATEST_ASK_CHARS)
         body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]
 
     previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]

@@ -11,21 +11,16 @@ from shell import prompts
 from shell.lifecycle.transcript import render_transcript
 from shell.text import shorten
 from shell.text.identifiers import extract_identifiers
+from shell.text.stop_words import STOP_WORDS
 
 ASK_OVERLAP = 0.3
 
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
-_STOPWORDS = frozenset(
-    """a an and are as at be but by can could did do does for from had has have how i if in
-    into is it its just let me my no not of on or our please should so some than that the
-    their them then there these they this to too up us was we were what when where which who
-    why will with would you your yes ok okay also about can't don't it's i'm""".split()
-)
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower().strip("'") for w in _WORD.findall(text)} - _STOPWORDS
+    return {w.lower().strip("'") for w in _WORD.findall(text)} - STOP_WORDS
 
 
 def ask_reflected(summary: str, ask: str) -> bool:

@@ -1,17 +1,30 @@
-"""Path confinement for memory files: which paths are memory, and where they really lead.
+"""Which paths are memory, and where they really lead: the one rule of the tools, the index's
+scan and the file watcher.
 
-A memory path is `MEMORY.md` or a non-hidden `memory/**/*.md`, given relative to the workspace.
-Absolute paths, `~`, drive letters, backslashes, NUL bytes and `..` are refused outright; a
-symlink is followed only when it stays in the workspace and lands on another memory file.
-Directories and other non-regular files are refused. Every refusal is a `MemoryPathError` whose
-message names the rule, so the model can correct itself.
+A memory file is `MEMORY.md` or a `.md` file (in any case) under `memory/` with no hidden part
+(`is_memory_file`), given relative to the workspace. Absolute paths, `~`, drive letters,
+backslashes, NUL bytes and `..` are refused outright. Directories and other non-regular files
+are refused. Every refusal is a `MemoryPathError` whose message names the rule, so the model can
+correct itself.
+
+Symlinks, decided once: a symlink is an alias. The tools follow one that stays in the workspace
+and lands on a memory file, and name the real file in what they report; the scan and the watcher
+see only real files (they skip symlinks), so a note reached through an alias is indexed once,
+under its real name. A symlink that leaves the workspace or the memory tree is refused by the
+tools and never indexed.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from pathlib import Path, PurePosixPath
 
 from shell.tools import ToolError
+
+_DATED_NOTE = re.compile(
+    r"^memory/(?:[^/]+/)*(?P<date>\d{4}-\d{2}-\d{2})(?:-[^/]+)?\.md$", re.IGNORECASE
+)
 
 CURATED_FILE = "MEMORY.md"
 DIARY_FILE = "DREAMS.md"
@@ -78,17 +91,45 @@ def locate(root: Path, rel: str) -> tuple[Path, str]:
     return real, real_rel
 
 
+def daily_note(day: date | str) -> str:
+    """The workspace-relative path of a day's note: `memory/YYYY-MM-DD.md`."""
+    return f"{MEMORY_DIR}/{day.isoformat() if isinstance(day, date) else day}.md"
+
+
+def note_date(path: str) -> date | None:
+    """The date of a dated note (`memory/[subdirs/]YYYY-MM-DD[-slug].md`), else None."""
+    match = _DATED_NOTE.match(path.replace("\\", "/"))
+    if match is None:
+        return None
+    try:
+        return date.fromisoformat(match["date"])
+    except ValueError:  # 2026-13-45 looks dated but is not a date: treat as evergreen
+        return None
+
+
+def in_memory_tree(relative: str) -> bool:
+    """Whether a workspace-relative POSIX path is `memory/` or below it, with no hidden part."""
+    parts = relative.split("/")
+    return parts[0] == MEMORY_DIR and not any(not part or part.startswith(".") for part in parts)
+
+
+def is_memory_file(relative: str) -> bool:
+    """Whether a canonical workspace-relative POSIX path names a memory file."""
+    if relative == CURATED_FILE:
+        return True
+    return in_memory_tree(relative) and "/" in relative and relative.lower().endswith(".md")
+
+
 def check_allowed(canonical: str, given: str) -> None:
-    """Raise MemoryPathError unless the canonical name `canonical` is a memory file's.
+    """Raise MemoryPathError, naming the rule, unless `canonical` is a memory file's name.
 
     `given` is the path as the caller wrote it, for the message.
     """
-    parts = PurePosixPath(canonical).parts
-    if canonical == CURATED_FILE:
+    if is_memory_file(canonical):
         return
+    parts = PurePosixPath(canonical).parts
     if parts[0] != MEMORY_DIR or len(parts) < 2:
         raise MemoryPathError(f"{given} is not a memory file; {_ALLOWED}")
     if any(part.startswith(".") for part in parts):
         raise MemoryPathError(f"{given}: hidden files and folders are not memory; {_ALLOWED}")
-    if not canonical.endswith(".md"):
-        raise MemoryPathError(f"{given} is not a Markdown file (.md); {_ALLOWED}")
+    raise MemoryPathError(f"{given} is not a Markdown file (.md); {_ALLOWED}")

@@ -14,6 +14,9 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import NamedTuple
 
+from shell.memory.paths import note_date
+from shell.text.stop_words import STOP_WORDS
+
 VECTOR_WEIGHT = 0.7
 TEXT_WEIGHT = 0.3
 HALF_LIFE_DAYS = 30.0
@@ -44,9 +47,6 @@ DUPLICATE_JACCARD = 0.8
 """A hit sharing this much of its vocabulary with a better hit repeats it: it is dropped, not
 just pushed down, so the model's few result slots go to different facts."""
 
-_DAILY_NOTE = re.compile(
-    r"^memory/(?:[^/]+/)*(?P<date>\d{4}-\d{2}-\d{2})(?:-[^/]+)?\.md$", re.IGNORECASE
-)
 _WORD = re.compile(r"\w+")
 
 
@@ -69,18 +69,6 @@ def normalise_bm25(raw: float) -> float:
     return raw / (1.0 + raw)
 
 
-QUESTION_STOP_WORDS = frozenset(
-    """a an the of to in on at for and or is are was were be been being do did does what when
-    where who whom whose which how why that this these those with from by as it its i you he
-    she they we my your his her their our me him them us have has had will would can could
-    should may might must about into than then there here not no so if but just also very any
-    some""".split()
-)
-"""Words of a question that name no fact. LanceDB drops Lucene's 33 English stop words; these
-also drop "what", "did", "her" and the like, which otherwise match half of a dialogue (+0.005
-hit@5 on LoCoMo)."""
-
-
 BROWSE_WORDS = frozenset(
     """note notes noted write wrote written happen happened happening say said do done doing
     remember remembered talk talked discuss discussed memory memories log logged day week
@@ -92,14 +80,14 @@ BROWSE_WORDS = frozenset(
 
 def naming_words(query: str) -> frozenset[str]:
     """The words of a query that name something: its word tokens without question words."""
-    return frozenset(w for w in word_tokens(query) if w not in QUESTION_STOP_WORDS)
+    return frozenset(w for w in word_tokens(query) if w not in STOP_WORDS)
 
 
 def asks_only_about_time(query: str, time_words: str) -> bool:
     """True when, without its time words, the query names no topic: "what happened last week?"."""
     rest = query.lower().replace(time_words.lower(), " ")
     words = [w for w in _WORD.findall(rest) if not w.isdigit()]
-    return all(w in QUESTION_STOP_WORDS or w in BROWSE_WORDS for w in words)
+    return all(w in STOP_WORDS or w in BROWSE_WORDS for w in words)
 
 
 def blend(
@@ -146,17 +134,6 @@ def ordering_score(cosine: float, raw_bm25: float, scale: tuple[float, float]) -
 
 
 @lru_cache(maxsize=8192)
-def note_date(path: str) -> date | None:
-    """The date of a dated daily note (`memory/[subdirs/]YYYY-MM-DD[-slug].md`), else None."""
-    match = _DAILY_NOTE.match(path.replace("\\", "/"))
-    if match is None:
-        return None
-    try:
-        return date.fromisoformat(match["date"])
-    except ValueError:  # 2026-13-45 looks dated but is not a date: treat as evergreen
-        return None
-
-
 def decay_factor(path: str, now: datetime, *, half_life_days: float = HALF_LIFE_DAYS) -> float:
     """How much a chunk from `path` still counts at `now`: `0.5 ** (age_days / half_life)`.
 

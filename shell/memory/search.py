@@ -38,6 +38,7 @@ import numpy as np
 from shell.events import SearchHit
 from shell.memory import ranking
 from shell.memory.index.memory_index import KeywordSearchUnavailable
+from shell.memory.paths import note_date
 from shell.memory.search_request import (
     DEFAULT_MAX_RESULTS,
     MAX_QUERY_CHARS,
@@ -306,7 +307,7 @@ class MemorySearch:
             ranked.append((final, framed, scored, chunk))
         ranked.sort(key=lambda item: (-item[0], item[2].chunk_id))
         order = ranking.newer_first(
-            [ranking.note_date(chunk.path) for _, _, _, chunk in ranked],
+            [note_date(chunk.path) for _, _, _, chunk in ranked],
             [ranking.word_tokens(chunk.text) for _, _, _, chunk in ranked],
             [framed for _, framed, _, _ in ranked],
             ordering.query_words,
@@ -320,7 +321,7 @@ class MemorySearch:
         when a query asks only what happened then, being from then is what makes it relevant."""
         found = []
         for path in self._index.paths():
-            if not in_frame(ranking.note_date(path), frame):
+            if not in_frame(note_date(path), frame):
                 continue
             units, vectors = self._index.file_units(path)
             cosines = vectors @ qvec if qvec is not None else np.zeros(len(units))
@@ -377,7 +378,7 @@ class _Ordering:
 
     def framed(self, chunk_id: str) -> bool:
         chunk = self.chunks.get(chunk_id)
-        day = ranking.note_date(chunk.path) if chunk else None
+        day = note_date(chunk.path) if chunk else None
         return self.frame is not None and in_frame(
             day, self.frame, grace_days=ranking.FRAME_GRACE_DAYS
         )
@@ -394,7 +395,7 @@ class _Ordering:
 
 def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool) -> SearchHit:
     path, start, end = cited[0].path, cited[0].start_line, cited[-1].end_line
-    day = ranking.note_date(path)
+    day = note_date(path)
     return SearchHit(
         path=path,
         start_line=start,

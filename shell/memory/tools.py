@@ -13,6 +13,7 @@ from typing import Any
 
 from shell.events import Event, WriteReason
 from shell.memory.files import MemoryFiles, MemoryPathError, ReadResult, WriteOutcome
+from shell.memory.paths import daily_note
 from shell.tools import Tool, ToolError, ToolResult, json_result
 
 MAX_GET_LINES = 2000
@@ -110,7 +111,7 @@ def memory_tools(
         return json_result(_read_payload(result))
 
     async def append(arguments: dict[str, Any]) -> ToolResult:
-        path = arguments.get("path") or f"memory/{today()}.md"
+        path = arguments.get("path") or daily_note(today())
         outcome = await asyncio.to_thread(
             files.append, path, arguments["text"], reason="tool", origin=origin()
         )

@@ -1,27 +1,63 @@
-"""Text rules the core and the TUI share: the one ellipsis rule, sentences, and normal forms.
+"""Text rules the core and the TUI share: the one family of truncators (`shorten` keeps the head,
+`trim_middle` the head and the tail), sentences, and normal forms.
 
-Pure functions over strings.
+Pure functions over strings. The package also holds which sentences state a fact
+(`statements.py`), exact identifiers (`identifiers.py`), the one stop-word list
+(`stop_words.py`) and tiktoken counts (`tokens.py`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-__all__ = ["ELLIPSIS", "collapse", "display_line", "normalized", "sentences", "shorten"]
+__all__ = [
+    "ELLIPSIS",
+    "collapse",
+    "counted",
+    "display_line",
+    "normalized",
+    "sentences",
+    "shorten",
+    "trim_middle",
+]
 
 ELLIPSIS = "…"
+HEAD_SHARE, TAIL_SHARE = 0.70, 0.20
+"""What `trim_middle` keeps of its limit: OpenClaw's bootstrap rule, the marker in the rest."""
 
 
-def shorten(text: str, limit: int) -> str:
-    """`text` unchanged when it has at most `limit` characters, else its first `limit - 1`
-    characters and "…", so the result is `limit` characters long ("…" alone when `limit` is 0).
+def shorten(text: str, limit: int, marker: str = ELLIPSIS) -> str:
+    """`text` unchanged when it has at most `limit` characters, else its head and `marker`,
+    `limit` characters in all: with "…", the first `limit - 1` characters ("…" alone when
+    `limit` is 0; a longer marker alone may exceed a tiny limit).
 
     Cuts mid-word and keeps newlines and trailing spaces; callers that want one line collapse
     whitespace first.
     """
     if len(text) <= limit:
         return text
-    return text[: max(0, limit - 1)] + ELLIPSIS
+    return text[: max(0, limit - len(marker))] + marker
+
+
+def _chars_trimmed(head: int, tail: int, total: int) -> str:
+    return f"\n...[{total - head - tail:,} chars trimmed]...\n"
+
+
+def trim_middle(
+    text: str, limit: int, marker: Callable[[int, int, int], str] = _chars_trimmed
+) -> str:
+    """`text` unchanged when it has at most `limit` characters, else its head and its tail
+    joined by `marker(head, tail, len(text))`, `limit` characters at most: 70% of the limit
+    for the head and 20% for the tail, both shrunk (7 to 2) when the marker needs more room."""
+    if len(text) <= limit:
+        return text
+    head, tail = int(limit * HEAD_SHARE), int(limit * TAIL_SHARE)
+    if head + tail + len(marker(head, tail, len(text))) > limit:
+        room = max(0, limit - len(marker(head, tail, len(text))))
+        head, tail = room * 7 // 9, room * 2 // 9
+    joined = text[:head] + marker(head, tail, len(text)) + text[len(text) - tail :]
+    return shorten(joined, limit)
 
 
 _ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "vs", "etc", "e.g", "i.e")
@@ -47,15 +83,6 @@ def sentences(text: str) -> list[str]:
         if piece:
             found.append(piece)
     return found
-
-
-def trim_middle(text: str, limit: int) -> str:
-    """Keep the head and tail of a long text, with a marker saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{text[:head]}\n...[{len(text) - limit:,} chars trimmed]...\n{text[-tail:]}"
 
 
 def counted(count: int, noun: str) -> str:

@@ -37,7 +37,7 @@ def identifiers_section(summary: str) -> list[str]:
 def test_memory_commits_are_kept_once_in_their_own_bullet() -> None:
     body = saved("a1", "Ticket PROJ-4101 tracks the login bug", FIRST)
 
-    summary = summarise(prompts.summary_prompt(render_transcript(body), None, None))
+    summary = summarise(render_transcript(body))
 
     assert quality_problems(summary, body, None) == []
     assert identifiers_section(summary) == [
@@ -48,15 +48,11 @@ def test_memory_commits_are_kept_once_in_their_own_bullet() -> None:
 
 def test_the_next_summary_drops_the_old_commits_and_keeps_the_rest() -> None:
     first = summarise(
-        prompts.summary_prompt(
-            render_transcript(saved("a1", "Ticket PROJ-4101 tracks the login bug", FIRST)),
-            None,
-            None,
-        )
+        render_transcript(saved("a1", "Ticket PROJ-4101 tracks the login bug", FIRST))
     )
     body = saved("a2", "The staging database runs on db-stage-7:5432", SECOND)
 
-    second = summarise(prompts.summary_prompt(render_transcript(body), first, None))
+    second = summarise(render_transcript(body), first)
 
     assert quality_problems(second, body, None) == []
     assert FIRST not in second

@@ -5,6 +5,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
+from shell.memory.paths import note_date
 from shell.memory.ranking import (
     blend,
     citation,
@@ -13,7 +14,6 @@ from shell.memory.ranking import (
     naming_words,
     newer_first,
     normalise_bm25,
-    note_date,
     ordering_score,
     word_tokens,
 )

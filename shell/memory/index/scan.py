@@ -1,10 +1,11 @@
 """Which memory files exist, and which of them changed since the index last saw them.
 
-Indexed: `MEMORY.md` and every `*.md` under `memory/`, skipping symlinks (files and folders) and
-hidden folders such as `memory/.dreams`. A file counts as unchanged when its size and mtime match
-the record *and* the record was checked well after that mtime; otherwise its bytes are hashed.
-The second condition is git's "racily clean" rule: file timestamps are coarse (a few ms on
-Linux), so two same-size writes within one tick look identical to `stat()` alone.
+Indexed: every memory file (`shell.memory.paths.is_memory_file`), real files only: a symlink is
+an alias, indexed under its target's name (see `shell.memory.paths`). A file counts as unchanged
+when its size and mtime match the record *and* the record was checked well after that mtime;
+otherwise its bytes are hashed. The second condition is git's "racily clean" rule: file
+timestamps are coarse (a few ms on Linux), so two same-size writes within one tick look
+identical to `stat()` alone.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shell.memory.paths import CURATED_FILE, MEMORY_DIR, in_memory_tree, is_memory_file
+
 RACY_WINDOW_NS = 2_000_000_000
 """A record checked less than this long after the file's mtime is re-verified by hash."""
-
-MEMORY_FILE = "MEMORY.md"
-MEMORY_DIR = "memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +84,14 @@ def _walk_markdown(folder: str, relative: str, found: dict[str, FileStat]) -> No
     except OSError:
         return
     for entry in entries:
-        name = entry.name
-        if name.startswith("."):
-            continue
+        path = f"{relative}/{entry.name}"
         try:
-            if entry.is_symlink():
+            if entry.is_symlink() or not in_memory_tree(path):
                 continue
             if entry.is_dir(follow_symlinks=False):
-                _walk_markdown(entry.path, f"{relative}/{name}", found)
-            elif name.lower().endswith(".md") and entry.is_file(follow_symlinks=False):
+                _walk_markdown(entry.path, path, found)
+            elif is_memory_file(path) and entry.is_file(follow_symlinks=False):
                 info = entry.stat(follow_symlinks=False)
-                path = f"{relative}/{name}"
                 found[path] = FileStat(path, info.st_size, info.st_mtime_ns)
         except OSError:  # vanished between listing and stat
             continue
@@ -104,9 +101,9 @@ def scan_memory_files(workspace: Path) -> dict[str, FileStat]:
     """Stat every indexable memory file under `workspace`, keyed by relative POSIX path."""
     found: dict[str, FileStat] = {}
     try:
-        info = os.lstat(os.path.join(workspace, MEMORY_FILE))
+        info = os.lstat(os.path.join(workspace, CURATED_FILE))
         if stat.S_ISREG(info.st_mode):
-            found[MEMORY_FILE] = FileStat(MEMORY_FILE, info.st_size, info.st_mtime_ns)
+            found[CURATED_FILE] = FileStat(CURATED_FILE, info.st_size, info.st_mtime_ns)
     except OSError:
         pass
     root = os.path.join(workspace, MEMORY_DIR)

@@ -13,7 +13,7 @@ from typing import Any
 
 from shell.memory.index.chunking import Chunk
 from shell.memory.index.coherence import continues
-from shell.memory.ranking import QUESTION_STOP_WORDS
+from shell.text.stop_words import STOP_WORDS
 
 _MAX_QUERY_TERMS = 32
 _TERM = re.compile(r"\w+", re.UNICODE)
@@ -23,7 +23,7 @@ def query_terms(query: str) -> list[str]:
     """Plain word tokens of a user query, question words left out unless nothing else is left:
     no FTS syntax can pass through."""
     terms = list(dict.fromkeys(t for t in _TERM.findall(query) if len(t) <= 40))
-    content = [t for t in terms if t.lower() not in QUESTION_STOP_WORDS]
+    content = [t for t in terms if t.lower() not in STOP_WORDS]
     return (content or terms)[:_MAX_QUERY_TERMS]
 
 

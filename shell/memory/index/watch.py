@@ -1,7 +1,8 @@
 """Watch the memory files for edits made outside Cairn (an editor, git pull) and report them.
 
-The workspace is watched recursively with `watchfiles`; only `MEMORY.md` and paths under
-`memory/` count (hidden parts such as `memory/.dreams`, `.cairn/` and `.git/` never do). A burst
+The workspace is watched recursively with `watchfiles`; only memory files count, and the folders
+of the memory tree (`shell.memory.paths`: hidden parts such as `memory/.dreams`, `.cairn/` and
+`.git/` never do). A burst
 of changes is reported once, after `debounce_s` seconds without a new change.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from shell.memory.index.scan import MEMORY_DIR, MEMORY_FILE
+from shell.memory.paths import in_memory_tree, is_memory_file
 
 OnChange = Callable[[set[str]], Awaitable[None] | None]
 
@@ -33,15 +34,11 @@ def memory_path(workspace: Path, path: str) -> str | None:
             break
     else:
         return None
-    parts = relative.parts
-    if relative.as_posix() == MEMORY_FILE:
-        return MEMORY_FILE
-    if not parts or parts[0] != MEMORY_DIR or any(p.startswith(".") for p in parts):
-        return None
-    name = parts[-1]
-    # A name without a dot is most likely a folder (renamed or deleted with its notes).
-    if len(parts) == 1 or name.lower().endswith(".md") or "." not in name:
-        return relative.as_posix()
+    name = relative.as_posix()
+    # A name without a dot in the tree is most likely a folder (renamed or deleted with its
+    # notes): it cannot be stat'ed any more to tell.
+    if is_memory_file(name) or (in_memory_tree(name) and "." not in relative.name):
+        return name
     return None
 
 

@@ -19,6 +19,8 @@ is timed, and its proposals are sorted into planted, junk, once-recalled and oth
 a search's hits is timed against the store it replaced (a JSON rewrite with an fsync per search).
 The weights table scores each planted fact as if its four questions had come on one day (a new
 user's first day), with OpenClaw's weights and with Cairn's.
+
+The year's notes and hit log are set up by bench/dream_setup.py, from bench/dream_year.py's facts.
 """
 
 from __future__ import annotations
@@ -38,21 +40,12 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.dream_year import (
-    DREAM_ECHO_AGES,
-    JUNK,
-    ONCE_QUESTION,
-    PLANTED,
-    Planted,
-    filler_line,
-    old_hit_log,
-)
+from bench.dream_setup import DAYS, NOW, Clock, Year, day_of, fill_hit_log, write_year
+from bench.dream_year import DREAM_ECHO_AGES, JUNK, Planted, old_hit_log
 from shell.config import DreamSettings, Settings
 from shell.dreaming import Dreamer
 from shell.dreaming.signals import score, signals
@@ -60,72 +53,11 @@ from shell.events import DeepSleepFinished, DreamProposed, DreamSweepFinished, E
 from shell.memory.files import MemoryFiles
 from shell.memory.hit_log import Recall
 from shell.memory.paths import daily_note
-from shell.memory.search_result import SearchHit
 from shell.memory.service import RecallService
 from shell.workspace import init_workspace
 
-NOW = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
-DAYS = 365
-LINES_PER_NOTE = 20
 TARGET_SWEEP_S = 5.0
 TARGET_RECORD_MS = 1.0
-
-
-@dataclass
-class Clock:
-    now: datetime = NOW
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@dataclass
-class Year:
-    """Where each planted line went (path, line) and what the run measured."""
-
-    planted: dict[tuple[str, int], Planted] = field(default_factory=dict)
-    junk: dict[tuple[str, int], str] = field(default_factory=dict)
-    once: list[tuple[str, int]] = field(default_factory=list)
-    surfaced: int = 0
-    asked: int = 0
-    record_ms: list[float] = field(default_factory=list)
-
-
-def day_of(offset: int) -> date:
-    return NOW.date() - timedelta(days=offset)
-
-
-def write_year(root: Path, rng: random.Random, year: Year) -> None:
-    """365 notes of filler, with the planted facts, the once-recalled facts and the junk among
-    them; committed once (the bench measures the sweep, not 7,300 commits)."""
-    notes: dict[int, list[str]] = {
-        offset: [filler_line(rng) for _ in range(LINES_PER_NOTE)] for offset in range(DAYS)
-    }
-    for planted in PLANTED:
-        lines = notes[planted.note_age]
-        at = rng.randrange(len(lines))
-        lines.insert(at, f"- {planted.fact}")
-    for _kind, text, age in JUNK:
-        notes[age].insert(rng.randrange(len(notes[age])), text)
-    folder = root / "memory"
-    for offset, lines in notes.items():
-        path = daily_note(day_of(offset))
-        (folder / f"{day_of(offset).isoformat()}.md").write_text("\n".join(lines) + "\n")
-        for number, line in enumerate(lines, start=1):
-            if planted_fact := next((p for p in PLANTED if line == f"- {p.fact}"), None):
-                year.planted[(path, number)] = planted_fact
-            elif kind := next((k for k, text, _ in JUNK if text == line), None):
-                year.junk[(path, number)] = kind
-    once_pool = [
-        (daily_note(day_of(offset)), number)
-        for offset in range(DAYS)
-        for number in range(1, LINES_PER_NOTE + 1)
-    ]
-    year.once = [
-        spot
-        for spot in rng.sample(once_pool, 200)
-        if spot not in year.planted and spot not in year.junk
-    ][:50]
 
 
 def echo_dreams(root: Path, dreamer: Dreamer, clock: Clock, year: Year) -> None:
@@ -150,75 +82,6 @@ def echo_dreams(root: Path, dreamer: Dreamer, clock: Clock, year: Year) -> None:
         note.write_text("\n".join([*lines, line]) + "\n")
         year.junk[(daily_note(day_of(age)), len(lines) + 1)] = "dreams block"
     dreamer.recall.sync("manual")
-
-
-def fill_hit_log(
-    recall: RecallService, clock: Clock, rng: random.Random, year: Year, total: int
-) -> None:
-    """The hit log, in the order of time: planted questions through the real search, the rest
-    as records of what a search surfaced."""
-    log = recall.hit_log
-    assert log is not None
-    units = {path: recall.index.file_units(path)[0] for path in recall.index.paths()}
-
-    def hit(path: str, line: int, relevance: float) -> SearchHit:
-        unit = next(u for u in units[path] if u.start_line <= line <= u.end_line)
-        citation = f"{path}#L{unit.start_line}"
-        return SearchHit(
-            path,
-            unit.start_line,
-            unit.end_line,
-            relevance,
-            relevance,
-            0.0,
-            unit.text,
-            citation,
-            unit=unit.id,
-        )
-
-    def recorded(query: str, hits: list[SearchHit]) -> Callable[[], None]:
-        def record() -> None:
-            started = time.perf_counter()
-            log.record(query, hits)
-            year.record_ms.append((time.perf_counter() - started) * 1000)
-
-        return record
-
-    def searched(question: str, path: str, line: int) -> Callable[[], None]:
-        def search() -> None:
-            result = recall.searcher.search(question)
-            year.asked += 1
-            year.surfaced += any(
-                h.path == path and h.start_line <= line <= h.end_line for h in result.hits
-            )
-
-        return search
-
-    schedule: list[tuple[datetime, Callable[[], None]]] = []
-    for (path, line), planted in year.planted.items():
-        for question, age in zip(planted.questions, planted.asked_ages, strict=True):
-            when = NOW - timedelta(days=age, hours=rng.randrange(1, 9))
-            schedule.append((when, searched(question, path, line)))
-    for index, (path, line) in enumerate(year.once):
-        when = NOW - timedelta(days=rng.randrange(0, 25), hours=rng.randrange(1, 9))
-        schedule.append((when, recorded(ONCE_QUESTION.format(index), [hit(path, line, 0.75)])))
-    for index, (path, line) in enumerate(year.junk):
-        for asked, age in enumerate((20, 9, 9, 2)):
-            when = NOW - timedelta(days=age, hours=asked + 1)
-            schedule.append((when, recorded(f"junk {index}.{asked}", [hit(path, line, 0.8)])))
-    paths = sorted(units)
-    while len(schedule) < total:
-        when = NOW - timedelta(days=rng.randrange(0, DAYS), minutes=rng.randrange(1, 600))
-        picks = [rng.choice(paths) for _ in range(rng.randint(1, 5))]
-        hits = [
-            hit(path, rng.randrange(1, units[path][-1].end_line + 1), rng.uniform(0.35, 0.6))
-            for path in picks
-        ]
-        schedule.append((when, recorded(f"background query {len(schedule)}", hits)))
-    for when, run_it in sorted(schedule, key=lambda item: item[0]):
-        clock.now = when
-        run_it()
-    clock.now = NOW
 
 
 def sweep(dreamer: Dreamer) -> tuple[list[Event], float]:

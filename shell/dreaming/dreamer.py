@@ -42,7 +42,8 @@ from shell.events import (
     ProposalRejected,
 )
 from shell.fsio import LockBusy
-from shell.memory.files import CURATED_FILE, DIARY_FILE, Edit, MemoryFiles, WriteOutcome
+from shell.memory.file_types import Edit, WriteOutcome
+from shell.memory.files import CURATED_FILE, DIARY_FILE, MemoryFiles
 from shell.memory.hit_log import dreams_dir
 from shell.text import collapse, normalized, shorten
 from shell.workspace import SEEDS, bootstrap_budgets, memory_room

@@ -6,6 +6,10 @@ folder), serialised in-process and across processes (a thread lock plus `flock` 
 `.cairn/locks/memory.lock`), and committed to git with a message that says why. A curated file
 is only rewritten if it was read first and has not changed on disk since; daily notes are
 append-only with duplicate lines skipped.
+
+The values a read or write takes and returns are in `shell.memory.file_types`, the swap of a
+file's bytes only while it still holds what was read in `shell.memory.file_swap`, and the
+secrets policy applied to what a write carries in `shell.memory.secret_policy`.
 """
 
 from __future__ import annotations
@@ -14,15 +18,17 @@ import contextlib
 import hashlib
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted, WriteReason
-from shell.fsio import exclusive_lock, write_atomically
+from shell.events import MemoryWritten, SecretsRedacted, WriteReason
+from shell.fsio import exclusive_lock
 from shell.memory import secrets as secret_scan
+from shell.memory.file_swap import read_or_empty, replace_if_unchanged
+from shell.memory.file_types import Edit, MemoryWriteError, ReadResult, WriteOutcome
 from shell.memory.git import CommitOutcome, GitStore
 from shell.memory.lines import added_lines, fit, new_lines, split_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
+from shell.memory.secret_policy import without_new_secrets, without_secrets
 from shell.text import counted
 from shell.tools import ToolError
 
@@ -31,49 +37,11 @@ __all__ = [
     "DIARY_FILE",
     "MEMORY_DIR",
     "REASONS",
-    "Edit",
     "MemoryFiles",
     "MemoryPathError",
-    "MemoryWriteError",
-    "ReadResult",
-    "WriteOutcome",
 ]
 
 REASONS = frozenset({"tool", "flush", "dream", "user"})
-
-
-class MemoryWriteError(ToolError):
-    """A memory write was refused (stale read, size limit) or could not be done."""
-
-
-@dataclass(frozen=True)
-class ReadResult:
-    path: str
-    text: str
-    from_line: int
-    lines: int
-    """How many lines `text` holds."""
-    total_lines: int
-    next_from: int | None
-    """The line to continue from, when more of the file remains."""
-    truncated: bool
-    """True when the character cap cut the requested range short."""
-
-
-@dataclass(frozen=True)
-class Edit:
-    """A whole-file change made from what was read: the file must still hold `before`."""
-
-    path: str
-    before: str
-    after: str
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    event: MemoryWritten
-    lock_cleared: GitLockCleared | None
-    redaction: SecretsRedacted | None = None
 
 
 class MemoryFiles:
@@ -138,7 +106,7 @@ class MemoryFiles:
         if from_line < 1 or lines < 1:
             raise ToolError("from must be ≥ 1 and lines must be ≥ 1")
         path, name = locate(self.root, rel)
-        data = self._read_bytes(path, name)
+        data = read_or_empty(path, name)
         self._fingerprints[name] = self._seen[name] = _fingerprint(data)
         all_lines = split_lines(data.decode("utf-8", errors="replace"))
         start = from_line - 1
@@ -170,10 +138,10 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(text)
-        text, redaction = self._without_secrets(name, text)
+        text, redaction = without_secrets(self.secrets, name, text)
         with self._exclusive():
             for _ in range(3):  # an editor that saves between our read and our write: again
-                before = self._read_bytes(path, name)
+                before = read_or_empty(path, name)
                 existing = {
                     line.strip()
                     for line in split_lines(before.decode("utf-8", errors="replace"))
@@ -188,7 +156,7 @@ class MemoryFiles:
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
                 payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
                 self._check_file_size(name, len(before) + len(payload))
-                if _replace_if_unchanged(path, before, before + payload):
+                if replace_if_unchanged(path, before, before + payload):
                     break
             else:
                 raise MemoryWriteError(f"{name} keeps changing on disk; try again in a moment")
@@ -226,14 +194,14 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(content)
-        content, redaction = self._without_secrets(name, content)
+        content, redaction = without_secrets(self.secrets, name, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
         self._check_file_size(name, len(data))
         with self._exclusive():
             exists = path.exists()
-            before = self._read_bytes(path, name)
+            before = read_or_empty(path, name)
             if exists:
                 seen = self._fingerprints.get(name)
                 if seen is None:
@@ -245,7 +213,7 @@ class MemoryFiles:
                     raise MemoryWriteError(
                         f"{name} changed on disk since you read it; memory_get it again first"
                     )
-            if (not exists or data != before) and not _replace_if_unchanged(path, before, data):
+            if (not exists or data != before) and not replace_if_unchanged(path, before, data):
                 raise MemoryWriteError(
                     f"{name} changed on disk while it was being written; memory_get it again"
                 )
@@ -260,7 +228,7 @@ class MemoryFiles:
         """A memory file's whole text ("" when missing), or DREAMS.md's: for whoever edits it
         with `rewrite` (dreaming), not for the model, whose reads are bounded (`read`)."""
         path, name = self._locate(rel, diary=True)
-        return self._read_bytes(path, name).decode("utf-8", errors="replace")
+        return read_or_empty(path, name).decode("utf-8", errors="replace")
 
     def rewrite(
         self, edits: list[Edit], *, reason: WriteReason, summary: str, origin: str = ""
@@ -279,16 +247,16 @@ class MemoryFiles:
         located = [(*self._locate(e.path, diary=reason == "dream"), e) for e in edits]
         prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
         for path, name, edit in located:
-            after, redaction = self._without_new_secrets(name, edit.before, edit.after)
+            after, redaction = without_new_secrets(self.secrets, name, edit.before, edit.after)
             data = after.encode("utf-8")
             self._check_file_size(name, len(data))
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))
         with self._exclusive():
             for path, name, before, _, _ in prepared:
-                if self._read_bytes(path, name) != before:
+                if read_or_empty(path, name) != before:
                     raise MemoryWriteError(f"{name} changed on disk since it was read; try again")
             for path, name, before, data, _ in prepared:
-                if not _replace_if_unchanged(path, before, data):
+                if not replace_if_unchanged(path, before, data):
                     raise MemoryWriteError(f"{name} changed on disk while it was being written")
                 self._fingerprints.pop(name, None)  # the model must read it again to rewrite it
                 self._seen[name] = _fingerprint(data)
@@ -314,51 +282,11 @@ class MemoryFiles:
             return path, DIARY_FILE
         return locate(self.root, rel)
 
-    def _without_new_secrets(
-        self, name: str, before: str, after: str
-    ) -> tuple[str, SecretsRedacted | None]:
-        """`after` with credentials redacted on the lines it adds to `before` (lines already
-        there are the user's and stay as they are)."""
-        old = set(split_lines(before))
-        added = [line for line in split_lines(after) if line not in old]
-        if not added:
-            return after, None
-        _, redaction = self._without_secrets(name, "\n".join(added))
-        if redaction is None:
-            return after, None
-        lines = [
-            line if line in old else self._without_secrets(name, line)[0]
-            for line in split_lines(after)
-        ]
-        return "\n".join(lines) + ("\n" if after.endswith("\n") else ""), redaction
-
-    def _without_secrets(self, name: str, text: str) -> tuple[str, SecretsRedacted | None]:
-        """`text` with its credentials redacted (or refused, by policy), before any write."""
-        if self.secrets == secret_scan.OFF:
-            return text, None
-        redacted, kinds = secret_scan.redact(text)
-        if not kinds:
-            return text, None
-        if self.secrets == secret_scan.BLOCK:
-            raise MemoryWriteError(
-                f"not stored: the text holds what looks like a credential ({', '.join(kinds)}); "
-                "memory files are committed to git, so leave the secret out"
-            )
-        return redacted, SecretsRedacted(path=name, kinds=kinds)
-
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
         """Hold the in-process lock and the cross-process `flock` together."""
         with self._thread_lock, exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"):
             yield
-
-    def _read_bytes(self, path: Path, name: str) -> bytes:
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            return b""
-        except OSError as error:
-            raise MemoryWriteError(f"could not read {name}: {error.strerror}") from None
 
     def _check_write_size(self, text: str) -> None:
         size = len(text.encode("utf-8"))
@@ -402,22 +330,3 @@ def _message(reason: str, summary: str, origin: str) -> str:
 
 def _fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _replace_if_unchanged(path: Path, expected: bytes, data: bytes) -> bool:
-    """Write `data` unless the file no longer holds `expected` (an editor saved meanwhile).
-    Editors take no lock, so this narrows the window to the final rename; it cannot close it."""
-    try:
-        current = path.read_bytes()
-    except FileNotFoundError:
-        current = b""
-    if current != expected:
-        return False
-    _atomic_write(path, data)
-    return True
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Create the file's folder if needed, then replace the file atomically, keeping its mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, data)

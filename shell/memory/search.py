@@ -5,9 +5,11 @@ The pipeline: validate → vector leg (embed the query, cosine top-k over units)
 relevance 0.7·vector + 0.3·text → keep relevance ≥ min_score → order by match, the window's
 support, the time the query names and recency → cite each hit's unit grown into its window
 (`shell.memory.windows`), dropping units already cited and near-duplicates. The ranking math
-lives in `shell.memory.ranking`, the time words in `shell.memory.timeframe`, the result types
-and the payload the model sees in `shell.memory.search_result`, and the tool wrapper in
-`shell.memory.search_tool`; this module orchestrates, degrades, times and reports.
+lives in `shell.memory.ranking`, the time words in `shell.memory.timeframe`, what orders one
+search's candidates in `shell.memory.search_ordering`, the citing of hits in
+`shell.memory.search_citing`, the result types and the payload the model sees in
+`shell.memory.search_result`, and the tool wrapper in `shell.memory.search_tool`; this module
+orchestrates, degrades, times and reports.
 
 What it does differently from OpenClaw's builtin engine (openclaw-memory.md §4, §9):
 
@@ -29,7 +31,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -37,8 +38,10 @@ import numpy as np
 
 from shell.events import SearchHit
 from shell.memory import ranking
-from shell.memory.index.memory_index import KeywordSearchUnavailable
+from shell.memory.index.reader import KeywordSearchUnavailable
 from shell.memory.paths import note_date
+from shell.memory.search_citing import cite
+from shell.memory.search_ordering import CandidateOrdering
 from shell.memory.search_request import (
     DEFAULT_MAX_RESULTS,
     MAX_QUERY_CHARS,
@@ -253,7 +256,7 @@ class MemorySearch:
         text_weight = (
             0.0 if not weights[1] else 1.0 - ranking.ORDER_VECTOR_WEIGHT * bool(weights[0])
         )
-        ordering = _Ordering(
+        ordering = CandidateOrdering(
             raw=dict(keyword),
             text_weight=text_weight,
             best_raw=max((raw for _, raw in keyword), default=0.0),
@@ -265,7 +268,7 @@ class MemorySearch:
         relevant.sort(key=lambda s: (-ordering.first_order(s), s.chunk_id))
         files = FileViews(self._index.file_units, ordering.score_units)
         ranked = self._order(relevant[:RANK_POOL], ordering, files, now)
-        return self._cite(ranked, files, max_results), merged[0].score, frame
+        return cite(ranked, files, max_results), merged[0].score, frame
 
     def _with_keyword_cosines(
         self,
@@ -284,7 +287,7 @@ class MemorySearch:
     def _order(
         self,
         candidates: Sequence[ranking.Scored],
-        ordering: _Ordering,
+        ordering: CandidateOrdering,
         files: FileViews,
         now: datetime,
     ) -> list[tuple[float, bool, ranking.Scored, Chunk]]:
@@ -330,85 +333,6 @@ class MemorySearch:
                     relevance = vector_weight * max(0.0, float(cosine))
                     found.append(ranking.Scored(unit.id, relevance, float(cosine), 0.0))
         return found
-
-    @staticmethod
-    def _cite(
-        ranked: Sequence[tuple[float, bool, ranking.Scored, Chunk]],
-        files: FileViews,
-        max_results: int,
-    ) -> list[SearchHit]:
-        """Best first, each hit's unit grown into its window; a unit an earlier hit cites adds
-        nothing, and a window repeating a chosen one's words is dropped."""
-        hits: list[SearchHit] = []
-        chosen: list[frozenset[str]] = []
-        for _, framed, scored, chunk in ranked:
-            cited = files.claim(chunk)
-            if cited is None:  # an earlier hit cites this unit already
-                continue
-            text = "\n".join(unit.text for unit in cited)
-            words = ranking.word_tokens(text)
-            if any(ranking.jaccard(words, other) >= ranking.DUPLICATE_JACCARD for other in chosen):
-                continue  # a near-duplicate of a better hit
-            files.take(cited)
-            chosen.append(words)
-            hits.append(_hit(scored, cited, text, framed))
-            if len(hits) == max_results:
-                break
-        return hits
-
-
-@dataclass(frozen=True)
-class _Ordering:
-    """What orders the relevant candidates of one search (the terms are in `ranking`)."""
-
-    raw: dict[str, float]
-    """Raw BM25 by chunk id, from the keyword leg."""
-    text_weight: float
-    best_raw: float
-    qvec: np.ndarray | None
-    """The query vector, None when the vector leg has no weight."""
-    frame: TimeFrame | None
-    chunks: dict[str, Chunk]
-    query_words: frozenset[str]
-    """The words of the query that name something (`ranking.naming_words`)."""
-
-    def match(self, cosine: float, chunk_id: str) -> float:
-        raw = self.raw.get(chunk_id, 0.0)
-        return ranking.ordering_score(cosine, raw, (self.text_weight, self.best_raw))
-
-    def framed(self, chunk_id: str) -> bool:
-        chunk = self.chunks.get(chunk_id)
-        day = note_date(chunk.path) if chunk else None
-        return self.frame is not None and in_frame(
-            day, self.frame, grace_days=ranking.FRAME_GRACE_DAYS
-        )
-
-    def first_order(self, scored: ranking.Scored) -> float:
-        """The order before the window's support is known, to pick the candidates ranked."""
-        framed = ranking.FRAME_BOOST * self.framed(scored.chunk_id)
-        return self.match(scored.vector_score, scored.chunk_id) + framed
-
-    def score_units(self, units: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
-        cosines = vectors @ self.qvec if self.qvec is not None else np.zeros(len(units))
-        return np.array([self.match(float(c), u.id) for u, c in zip(units, cosines, strict=True)])
-
-
-def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool) -> SearchHit:
-    path, start, end = cited[0].path, cited[0].start_line, cited[-1].end_line
-    day = note_date(path)
-    return SearchHit(
-        path=path,
-        start_line=start,
-        end_line=end,
-        score=scored.score,
-        vector_score=scored.vector_score,
-        text_score=scored.text_score,
-        snippet=text,
-        citation=ranking.citation(path, start, end),
-        date=day.isoformat() if day else None,
-        in_time_frame=framed,
-        unit=scored.chunk_id,
-    )
 
 
 def _ms_since(started: float) -> float:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from shell.events import Event, WriteReason
-from shell.memory.files import MemoryFiles, MemoryPathError, ReadResult, WriteOutcome
+from shell.memory.file_types import ReadResult, WriteOutcome
+from shell.memory.files import MemoryFiles, MemoryPathError
 from shell.memory.paths import daily_note
 from shell.tools import Tool, ToolError, ToolResult, json_result
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import git
 import pytest
 
-from shell.memory.files import MemoryFiles, MemoryPathError, MemoryWriteError
+from shell.memory.file_types import MemoryWriteError
+from shell.memory.files import MemoryFiles, MemoryPathError
 from shell.memory.git import GitStore
 from shell.tools import ToolError
 

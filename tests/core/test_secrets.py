@@ -9,7 +9,8 @@ import git
 import pytest
 
 from shell.events import SecretsRedacted
-from shell.memory.files import MemoryFiles, MemoryWriteError
+from shell.memory.file_types import MemoryWriteError
+from shell.memory.files import MemoryFiles
 from shell.memory.git import GitStore
 from shell.memory.secrets import redact
 from shell.memory.tools import memory_tools

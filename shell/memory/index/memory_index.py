@@ -7,9 +7,9 @@ model) reaches the embedder. The vector leg searches an in-memory matrix; the ke
 LanceDB's BM25 full-text index. A sync may run in one thread while searches run in others: a lock
 makes every search see the index either before or after a sync's commit, never half of it.
 
-This module decides when to sync, rebuild or wipe and answers searches from the live generation;
-the writing itself (chunk, embed through the cache, commit rows, record identity) is
-`shell.memory.index.writer`.
+This module decides when to sync, rebuild or wipe; the reads searches make from the live
+generation are `shell.memory.index.reader`, which `MemoryIndex` extends, and the writing itself
+(chunk, embed through the cache, commit rows, record identity) is `shell.memory.index.writer`.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from shell.events import Event, IndexRebuilt, IndexSynced, SyncTrigger
 from shell.memory.index import store
 from shell.memory.index.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
 from shell.memory.index.embed import Embedder
+from shell.memory.index.embedding_cache import EmbeddingFailed
+from shell.memory.index.reader import IndexReader
 from shell.memory.index.scan import is_dirty
-from shell.memory.index.terms import found_through_context, query_terms, stems
 from shell.memory.index.writer import (
-    EmbeddingFailed,
     Generation,
     IndexWriter,
     ProgressCallback,
@@ -39,7 +39,6 @@ from shell.memory.index.writer import (
 
 __all__ = [
     "EmbeddingFailed",
-    "KeywordSearchUnavailable",
     "MemoryIndex",
     "ProgressCallback",
     "SyncCancelled",
@@ -49,23 +48,11 @@ OPTIMIZE_MIN_ROWS = 500
 """Fold new rows into the FTS index once this many (or 5% of the table) are unindexed."""
 
 
-class KeywordSearchUnavailable(RuntimeError):
-    """The keyword (BM25) leg cannot run: the full-text index is missing or unreadable.
+class MemoryIndex(IndexReader):
+    """Hybrid-search storage over a workspace's MEMORY.md and memory/**/*.md.
 
-    The vector leg is unaffected, and the next `MemoryIndex.sync` rebuilds the full-text index.
-    The reason is also kept in `MemoryIndex.status()["last_error"]`.
-
-    Attributes:
-        reason: What failed, in words fit for a search result's `degraded_reason`.
+    The reads (vector and keyword candidates, chunks, paths, a file's units) are `IndexReader`'s.
     """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class MemoryIndex:
-    """Hybrid-search storage over a workspace's MEMORY.md and memory/**/*.md."""
 
     def __init__(
         self,
@@ -87,8 +74,8 @@ class MemoryIndex:
             context_tokens: Tokens of the previous unit kept as keyword context.
             clock: Returns "now" for `last_sync` (UTC wall clock by default).
         """
+        super().__init__(embedder)
         self.workspace = Path(workspace)
-        self._embedder = embedder
         self.index_dir = Path(index_dir) if index_dir else self.workspace / ".cairn" / "index"
         self.chunk_tokens = chunk_tokens
         self.context_tokens = context_tokens
@@ -100,18 +87,10 @@ class MemoryIndex:
             context_tokens=context_tokens,
             clock=clock or (lambda: datetime.now(UTC)),
         )
-        self._lock = threading.RLock()  # the live generation: searches and commits
         self._write_lock = threading.Lock()  # one sync / rebuild / bulk load at a time
         self._opened = False
-        self._generation: Generation | None = None
         self._pending_rebuild: str | None = None
         self._wipe_on_rebuild = False
-        self._needs_fts = False
-        self._last_error: str | None = None
-
-    @property
-    def embedder(self) -> Embedder:
-        return self._embedder
 
     # --- opening -------------------------------------------------------------------------
 
@@ -129,10 +108,10 @@ class MemoryIndex:
             return
         try:
             identity = self._writer.adopt_recorded()
-            change = self._writer.identity_change(identity)
+            change = self._writer.identity.change_from(identity)
             if change is not None:
                 self._pending_rebuild = change
-                if not self._writer.vectors_reusable(identity):
+                if not self._writer.identity.vectors_reusable(identity):
                     return  # the old vectors are useless to this embedder: search nothing
             self._generation = self._load_generation(int(identity["generation"]))
             self._writer.drop_other_generations(self._generation.number)
@@ -263,7 +242,7 @@ class MemoryIndex:
             self._writer.wipe()
         self._writer.restore_cache(salvaged)
 
-    # --- reading -------------------------------------------------------------------------
+    # --- dirtiness and status ------------------------------------------------------------
 
     def is_dirty(self) -> bool:
         """True when a sync would change something (cheap: one stat per memory file)."""
@@ -272,99 +251,6 @@ class MemoryIndex:
         if self._pending_rebuild is not None or generation is None or self._needs_fts:
             return True
         return is_dirty(self.workspace, dict(generation.records))
-
-    def vector_candidates(self, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """The k chunks nearest to a query vector.
-
-        Returns:
-            (chunk id, cosine similarity) pairs, best first; [] before the first sync.
-
-        Raises:
-            ValueError: `qvec` does not have the embedder's dimension.
-        """
-        query = np.asarray(qvec, dtype=np.float32).reshape(-1)
-        if query.shape[0] != self._embedder.dim:
-            raise ValueError(
-                f"query vector has dim {query.shape[0]}, index has {self._embedder.dim}"
-            )
-        self._ensure_open()
-        with self._lock:
-            if self._generation is None:
-                return []
-            return self._generation.vectors.top_k(query, k)
-
-    def vector_scores(self, qvec: np.ndarray, ids: Sequence[str]) -> list[tuple[str, float]]:
-        """The cosine of a query vector with each of these chunks (unknown ids are left out)."""
-        self._ensure_open()
-        with self._lock:
-            if self._generation is None:
-                return []
-            return self._generation.vectors.cosines(np.asarray(qvec, np.float32).reshape(-1), ids)
-
-    def keyword_candidates(self, query: str, k: int) -> list[tuple[str, float]]:
-        """The k best BM25 matches for the words of `query` (any word may match).
-
-        A unit is read with the tail of the unit before it, but a match on that tail alone
-        counts only when the unit continues that one's topic (`terms.found_through_context`).
-
-        Returns:
-            (chunk id, raw BM25 score) pairs, best first; [] when nothing matches, the query
-            has no words, or nothing is indexed yet.
-
-        Raises:
-            KeywordSearchUnavailable: the full-text index cannot be searched; the next sync
-                rebuilds it.
-        """
-        terms = query_terms(query)
-        if not terms or k <= 0:
-            return []
-        self._ensure_open()
-        with self._lock:
-            generation = self._generation
-            if generation is None:
-                return []
-            try:
-                hits = store.fts_search(generation.chunks_table, terms, k)
-            except Exception as exc:
-                reason = f"keyword search failed: {type(exc).__name__}: {exc}"[:300]
-                self._last_error = reason
-                self._needs_fts = True  # the next sync rebuilds the full-text index
-                raise KeywordSearchUnavailable(reason) from exc
-            known = generation.vectors.chunks
-            query_stems = stems(terms)
-            return [
-                (chunk_id, float(score))
-                for chunk_id, score in hits
-                if chunk_id in known and not found_through_context(known[chunk_id], query_stems)
-            ]
-
-    def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        """The chunks with these ids (ids no longer in the index are left out)."""
-        self._ensure_open()
-        with self._lock:
-            if self._generation is None:
-                return {}
-            known = self._generation.vectors.chunks
-            return {chunk_id: known[chunk_id] for chunk_id in ids if chunk_id in known}
-
-    def paths(self) -> list[str]:
-        """Every indexed file's workspace-relative path."""
-        self._ensure_open()
-        with self._lock:
-            return [] if self._generation is None else list(self._generation.vectors.ids_by_path)
-
-    def file_units(self, path: str) -> tuple[list[Chunk], np.ndarray]:
-        """Every unit of one indexed file in line order, with their vectors (one row each)."""
-        self._ensure_open()
-        with self._lock:
-            if self._generation is None:
-                return [], np.zeros((0, self._embedder.dim), dtype=np.float32)
-            matrix = self._generation.vectors
-            ids = sorted(
-                matrix.ids_by_path.get(path, ()),
-                key=lambda i: (matrix.chunks[i].start_line, matrix.chunks[i].end_line),
-            )
-            return [matrix.chunks[i] for i in ids], matrix.matrix[[matrix.row_of[i] for i in ids]]
 
     def status(self) -> dict[str, Any]:
         """A snapshot for `/status` and the UI: files, chunks, model, dim, dirty, index_dir,

@@ -3,7 +3,9 @@
 `MemoryIndex` decides when to sync, rebuild or wipe and keeps the live generation for searches;
 `IndexWriter` does the writing. It chunks changed files, finds a vector for every chunk (from RAM,
 then the per-model embedding cache, and only then the embedder), commits rows to a generation's
-tables and in-memory matrix, and records which generation is live in `identity.json`.
+tables and in-memory matrix, and records which generation is live in `identity.json`. The cache
+and the embedder behind it are `shell.memory.index.embedding_cache`; what the identity record
+holds and when it forces a rebuild is `shell.memory.index.identity`.
 """
 
 from __future__ import annotations
@@ -23,19 +25,15 @@ from shell.memory.index import store
 from shell.memory.index.chunking import Chunk, chunk_markdown
 from shell.memory.index.coherence import with_follows
 from shell.memory.index.embed import Embedder
+from shell.memory.index.embedding_cache import EmbeddingCache
+from shell.memory.index.identity import IndexIdentity
 from shell.memory.index.scan import FileRecord, SyncPlan, plan_sync
 from shell.memory.index.vector_matrix import VectorMatrix
 
-EMBED_BATCH = 64
-"""Texts per embedder call; progress is reported after each."""
 BULK_BATCH = 20_000
 """Rows per table write when bulk-loading pre-embedded chunks."""
 
 ProgressCallback = Callable[[IndexSyncProgress], None]
-
-
-class EmbeddingFailed(RuntimeError):
-    """The embedder raised; nothing was written, the index is as it was."""
 
 
 class SyncCancelled(Exception):
@@ -87,44 +85,15 @@ class IndexWriter:
         self._embedder = embedder
         self._clock = clock
         self._store = store.LanceStore(index_dir, embedder.dim)
-        self._cache_table: Any = None
-        self._cached_hashes: set[str] | None = None  # hashes in the cache table, read lazily
+        self._cache = EmbeddingCache(self._store, embedder)
+        self.identity = IndexIdentity(embedder.name, embedder.dim, chunk_tokens, context_tokens)
+        """What this index is built with (`identity.json` records it with the live generation)."""
         self.recorded_generation: int | None = None
         """The generation `identity.json` names as live (None before one is read or written)."""
         self.last_sync: str | None = None
         """When a sync last changed the index (ISO 8601), as recorded in `identity.json`."""
 
     # --- identity ------------------------------------------------------------------------
-
-    def identity(self, generation: int) -> dict[str, Any]:
-        """The identity record that names `generation` as live."""
-        return {
-            "schema_version": store.SCHEMA_VERSION,
-            "model": self._embedder.name,
-            "dim": self._embedder.dim,
-            "chunk_tokens": self.chunk_tokens,
-            "context_tokens": self.context_tokens,
-            "generation": generation,
-            "last_sync": self.last_sync,
-        }
-
-    def identity_change(self, recorded: dict[str, Any]) -> str | None:
-        """Why an index with the `recorded` identity must be rebuilt; None when it fits."""
-        wanted = self.identity(0)
-        changes = [
-            f"{key} {recorded.get(key)!r}->{wanted[key]!r}"
-            for key in ("schema_version", "model", "dim", "chunk_tokens", "context_tokens")
-            if recorded.get(key) != wanted[key]
-        ]
-        return "identity changed: " + ", ".join(changes) if changes else None
-
-    def vectors_reusable(self, recorded: dict[str, Any]) -> bool:
-        """True when vectors stored under the `recorded` identity fit this embedder."""
-        same_vectors = (recorded.get("model"), recorded.get("dim")) == (
-            self._embedder.name,
-            self._embedder.dim,
-        )
-        return same_vectors and recorded.get("schema_version") == store.SCHEMA_VERSION
 
     def adopt_recorded(self) -> dict[str, Any]:
         """Read `identity.json`, take over its generation and last sync, open the cache.
@@ -138,20 +107,20 @@ class IndexWriter:
             raise ValueError(f"{store.IDENTITY_FILE} is missing")
         self.recorded_generation = int(identity["generation"])
         self.last_sync = identity.get("last_sync")
-        self._cache_table = self._store.cache_table(self._embedder.name)
+        self._cache.open()
         return identity
 
     def record_sync(self, generation: int) -> None:
         """Stamp the sync time and name `generation` as live (the atomic swap on disk)."""
         self.recorded_generation = generation
         self.last_sync = self._clock().isoformat()
-        self._store.write_identity(self.identity(generation))
+        self._store.write_identity(self.identity.record(generation, self.last_sync))
 
     # --- generations ---------------------------------------------------------------------
 
     def new_generation(self, number: int) -> Generation:
         """Create the empty tables of generation `number` (the embedding cache opens too)."""
-        self._cache_table = self._store.cache_table(self._embedder.name)
+        self._cache.open()
         return Generation(number, self._store.create_generation(number), self._empty_matrix())
 
     def load_generation(self, number: int) -> Generation:
@@ -177,8 +146,8 @@ class IndexWriter:
         Returns:
             The generation, the plan it was built from, and how many texts were embedded.
         """
-        if self._cache_table is None:
-            self._cache_table = self._store.cache_table(self._embedder.name)
+        if not self._cache.is_open:
+            self._cache.open()
         fresh = Generation(number, self._store.create_generation(number), self._empty_matrix())
         plan = plan_sync(self.workspace, {})
         embedded = self.apply(fresh, plan, progress, previous=previous)
@@ -345,34 +314,13 @@ class IndexWriter:
         found = generation.vectors.vectors_for_hashes(needed)
         if previous is not None and previous is not generation:
             found.update(previous.vectors.vectors_for_hashes(needed - found.keys()))
-        if self._cached_hashes is None:
-            self._cached_hashes = store.cache_hashes(self._cache_table)
-        if in_cache := (needed - found.keys()) & self._cached_hashes:
-            found.update(store.cache_lookup(self._cache_table, in_cache, self._embedder.dim))
-        texts = {c.hash: c.embed_text for c in chunks if c.hash not in found}
-        hashes = list(texts)
-        fresh: dict[str, np.ndarray] = {}
-        try:
-            for start in range(0, len(hashes), EMBED_BATCH):
-                batch = hashes[start : start + EMBED_BATCH]
-                try:
-                    vectors = self._embedder.embed([texts[h] for h in batch])
-                except Exception as exc:
-                    message = f"embedding failed: {type(exc).__name__}: {exc}"
-                    raise EmbeddingFailed(message) from exc
-                fresh.update(zip(batch, np.asarray(vectors, dtype=np.float32), strict=True))
-                if progress is not None:  # may raise SyncCancelled
-                    progress(IndexSyncProgress(files_total, files_total, len(chunks), len(fresh)))
-        finally:  # what was embedded is kept, even when the sync stops half-way
-            if fresh:
-                rows = store.cache_rows(
-                    list(fresh), np.stack(list(fresh.values())), self._embedder.dim
-                )
-                self._cache_table.add(rows)
-                self._cached_hashes = (self._cached_hashes or set()) | fresh.keys()
-            self._cached_hashes.update(fresh)
-        found.update(fresh)
-        return found, len(fresh)
+
+        def report(embedded: int) -> None:
+            if progress is not None:  # may raise SyncCancelled
+                progress(IndexSyncProgress(files_total, files_total, len(chunks), embedded))
+
+        embedded = self._cache.complete(chunks, found, report)
+        return found, embedded
 
     # --- wiping and closing --------------------------------------------------------------
 
@@ -380,25 +328,22 @@ class IndexWriter:
         """The embedding cache's rows if they can still be read (before a wipe), else None."""
         if not self.index_dir.is_dir():
             return None
-        return self._store.read_cache(self._embedder.name)
+        return self._cache.salvage()
 
     def wipe(self) -> None:
         """Close the store and delete the index folder; nothing is recorded afterwards."""
-        self._cache_table = None
-        self._cached_hashes = None
+        self._cache.forget()
         self.recorded_generation = None
         self._store.close()
         shutil.rmtree(self.index_dir, ignore_errors=True)
 
     def restore_cache(self, salvaged: Any | None) -> None:
         """Put salvaged cache rows back after a wipe (nothing happens for None or no rows)."""
-        if salvaged is not None and salvaged.num_rows:
-            self._store.restore_cache(self._embedder.name, salvaged)
+        self._cache.restore(salvaged)
 
     def close(self) -> None:
         """Forget the open tables and the cached hash set; the store reopens on next use."""
-        self._cache_table = None
-        self._cached_hashes = None
+        self._cache.forget()
         self._store.close()
 
     def _empty_matrix(self) -> VectorMatrix:

@@ -26,7 +26,8 @@ from shell.memory.hit_log import dreams_dir
 from shell.model import LLM
 from tests.conftest import FIXED_NOW, Clock
 from tests.core.dreams import FOUR, TODAY, DreamWorld, days_before, of
-from tests.fakes.openai_server import FakeOpenAI, Fault, Reply
+from tests.fakes.openai_script import Fault, Reply
+from tests.fakes.openai_server import FakeOpenAI
 
 
 def seeded(tmp_path: Path, clock: Clock, **kwargs: object) -> DreamWorld:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAI, Fault, Reply, fake_openai_server
+from tests.fakes.openai_script import Fault, Reply
+from tests.fakes.openai_server import FakeOpenAI, fake_openai_server
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,9 @@ from shell.context.request import COMPACT_TOOLS_BELOW
 from shell.lifecycle.window_fit import drop_entry, oldest_turns_dropped
 from shell.messages import summary_message
 from shell.session.store import SessionStore
-from tests.core.test_agent import collect, of, started, summary_text
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.core.agent_helpers import collect, of, started, summary_text
+from tests.fakes.openai_script import Reply
+from tests.fakes.openai_server import FakeOpenAI
 
 
 def user(text: str) -> dict[str, str]:

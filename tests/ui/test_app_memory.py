@@ -1,0 +1,145 @@
+"""Pilot tests of memory on screen: the search card, memory writes in the transcript, the memory
+file panes and the git log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+from textual.widgets import Static
+
+from shell.events import (
+    MemoryWritten,
+    SearchPerformed,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+)
+from tests.ui.conftest import MakeApp, send, started
+from tests.ui.fakes import SESSION_ID, FakeAgent
+from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
+from widgets.app import CairnApp
+from widgets.blocks import AssistantReply, MemoryWriteLine
+from widgets.memory_panes import MemoryFilePane
+from widgets.tool_call import ToolCallCard
+
+
+async def test_search_card_shows_query_mode_and_scores(demo_app: MakeApp) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        await send(app, pilot, ASKED)
+
+        card = app.query(ToolCallCard).last()
+        assert card.tool_name == "memory_search" and card.has_class("-search")
+        assert card.finished is not None and card.finished.duration_ms == 12.0
+        assert card.search is not None and card.search.call_id == card.call_id
+        search = painted(card.query_one(".tool-call--search", Static))
+        assert f"query {ASKED}" in search and "mode hybrid" in search
+        hit = next(line for line in search.splitlines() if f"{DAILY}#L1-L1" in line)
+        scores = [float(value) for value in hit.split()[-3:]]
+        assert scores[0] == round(card.search.hits[0].score, 2)
+        assert "✓ 12 ms" in painted(card.query_one(".tool-call--header", Static))
+
+        details = card.query_one(".tool-call--details", Static)
+        assert not details.display or not card.expanded
+        await pilot.click(card.query_one(".tool-call--header"))
+        assert card.expanded and card.has_class("-expanded")
+        assert (
+            app.query(AssistantReply)
+            .last()
+            .source.startswith("From memory: our deploy window is Friday 14:00")
+        )
+
+
+async def test_search_with_nothing_relevant_and_degraded_mode(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["recall"] = [
+        TurnStarted(SESSION_ID, 1, "recall"),
+        ToolCallStarted("s1", "memory_search", {"query": "kubernetes"}),
+        SearchPerformed(
+            "kubernetes",
+            "keyword-only",
+            [],
+            degraded_reason="embedder failed",
+            nothing_relevant=True,
+            time_frame="last week: 2026-11-23 to 2026-11-29",
+            call_id="s1",
+        ),
+        ToolCallFinished("s1", "memory_search", "[]"),
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "recall")
+        text = painted(app.query_one(ToolCallCard).query_one(".tool-call--search", Static))
+        assert "mode keyword-only" in text
+        assert "degraded: embedder failed" in text
+        assert "time named: last week: 2026-11-23 to 2026-11-29" in text
+        assert "memory holds nothing relevant" in text
+
+
+async def test_memory_write_updates_daily_note_pane_and_git_log(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        today = app.query_one("#pane-today", MemoryFilePane)
+        assert "does not exist yet" in today.text
+        await send(app, pilot, TOLD)
+
+        assert today.path.resolve() == (workspace / DAILY).resolve()
+        assert "- our deploy window is Friday 14:00" in today.text
+        assert app.query_one("#memory-tabs").active == "tab-today"
+        (line,) = app.query(MemoryWriteLine)
+        head = git.Repo(workspace).head.commit
+        assert f"{DAILY}  +1 line " in line.text and f"→ {head.hexsha[:7]}" in line.text
+        git_log = app.side_panes.git_log
+        assert git_log.commits[0].short == head.hexsha[:7]
+        await pilot.click("#activity-tabs Tab#--content-tab-tab-git")
+        await pilot.pause()
+        shown = " ".join(painted(git_log.query_one(Static)).split())
+        assert f"{head.hexsha[:7]} memory(tool): append 1 line to {DAILY}" in shown
+
+
+async def test_edits_made_outside_cairn_show_on_the_next_poll(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        pane = app.query_one("#pane-memory", MemoryFilePane)
+        assert "curated long-term memory" in pane.text
+        (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
+        await app.side_panes.poll()
+        assert "MariaDB" in pane.text
+        assert not await pane.reload(), "an unchanged file is not re-read"
+
+
+async def test_commit_failure_is_shown_in_error_colour(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["save"] = [
+        MemoryWritten("MEMORY.md", 12, None, "tool", lines_added=2, commit_error="index.lock held")
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "save")
+        line = app.query_one(MemoryWriteLine)
+        assert line.has_class("-commit-failed")
+        assert "not committed: index.lock held" in line.text
+
+
+async def test_remembering_something_again_is_shown_as_unchanged(demo_app: MakeApp) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        await send(app, pilot, TOLD)
+        first, again = app.query(MemoryWriteLine)
+        assert not first.has_class("-commit-failed") and "→ " in first.text
+        assert again.has_class("-unchanged") and not again.has_class("-commit-failed")
+        assert "unchanged, already in memory (1 line)" in again.text
+        assert "not committed" not in again.text

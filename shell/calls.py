@@ -10,12 +10,23 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from shell.events import Event, ModelRetry, SearchPerformed, TextDelta, ToolCallStarted
+from shell.events import (
+    Event,
+    ModelRetry,
+    SearchPerformed,
+    TextDelta,
+    ToolCallStarted,
+    ToolCallStopped,
+)
+from shell.memory.secrets import redact_values
 from shell.tools import ToolResult, event_arguments
 
 if TYPE_CHECKING:
     from shell.model import LLM, ModelReply, ToolCallRequest
     from shell.tools import Toolbox
+
+
+NOT_RUN = "Not run: the user cancelled the turn before this call started."
 
 
 class ModelCall:
@@ -63,6 +74,11 @@ class ModelCall:
                 yield item
 
     @property
+    def answered(self) -> bool:
+        """Whether the provider's whole reply came (a cancel may have cut the call before)."""
+        return self._reply is not None
+
+    @property
     def reply(self) -> ModelReply:
         if self._reply is None:
             raise RuntimeError("ModelCall.reply read before events() finished")
@@ -86,19 +102,30 @@ async def run_tool_calls(
     calls: Iterable[ToolCallRequest],
     *,
     side_events: Callable[[], Iterable[Event]] = tuple,
+    stop: Callable[[], bool] = bool,
 ) -> AsyncIterator[Event | ToolDone]:
     """Run the calls in order. For each: `ToolCallStarted`, the events `side_events` has
     collected meanwhile (a background index, say), the tool's own events, `ToolCallFinished`,
     then a `ToolDone` for the caller to put in its transcript. A tool that fails, or one the
-    toolbox does not offer, is an error result, never an exception."""
+    toolbox does not offer, is an error result, never an exception. The events carry the
+    arguments and the result with secrets redacted (`shell.memory.secrets`): a card, a trace
+    and `cairn run`'s JSON show what memory stored, never the credential.
+
+    Once `stop()` is true (a cancel), the calls not yet begun do not run: each is a
+    `ToolCallStopped` and a `ToolDone` that tells the model so. A call under way is never cut.
+    """
     for call in calls:
-        yield ToolCallStarted(
-            call_id=call.id, name=call.name, arguments=event_arguments(call.arguments)
-        )
+        shown = redact_values(event_arguments(call.arguments))  # the tool gets them as sent
+        if stop():
+            yield ToolCallStopped(call_id=call.id, name=call.name, arguments=shown)
+            yield ToolDone(call, ToolResult(NOT_RUN, error="cancelled before it started"))
+            continue
+        yield ToolCallStarted(call_id=call.id, name=call.name, arguments=shown)
         result = await toolbox.call(call.name, call.arguments)
         for event in side_events():
             yield event
         for event in result.events:  # a tool does not know its call: it is said here
             yield replace(event, call_id=call.id) if isinstance(event, SearchPerformed) else event
-        yield result.finished(call.id, call.name)
+        finished = result.finished(call.id, call.name)
+        yield replace(finished, result=redact_values(finished.result))
         yield ToolDone(call, result)

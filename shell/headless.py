@@ -27,6 +27,7 @@ from shell.events import (
     RemSleepFinished,
     to_json,
 )
+from shell.memory.secrets import redacted_json
 from shell.text import counted
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ class EventSink:
         line = to_json(event)
         self.out.write(line + "\n")
         self.out.flush()
-        if self.trace:
-            self.trace.write(line + "\n")
+        if self.trace:  # on disk: nothing detected as a secret (shell.memory.secrets)
+            self.trace.write(redacted_json(event) + "\n")
             self.trace.flush()
         if isinstance(event, Error):
             self.errors += 1

@@ -126,3 +126,60 @@ async def test_the_tool_reports_the_redaction_as_an_event(root: Path) -> None:
     kinds = [type(event).__name__ for event in result.events]
     assert kinds == ["SecretsRedacted", "MemoryWritten"]
     assert PLANTED["GitHub Token"] not in result.content
+
+
+# Secrets written in plain words: no code-like `name = "value"` for detect-secrets' keyword rule.
+IN_WORDS = {
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": (
+        "- remember that AWS access key id is AKIAIOSFODNN7EXAMPLE and the secret is {}"
+    ),
+    "9f3c2b7a1d8e4f6a0b5c3d2e1f0a9b8c7d6e5f4a": "- api token: {}",
+    "Tr0ub4dor3xK9": "- the wifi password is {}",
+    "s3cr3tP4ss": "- the staging db password: {}.",
+    "Zx9vQ2mN7vL4wR8tYh3k": "- the API key for staging is {}.",
+    "pA55w0rd2026": "- PASSWORD={}",
+}
+
+
+@pytest.mark.parametrize("secret", IN_WORDS)
+def test_a_random_token_after_a_secret_s_name_is_redacted(root: Path, secret: str) -> None:
+    line = IN_WORDS[secret].format(secret)
+
+    outcome = files(root).append("memory/2026-12-01.md", line, reason="tool")
+
+    note = (root / "memory/2026-12-01.md").read_text()
+    assert secret not in note and secret not in everything_committed(root)
+    assert "[REDACTED " in note
+    assert outcome.redaction is not None
+
+
+def test_the_aws_secret_in_words_and_its_key_id_are_both_redacted() -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    text, kinds = redact(IN_WORDS[secret].format(secret))
+
+    assert text == (
+        "- remember that AWS access key id is [REDACTED AWS Access Key] and the secret is "
+        "[REDACTED Secret After A Keyword]"
+    )
+    assert kinds == ["AWS Access Key", "Secret After A Keyword"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- the key commit is 4f9a8c7d6e5b4a3c2d1e0f9a8b7c6d5e4f9a8c7d",
+        "- release key: commit 4f9a8c7d6e5b4a3c2d1e0f9a8b7c6d5e4f9a8c7d",
+        "- the sha256 of the key file is "
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "- cache key 3f2a9c1e-7b4d-4e8a-9f0c-2d6b8e1a5c7f for the build",
+        "- the token id is 3f2a9c1e7b4d4e8a9f0c2d6b8e1a5c7f",
+        "- the signing key is at /home/bob/.ssh/id_ed25519",
+        "- the password is in 1Password, ask Bob",
+        "- the key takeaway: release-2026-12-01 went fine",
+        "- Bob keeps his keys in locker 0.2",
+        "- the key to the v2 migration is feature-flag-rollout-2026",
+        "- tokens used: 12345678901234567890 over the week",
+    ],
+)
+def test_identifiers_next_to_a_secret_s_name_are_kept(line: str) -> None:
+    assert redact(line) == (line, [])

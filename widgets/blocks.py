@@ -17,6 +17,7 @@ from shell.events import (
     FlushFinished,
     MemoryWritten,
 )
+from shell.lifecycle.gate import cycle_label
 from shell.text import counted
 from widgets.format import context_lines, duration, short_sha, tokens
 
@@ -84,8 +85,8 @@ def memory_write_text(event: MemoryWritten) -> str:
     if event.lines_skipped:
         lines += f" ({event.lines_skipped} duplicate skipped)"
     text = f"✎ {event.path}  {lines}  {event.bytes} B  ({event.reason})"
-    if event.outside_edit:
-        text += "  + your edit made outside Cairn, kept"
+    if event.outside_edit:  # committed on its own (`MemoryFiles.commit_outside_edits`)
+        text = f"✎ {event.path}  {lines}  edit made outside Cairn"
     if event.outcome == "committed":
         return f"{text}  → {short_sha(event.commit)}"
     return f"{text}  ✗ not committed: {event.commit_error}"
@@ -130,7 +131,7 @@ class FlushBlock(Static):
 
     def __init__(self, target: str, cycle: int, trigger: str | None = None) -> None:
         why = f", trigger {trigger}" if trigger else ""
-        self.text = f"flushing to {target} (cycle {cycle}{why}) …"
+        self.text = f"flushing to {target} ({cycle_label(cycle)}{why}) …"
         super().__init__(Text(self.text))
         self.border_title = "memory flush"
 
@@ -142,7 +143,7 @@ class FlushBlock(Static):
                     f"{short_sha(event.commit)}"
                 )
             case "no_reply":
-                self.text = f"NO_REPLY — nothing worth saving (cycle {event.cycle})"
+                self.text = f"nothing to save ({cycle_label(event.cycle)})"
             case "ignored":
                 self.text = f"ignored (failure {event.failures}): {event.error}"
             case "exhausted":
@@ -170,6 +171,11 @@ class CompactionReceipt(Vertical):
         &.-skipped { border: round $muted-text; color: $muted-text; }
         & > Static { height: auto; }
         & > Collapsible { padding: 0; margin: 0; border-top: none; background: transparent; }
+        /* one blank line between the summary's sections, none under a heading */
+        & Markdown { margin: 0; padding: 0; }
+        & MarkdownH2 { margin: 1 0 0 0; }
+        & MarkdownH2:first-child { margin: 0; }
+        & MarkdownBulletList { margin: 0; }
     }
     """
 

@@ -26,10 +26,11 @@ from shell.events import (
     CompactionTrigger,
     Event,
 )
-from shell.lifecycle.rule_summary import summarise
+from shell.lifecycle.rule_summary import answered, summarise
 from shell.lifecycle.summary_check import is_unavailable, quality_problems
 from shell.lifecycle.transcript import render_transcript
 from shell.messages import content_text, is_summary_message, summary_message, summary_text
+from shell.text.small_talk import small_talk
 
 if TYPE_CHECKING:
     from shell.model import LLM
@@ -115,12 +116,17 @@ class CompactionResult:
 
 
 def _latest_ask(messages: Sequence[dict[str, Any]]) -> str | None:
-    for message in reversed(messages):
-        if message.get("role") == "user" and not is_summary_message(message):
-            text = content_text(message.get("content")).strip()
-            if text:
-                return text
-    return None
+    """The latest user message of the summarised part while it is still open: not answered
+    after it (`rule_summary.answered`), and no small talk (the summary must carry only that)."""
+    entries = [
+        (str(m.get("role")), content_text(m.get("content")).strip())
+        for m in messages
+        if not is_summary_message(m)
+    ]
+    users = [i for i, (role, text) in enumerate(entries) if role == "user" and text]
+    if not users or answered(entries)[users[-1]] or small_talk(entries[users[-1]][1]):
+        return None
+    return entries[users[-1]][1]
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from shell.context.budget import ContextBudget
-from shell.events import FlushGateEvaluated, GateCondition
+from shell.events import FlushGateEvaluated, GateCondition, GateOccasion
 from shell.session.record import FlushCycle
 
 
@@ -45,8 +45,10 @@ class FlushDecision:
     def condition(self, name: str) -> GateCondition:
         return next(c for c in self.conditions if c.name == name)
 
-    def to_event(self, inputs: GateInputs, budget: ContextBudget) -> FlushGateEvaluated:
-        """The decision as the `flush_gate_evaluated` event."""
+    def to_event(
+        self, inputs: GateInputs, budget: ContextBudget, before: GateOccasion = "model_call"
+    ) -> FlushGateEvaluated:
+        """The decision as the `flush_gate_evaluated` event, asked `before` that."""
         return FlushGateEvaluated(
             flush=self.flush,
             summary=self.summary,
@@ -54,6 +56,7 @@ class FlushDecision:
             projected_tokens=inputs.projected_tokens,
             flush_threshold=budget.flush_threshold,
             compaction_threshold=budget.compaction_threshold,
+            before=before,
         )
 
 
@@ -110,9 +113,16 @@ def _size_text(inputs: GateInputs) -> str:
     )
 
 
+def cycle_label(compactions: int) -> str:
+    """A flush cycle named by the compaction that ends it, as that compaction's receipt counts:
+    the cycle after `compactions` compactions is "before compaction #<compactions + 1>"."""
+    return f"before compaction #{compactions + 1}"
+
+
 def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateCondition, ...]:
     """The six conditions, each with the numbers it was decided on."""
     cycle = inputs.cycle.compactions
+    label = cycle_label(cycle)
     threshold = budget.flush_threshold
     tokens = inputs.projected_tokens
     force = inputs.force_flush_transcript_bytes
@@ -147,7 +157,7 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateConditio
             not flushed,
             inputs.cycle.flushed_in,
             cycle,
-            f"already flushed in cycle {cycle}" if flushed else f"not yet flushed in cycle {cycle}",
+            f"already flushed {label}" if flushed else f"not yet flushed {label}",
         ),
         GateCondition(
             "workspace_writable",
@@ -161,7 +171,7 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateConditio
             not exhausted,
             inputs.cycle.failures,
             inputs.max_failures,
-            f"{inputs.cycle.failures} of {inputs.max_failures} failures in cycle {cycle}"
+            f"{inputs.cycle.failures} of {inputs.max_failures} failures {label}"
             + ("; exhausted until the next compaction" if exhausted else ""),
         ),
     )
@@ -171,27 +181,27 @@ def _summary(
     inputs: GateInputs, budget: ContextBudget, ok: dict[str, bool], trigger: str | None
 ) -> str:
     """The decision in one line, naming the first reason it went the way it did."""
-    cycle = inputs.cycle.compactions
+    cycle = cycle_label(inputs.cycle.compactions)
     tokens_text = _tokens_text(inputs, budget)
     if not ok["enabled"]:
         return "no: memory flush is off"
     if not (ok["tokens"] or ok["transcript_size"]):
         return f"no: {tokens_text}"
     if not ok["not_flushed_this_cycle"]:
-        return f"no: already flushed in cycle {cycle} ({tokens_text})"
+        return f"no: already flushed {cycle} ({tokens_text})"
     if not ok["workspace_writable"]:
         return f"no: workspace is read-only ({tokens_text})"
     if not ok["failures"]:
         return (
-            f"no: flush failed {inputs.cycle.failures} times in cycle {cycle}; "
+            f"no: flush failed {inputs.cycle.failures} times {cycle}; "
             "retrying after the next compaction"
         )
     if trigger == "tokens":
         return (
             f"yes: {inputs.projected_tokens:,} ≥ {budget.flush_threshold:,} tokens, "
-            f"not yet flushed in cycle {cycle}"
+            f"not yet flushed {cycle}"
         )
     return (
         f"yes: transcript {_size(inputs.transcript_bytes)} ≥ "
-        f"{_size(inputs.force_flush_transcript_bytes)}, not yet flushed in cycle {cycle}"
+        f"{_size(inputs.force_flush_transcript_bytes)}, not yet flushed {cycle}"
     )

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from shell import prompts
 from shell.text import collapse, normalized, sentences, shorten
 from shell.text.identifiers import identifiers
+from shell.text.small_talk import small_talk
 
 # --- the compaction summary -------------------------------------------------------------------
 
@@ -46,10 +47,19 @@ _TODO = re.compile(
     r"\b(?:todo|to-do|need to|needs to|must|should|remind|don't forget|follow up|action item)\b",
     re.IGNORECASE,
 )
-_CONSTRAINT = re.compile(
-    r"\b(?:never|always|don't(?! forget)|do not|must not|prefer|prefers|avoid|not allowed)\b",
+_CONSTRAINT = re.compile(  # a rule says what must or must not be done, not what someone likes
+    r"\b(?:never|always|don't(?! forget)|do not|must|mustn't|should|shouldn't|avoid|"
+    r"not allowed|make sure)\b",
     re.IGNORECASE,
 )
+_PROMISE = re.compile(
+    r"^(?:(?:ok|okay|sure|got it|right|of course)\W+)?(?:i will|i'll|will do|on it|let me|"
+    r"i'm going to|i am going to|i can do that)\b.{0,80}$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""An assistant reply that only promises to act: the ask it answers stays open."""
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+"""A quoted span in the assistant's words: an example or a suggestion, not a fact."""
 _MEMORY_COMMIT = re.compile(r'"commit":\s*"([0-9a-f]{7,40})"|\(commit ([0-9a-f]{7,40})\)')
 MEMORY_COMMITS = "memory commits: "
 """Starts the identifiers bullet of memory-write receipts, which the next summary drops."""
@@ -100,6 +110,20 @@ def _is_ask(sentence: str) -> bool:
     return sentence.endswith("?") or bool(_REQUEST.match(sentence))
 
 
+def answered(entries: Sequence[tuple[str, str]]) -> list[bool]:
+    """For each (role, text) entry, whether the assistant answered it: said something other
+    than a promise ("I will.", "on it") before the next user message. An ask answered only
+    with a promise is still an open task."""
+    result, replied = [], False
+    for role, text in reversed(entries):
+        result.append(replied)
+        if role == "assistant" and text.strip() and not _PROMISE.match(text.strip()):
+            replied = True
+        elif role == "user" and text.strip():
+            replied = False
+    return result[::-1]
+
+
 def _heading_for(role: str, sentence: str) -> str | None:
     """The summary heading a transcript sentence belongs under, if any. The assistant's own
     words count only when they record a decision."""
@@ -115,6 +139,31 @@ def _heading_for(role: str, sentence: str) -> str | None:
     if _DECISION.search(sentence):
         return decisions
     return todos if _TODO.search(sentence) else None
+
+
+def grounded_text(entries: str | Sequence[tuple[str, str]]) -> str:
+    """The text of a transcript (or of its entries) whose identifiers are facts of the
+    conversation: what the user said, the calls made, what tools returned, and what the
+    assistant said, less its canned words: its replies to small talk (but for decisions) and
+    the examples it quotes (the demo's 'Try "remember that our deploy window is Friday
+    14:00"' is no fact)."""
+    if isinstance(entries, str):
+        entries = transcript_entries(entries)
+    kept, chatting = [], False
+    for role, text in entries:
+        if role == "user":
+            chatting = small_talk(text) is not None
+        if role != "assistant":
+            kept.append(text)
+        elif not chatting:
+            kept.append(_QUOTED.sub(" ", text))
+        else:  # a decision counts wherever it is said (as in the summary's Decisions)
+            kept += [s for s in sentences(text) if _ASSISTANT_DECISION.search(s)]
+    return "\n".join(kept)
+
+
+def _last_user(entries: Sequence[tuple[str, str]]) -> int:
+    return max(i for i, (role, text) in enumerate(entries) if role == "user" and text.strip())
 
 
 def _receipts(identifiers_found: Sequence[str], transcript: str) -> list[str]:
@@ -141,8 +190,12 @@ def summarise(transcript: str, previous_summary: str | None = None) -> str:
     previous_text = _without_receipts(previous_summary or "")
     previous = _previous_sections(previous_text)
     entries = transcript_entries(transcript)
+    done_asks = answered(entries)
     user_texts = [text for role, text in entries if role == "user" and text.strip()]
     latest = user_texts[-1] if user_texts else None
+    open_latest = (
+        latest is not None and not done_asks[_last_user(entries)] and not small_talk(latest)
+    )
     h_decisions, h_todos, h_rules, h_asks, h_ids = prompts.SUMMARY_HEADINGS
 
     found: dict[str, list[str]] = {
@@ -151,21 +204,27 @@ def summarise(transcript: str, previous_summary: str | None = None) -> str:
     found[h_asks] += [
         ask for i in previous[h_asks] if (ask := i.removeprefix(_LATEST)) != i and _is_ask(ask)
     ]
-    for role, text in entries:
+    for (role, text), done in zip(entries, done_asks, strict=True):
+        if role == "user" and small_talk(text):
+            continue  # "hi", "how are you today?", "tell me a joke": nothing to keep or answer
         for sentence in sentences(text):
             heading = _heading_for(role, sentence)
-            if heading and not (heading == h_asks and text is latest):
+            if heading == h_asks and (done or text is latest):
+                continue  # an answered ask is not pending; the open latest one comes whole
+            if heading:
                 found[heading].append(shorten(collapse(sentence), BULLET_CHARS))
     body = {h: _latest_unique(found[h], MAX_BULLETS) for h in (h_decisions, h_todos, h_rules)}
     if latest is None:  # a part without user messages keeps the last one a part before had
         carried = [i for i in previous[h_asks] if i.startswith(_LATEST)][-1:]
         body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - len(carried)), *carried]
-    else:  # the newest user message is kept whole: it is the ask most likely still open
+    elif open_latest:  # the newest user message, unanswered, is kept whole
         newest = _LATEST + shorten(collapse(latest), LATEST_ASK_CHARS)
         body[h_asks] = [*_latest_unique(found[h_asks], MAX_BULLETS - 1), newest]
+    else:
+        body[h_asks] = _latest_unique(found[h_asks], MAX_BULLETS)
 
     previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
-    found_now = identifiers(transcript)
+    found_now = identifiers(grounded_text(entries))
     receipts = _receipts(found_now, transcript)
     ids = _latest_unique(
         [*previous_ids, *identifiers(previous_text), *(i for i in found_now if i not in receipts)],

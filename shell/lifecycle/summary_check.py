@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shell import prompts
+from shell.lifecycle.rule_summary import grounded_text
 from shell.lifecycle.transcript import render_transcript
 from shell.text import shorten
 from shell.text.identifiers import extract_identifiers
@@ -53,7 +54,8 @@ def quality_problems(
 
     Args:
         summary: The summariser's output.
-        recent: The last messages of the summarised part; their identifiers must survive.
+        recent: The last messages of the summarised part; their identifiers must survive (those
+            grounded in the conversation: `rule_summary.grounded_text`).
         latest_ask: The latest user request in the summarised part, if any.
     """
     if is_unavailable(summary):
@@ -62,7 +64,7 @@ def quality_problems(
     missing_headings = [h for h in prompts.SUMMARY_HEADINGS if not _has_heading(summary, h)]
     if missing_headings:
         problems.append("missing headings: " + ", ".join(missing_headings))
-    identifiers = extract_identifiers(render_transcript(recent))
+    identifiers = extract_identifiers(grounded_text(render_transcript(recent)))
     missing_ids = [i for i in identifiers if i not in summary]
     if missing_ids:
         problems.append("identifiers not kept verbatim: " + ", ".join(missing_ids))

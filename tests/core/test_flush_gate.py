@@ -142,7 +142,7 @@ def test_summary_lines_read_like_a_person_wrote_them() -> None:
     assert no.summary == f"no: 1,204 / {THRESHOLD:,} tokens ({percent}%)"
     yes = evaluate_flush_gate(inputs(projected_tokens=THRESHOLD + 34), BUDGET)
     assert yes.summary == (
-        f"yes: {THRESHOLD + 34:,} ≥ {THRESHOLD:,} tokens, not yet flushed in cycle 2"
+        f"yes: {THRESHOLD + 34:,} ≥ {THRESHOLD:,} tokens, not yet flushed before compaction #3"
     )
     exhausted = evaluate_flush_gate(inputs(failures=3), BUDGET)
     assert "failed 3 times" in exhausted.summary

@@ -59,7 +59,7 @@ def build_agent(
     resolved = bool(settings.context_window) or settings.demo
     window = ContextWindow(_budget(settings), resolved=resolved)
     llm = _model(settings)
-    recall = RecallService(settings)
+    recall = RecallService(settings, outside_edits=files.commit_outside_edits)
     toolbox = Toolbox(
         [recall.tool(), *memory_tools(files, today=settings.today, origin=conversation.origin)],
         timer=settings.timer,

@@ -45,3 +45,6 @@ class WriteOutcome:
     event: MemoryWritten
     lock_cleared: GitLockCleared | None
     redaction: SecretsRedacted | None = None
+    outside: MemoryWritten | None = None
+    """The commit of an edit made outside Cairn that the file held before this write, made on
+    its own just before this write's commit (`MemoryFiles.commit_outside_edits`)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
@@ -42,6 +42,8 @@ __all__ = [
 ]
 
 REASONS = frozenset({"tool", "flush", "dream", "user"})
+OUTSIDE_EDIT = "edit made outside Cairn"
+"""The message of the commit of an edit made outside Cairn (followed by ": <path>")."""
 
 
 class MemoryFiles:
@@ -80,6 +82,9 @@ class MemoryFiles:
         """What the model last read or wrote of each file (memory_write's staleness check)."""
         self._seen: dict[str, str] = {}
         """What Cairn last read or wrote of each file, to tell an edit made outside it."""
+        self._written: dict[str, str] = {}
+        """What Cairn last wrote of each file: on disk but not committed (a failed commit),
+        that content is Cairn's own, not an edit made outside it."""
 
     # --- paths -----------------------------------------------------------------------------
 
@@ -139,6 +144,7 @@ class MemoryFiles:
         path, name = locate(self.root, rel)
         self._check_write_size(text)
         text, redaction = without_secrets(self.secrets, name, text)
+        outside: MemoryWritten | None = None
         with self._exclusive():
             for _ in range(3):  # an editor that saves between our read and our write: again
                 before = read_or_empty(path, name)
@@ -156,13 +162,12 @@ class MemoryFiles:
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
                 payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
                 self._check_file_size(name, len(before) + len(payload))
+                outside = self._commit_outside_edit(name, before) or outside
                 if replace_if_unchanged(path, before, before + payload):
                     break
             else:
                 raise MemoryWriteError(f"{name} keeps changing on disk; try again in a moment")
-            seen = self._seen.get(name)
-            outside_edit = seen is not None and seen != _fingerprint(before)
-            self._seen[name] = _fingerprint(before + payload)
+            self._seen[name] = self._written[name] = _fingerprint(before + payload)
             if self._fingerprints.get(name) == _fingerprint(before):
                 self._fingerprints[name] = _fingerprint(before + payload)
             added = sum(1 for line in fresh if line.strip())
@@ -177,9 +182,8 @@ class MemoryFiles:
             lines_added=added,
             lines_skipped=skipped,
             commit_error=outcome.error,
-            outside_edit=outside_edit,
         )
-        return WriteOutcome(event, outcome.lock_cleared, redaction)
+        return WriteOutcome(event, outcome.lock_cleared, redaction, outside)
 
     def write(
         self, rel: str, content: str, *, reason: WriteReason, origin: str = ""
@@ -213,15 +217,16 @@ class MemoryFiles:
                     raise MemoryWriteError(
                         f"{name} changed on disk since you read it; memory_get it again first"
                     )
+            outside = self._commit_outside_edit(name, before)
             if (not exists or data != before) and not replace_if_unchanged(path, before, data):
                 raise MemoryWriteError(
                     f"{name} changed on disk while it was being written; memory_get it again"
                 )
-            self._fingerprints[name] = self._seen[name] = _fingerprint(data)
+            self._fingerprints[name] = self._seen[name] = self._written[name] = _fingerprint(data)
             verb = "rewrite" if exists else "create"
             outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
         return WriteOutcome(
-            _written(name, before, data, reason, outcome), outcome.lock_cleared, redaction
+            _written(name, before, data, reason, outcome), outcome.lock_cleared, redaction, outside
         )
 
     def text(self, rel: str) -> str:
@@ -255,11 +260,14 @@ class MemoryFiles:
             for path, name, before, _, _ in prepared:
                 if read_or_empty(path, name) != before:
                     raise MemoryWriteError(f"{name} changed on disk since it was read; try again")
+            outside = {
+                name: self._commit_outside_edit(name, before) for _, name, before, _, _ in prepared
+            }
             for path, name, before, data, _ in prepared:
                 if not replace_if_unchanged(path, before, data):
                     raise MemoryWriteError(f"{name} changed on disk while it was being written")
                 self._fingerprints.pop(name, None)  # the model must read it again to rewrite it
-                self._seen[name] = _fingerprint(data)
+                self._seen[name] = self._written[name] = _fingerprint(data)
             names = [name for _, name, _, _, _ in prepared]
             outcome = self.git.commit(names, _message(reason, summary, origin))
         return [
@@ -267,11 +275,47 @@ class MemoryFiles:
                 _written(name, before, data, reason, outcome),
                 outcome.lock_cleared if index == 0 else None,
                 redaction,
+                outside[name],
             )
             for index, (_, name, before, data, redaction) in enumerate(prepared)
         ]
 
+    def commit_outside_edits(self, paths: Iterable[str]) -> list[MemoryWritten]:
+        """Commit, each on its own, the memory files among `paths` (workspace-relative) that an
+        edit made outside Cairn left uncommitted: once the edit settles (the file watcher calls
+        this), so that no later Cairn commit carries it. Paths that are no memory file are
+        skipped."""
+        events = []
+        with self._exclusive():
+            for rel in sorted(paths):
+                try:
+                    path, name = locate(self.root, rel)
+                except MemoryPathError:
+                    continue
+                if event := self._commit_outside_edit(name, read_or_empty(path, name)):
+                    events.append(event)
+        return events
+
     # --- internals -------------------------------------------------------------------------
+
+    def _commit_outside_edit(self, name: str, current: bytes) -> MemoryWritten | None:
+        """Commit `current`, the file's content on disk, when git does not hold it and Cairn
+        did not write it: an edit made outside Cairn, as "edit made outside Cairn: <name>"."""
+        committed = self.git.committed(name)
+        if current == (committed or b"") or self._written.get(name) == _fingerprint(current):
+            return None
+        outcome = self.git.commit([name], f"{OUTSIDE_EDIT}: {name}\n")
+        if outcome.sha is None and outcome.error is None:
+            return None  # nothing to commit after all (an ignored or vanished file)
+        return MemoryWritten(
+            path=name,
+            bytes=len(current),
+            commit=outcome.sha,
+            reason="user",
+            lines_added=added_lines(committed or b"", current),
+            commit_error=outcome.error,
+            outside_edit=True,
+        )
 
     def _locate(self, rel: str, *, diary: bool) -> tuple[Path, str]:
         """`locate`, and DREAMS.md when `diary` (dreaming's own file, never the model's)."""

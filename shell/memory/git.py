@@ -134,6 +134,21 @@ class GitStore:
                 )
             return CommitOutcome(sha=sha, error=None, lock_cleared=lock_cleared)
 
+    def committed(self, path: str) -> bytes | None:
+        """The content of `path` (workspace-relative) in the last commit; None when the last
+        commit does not hold it, or there is no commit or no repository yet."""
+        with self._lock:
+            if not (self.root / ".git").exists():
+                return None
+            try:
+                repo = self._open()
+                if not repo.head.is_valid():
+                    return None
+                data: bytes = (repo.head.commit.tree / path).data_stream.read()
+            except KeyError:  # not in the last commit
+                return None
+            return data
+
     def log(self, limit: int = 20, path: str | None = None) -> list[CommitInfo]:
         """The newest `limit` commits, optionally only those touching `path`.
 

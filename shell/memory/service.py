@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from shell.config import Settings
@@ -24,9 +24,16 @@ if TYPE_CHECKING:
     from shell.memory.search import MemorySearch, SearchResult
 
 
+OutsideEdits = Callable[[set[str]], Sequence[Event]]
+"""Commits the edits made outside Cairn among changed paths (`MemoryFiles.commit_outside_edits`)."""
+
+
 class RecallService:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, outside_edits: OutsideEdits | None = None) -> None:
+        """`outside_edits`: called with the memory paths the watcher saw change, once they
+        settle, before the index catches up; its events are published like the index's."""
         self.settings = settings
+        self._outside_edits = outside_edits
         self._index: MemoryIndex | None = None
         self._searcher: MemorySearch | None = None
         self._hit_log: HitLog | None = None
@@ -157,7 +164,10 @@ class RecallService:
         self._watcher_made.set()
         await asyncio.to_thread(self._ready.wait)
 
-        async def changed(_paths: set[str]) -> None:
+        async def changed(paths: set[str]) -> None:
+            if self._outside_edits is not None:
+                for event in await asyncio.to_thread(self._committed_outside_edits, paths):
+                    self._put(event)
             for event in await asyncio.to_thread(self.sync, "watch"):
                 self._put(event)
 
@@ -168,6 +178,13 @@ class RecallService:
         await self._watcher_made.wait()
         assert self._watcher is not None
         await self._watcher.started()
+
+    def _committed_outside_edits(self, paths: set[str]) -> Sequence[Event]:
+        assert self._outside_edits is not None
+        try:
+            return self._outside_edits(paths)
+        except Exception as error:  # a failed commit must not stop the watching
+            return [Error(kind="background", message=f"committing an outside edit failed: {error}")]
 
     def _publish(self, event: IndexSyncProgress) -> None:
         if self._closing.is_set():

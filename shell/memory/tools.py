@@ -211,5 +211,5 @@ def _append_result(outcome: WriteOutcome) -> ToolResult:
 
 
 def _events(outcome: WriteOutcome) -> list[Event]:
-    found = [outcome.lock_cleared, outcome.redaction]
+    found = [outcome.outside, outcome.lock_cleared, outcome.redaction]
     return [*(event for event in found if event is not None), outcome.event]

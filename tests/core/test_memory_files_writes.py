@@ -213,23 +213,49 @@ def test_another_process_appending_at_the_same_time_loses_nothing(memory_root: P
     assert lines == expected
 
 
-def test_an_append_keeps_an_edit_saved_outside_cairn_and_says_so(
+def test_an_append_commits_an_edit_saved_outside_cairn_on_its_own_first(
     memory_files: MemoryFiles, memory_root: Path
 ) -> None:
     note = memory_root / "memory" / "2026-11-30.md"
     first = memory_files.append("memory/2026-11-30.md", "- agent fact one", reason="tool")
-    assert not first.event.outside_edit
+    assert first.outside is None
     note.write_text(note.read_text() + "- typed by the user in an editor\n")  # saved, uncommitted
 
     outcome = memory_files.append("memory/2026-11-30.md", "- agent fact two", reason="tool")
 
-    assert outcome.event.outside_edit
     text = note.read_text()
     assert text == "- agent fact one\n- typed by the user in an editor\n- agent fact two\n"
-    committed = git.Repo(memory_root).git.show("HEAD:memory/2026-11-30.md")
-    assert committed + "\n" == text  # the user's edit is in git now, not clobbered
+    repo = git.Repo(memory_root)
+    mine, theirs = list(repo.iter_commits(max_count=2))
+    assert theirs.message == "edit made outside Cairn: memory/2026-11-30.md\n"
+    assert repo.git.diff(f"{theirs.hexsha}~1", theirs.hexsha, "--unified=0").count("\n+-") == 1
+    assert "+- typed by the user in an editor" in repo.git.show(theirs.hexsha)
+    added = repo.git.diff(theirs.hexsha, mine.hexsha, "--unified=0")
+    assert "+- agent fact two" in added and "typed by the user" not in added
+    assert mine.message.startswith("memory(tool): append 1 line")
+    assert outcome.outside is not None and outcome.outside.outside_edit
+    assert (outcome.outside.commit, outcome.outside.lines_added) == (theirs.hexsha, 1)
+    assert outcome.event.commit == mine.hexsha and not outcome.event.outside_edit
     again = memory_files.append("memory/2026-11-30.md", "- agent fact three", reason="tool")
-    assert not again.event.outside_edit
+    assert again.outside is None
+
+
+def test_an_edit_made_outside_cairn_is_committed_once_it_settles(
+    memory_files: MemoryFiles, memory_root: Path
+) -> None:
+    memory_files.append("memory/2026-11-30.md", "- agent fact one", reason="tool")
+    note = memory_root / "memory" / "2026-11-30.md"
+    note.write_text(note.read_text() + "- typed in another shell\n")
+    (memory_root / "notes.txt").write_text("not memory\n")
+
+    [event] = memory_files.commit_outside_edits({"memory/2026-11-30.md", "notes.txt"})
+
+    repo = git.Repo(memory_root)
+    head = repo.head.commit
+    assert head.message == "edit made outside Cairn: memory/2026-11-30.md\n"
+    assert event.commit == head.hexsha and event.outside_edit and event.reason == "user"
+    assert repo.git.show("HEAD:memory/2026-11-30.md").endswith("- typed in another shell")
+    assert memory_files.commit_outside_edits({"memory/2026-11-30.md"}) == []  # settled
 
 
 def test_a_read_before_an_outside_edit_still_blocks_a_rewrite_after_an_append(

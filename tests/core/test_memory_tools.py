@@ -134,7 +134,9 @@ async def test_write_after_read_then_stale_refusal(toolbox: Toolbox, tool_root: 
     payload = ok(result)
     assert payload["path"] == "MEMORY.md" and payload["bytes"] == 4
     assert payload["commit"] == git.Repo(tool_root).head.commit.hexsha
-    assert [type(e) for e in result.events] == [MemoryWritten]
+    outside, written = result.events  # "old" was written outside Cairn: committed on its own
+    assert isinstance(outside, MemoryWritten) and outside.outside_edit
+    assert isinstance(written, MemoryWritten) and not written.outside_edit
 
     (tool_root / "MEMORY.md").write_text("edited outside\n")
     stale = await toolbox.call("memory_write", {"path": "MEMORY.md", "content": "newer"})

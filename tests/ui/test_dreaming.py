@@ -204,7 +204,10 @@ async def test_an_acceptance_past_the_budget_asks_first(demo_app: MakeApp, works
         await pilot.press("a")
         await until(pilot, lambda: not isinstance(app.screen, DreamReview))
         await settle(app, pilot)
-        assert len(commits(workspace)) == len(before) + 1
+        after = commits(workspace)  # the MEMORY.md written above was an edit made outside Cairn:
+        assert len(after) == len(before) + 2  # committed on its own before the acceptance
+        assert after[1] == "edit made outside Cairn: MEMORY.md"
+        assert after[0].startswith("memory(dream): accept d-")
         assert "its end is cut" in app.transcript.describe()
 
 

@@ -1,0 +1,54 @@
+"""An edit made outside Cairn is committed on its own: once it settles (the file watcher), or
+just before a Cairn commit that would otherwise carry it. Real agent, real git, real watcher."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import git
+
+from shell import events as ev
+from shell.config import Settings
+from tests.core.agent_helpers import collect, of, started
+
+NOTE = "memory/2026-11-30.md"
+
+
+async def test_a_settled_outside_edit_is_committed_on_its_own(demo_settings: Settings) -> None:
+    agent = await started(replace(demo_settings, watch=True))
+    await collect(agent.submit("remember that the office opens at 8"))
+    stream = agent.background_events()
+    await asyncio.wait_for(agent.recall.watching(), 60)
+    note = demo_settings.workspace / NOTE
+    note.write_text(note.read_text() + "- typed in another shell: OPS-77 is on call\n")
+
+    event = await asyncio.wait_for(anext(stream), timeout=60)
+    while not isinstance(event, ev.MemoryWritten):
+        event = await asyncio.wait_for(anext(stream), timeout=60)
+
+    repo = git.Repo(demo_settings.workspace)
+    assert repo.head.commit.message == f"edit made outside Cairn: {NOTE}\n"
+    assert (event.path, event.commit, event.outside_edit) == (NOTE, repo.head.commit.hexsha, True)
+    assert event.lines_added == 1
+    assert not repo.is_dirty(path=NOTE)
+    await agent.aclose()
+
+
+async def test_a_cairn_write_commits_a_pending_outside_edit_first(demo_settings: Settings) -> None:
+    agent = await started(demo_settings)  # no watcher: the write path alone must do it
+    await collect(agent.submit("remember that the office opens at 8"))
+    note = demo_settings.workspace / NOTE
+    note.write_text(note.read_text() + "- typed in another shell\n")
+
+    events = await collect(agent.submit("remember that the printer is on floor 2"))
+
+    outside, mine = of(events, ev.MemoryWritten)
+    repo = git.Repo(demo_settings.workspace)
+    head, before = list(repo.iter_commits(max_count=2))
+    assert before.message == f"edit made outside Cairn: {NOTE}\n" and outside.outside_edit
+    assert outside.commit == before.hexsha and mine.commit == head.hexsha
+    assert "+- typed in another shell" in repo.git.diff(f"{before.hexsha}~1", before.hexsha)
+    cairn_diff = repo.git.diff(before.hexsha, head.hexsha, "--unified=0")
+    assert "printer" in cairn_diff and "typed in another shell" not in cairn_diff
+    await agent.aclose()

@@ -9,7 +9,8 @@
                                                   dream, or decide on what dreaming proposed
     cairn replay TRACE                            play a recorded trace back into the TUI
 
-Errors print one clear line and exit non-zero; never a traceback.
+Errors print one clear line and exit non-zero; never a traceback. A reader that closes the
+pipe early (`cairn run … | head -1`) ends the command quietly with exit code 141.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ from typing import Any
 from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
 from shell.heavy_import import collector_paused
 
+EXIT_CLOSED_PIPE = 141
+"""The exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for
+a command SIGPIPE ended (git, coreutils), so a pipeline with `set -o pipefail` can tell a cut
+run from a complete one; nothing is printed."""
+
 
 def _defaults(inherit: bool) -> dict[str, Any]:
     """With `inherit` (a subcommand's parser), an option left out keeps what was given before
@@ -35,7 +41,7 @@ def _defaults(inherit: bool) -> dict[str, Any]:
 
 
 def _common(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
-    """The options every command takes (`inherit`: see `_defaults`)."""
+    """The option every command takes (`inherit`: see `_defaults`)."""
     default = _defaults(inherit)
     parser.add_argument(
         "--workspace",
@@ -43,6 +49,11 @@ def _common(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
         help="workspace folder (default: $CAIRN_WORKSPACE or a platform data dir)",
         **default,
     )
+
+
+def _model(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
+    """The options of the commands that call a model: the TUI, run and dream."""
+    default = _defaults(inherit)
     parser.add_argument(
         "--model",
         help="any litellm model string, e.g. gpt-4o-mini or ollama/llama3.1",
@@ -86,35 +97,70 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cairn", description="An agent shell whose memory is plain Markdown."
     )
     _common(parser)
+    _model(parser)
     _session(parser)
     sub = parser.add_subparsers(dest="command")
 
     init = sub.add_parser("init", help="seed a workspace")
-    init.add_argument("directory", nargs="?", type=Path)
+    init.add_argument(
+        "directory",
+        nargs="?",
+        type=Path,
+        help="the folder to seed (default: --workspace, $CAIRN_WORKSPACE or a platform data dir)",
+    )
     _common(init, inherit=True)
 
     run = sub.add_parser("run", help="headless: one turn per message, one JSON event per line")
     _common(run, inherit=True)
+    _model(run, inherit=True)
     _session(run, inherit=True)
     run.add_argument("--flush", action="store_true", help="run a memory flush after the messages")
     run.add_argument(
-        "--compact", nargs="?", const="", metavar="FOCUS", help="compact after the messages"
+        "--compact",
+        nargs="?",
+        const="",
+        metavar="FOCUS",
+        help="compact after the messages; FOCUS: what the summary should keep above all",
     )
     run.add_argument(
         "messages", nargs="*", help="messages (or slash commands); stdin lines if none"
     )
 
-    search = sub.add_parser("search", help="search memory")
+    search = sub.add_parser(
+        "search",
+        help="search memory",
+        description="Search the memory files as the agent's memory_search does, by meaning and "
+        "by exact tokens; no model is called.",
+    )
     _common(search, inherit=True)
-    search.add_argument("query", nargs="+")
-    search.add_argument("--json", action="store_true")
-    search.add_argument("-k", type=int, default=6, help="number of hits (default 6)")
+    search.add_argument(
+        "query",
+        nargs="+",
+        help="what to look for: plain words, or exact tokens such as a ticket id or a hash "
+        "(several words form one query)",
+    )
+    search.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON (mode, hits with path, lines, scores and snippet)",
+    )
+    search.add_argument(
+        "-k", type=int, default=6, metavar="N", help="number of hits, 1 to 50 (default 6)"
+    )
 
-    index = sub.add_parser("index", help="inspect or rebuild the memory index")
+    index = sub.add_parser(
+        "index",
+        help="inspect or rebuild the memory index",
+        description="With no option, bring the index up to date with the memory files.",
+    )
     _common(index, inherit=True)
     group = index.add_mutually_exclusive_group()
-    group.add_argument("--status", action="store_true")
-    group.add_argument("--rebuild", action="store_true")
+    group.add_argument(
+        "--status", action="store_true", help="report what the index holds; change nothing"
+    )
+    group.add_argument(
+        "--rebuild", action="store_true", help="drop the index and build it again from the files"
+    )
 
     dream = sub.add_parser(
         "dream",
@@ -123,12 +169,23 @@ def build_parser() -> argparse.ArgumentParser:
         "for MEMORY.md. With decisions, apply them in order; nothing enters MEMORY.md otherwise.",
     )
     _common(dream, inherit=True)
+    _model(dream, inherit=True)
     dream.add_argument(
-        "--apply", nargs="+", action="extend", default=[], metavar="ID", help="accept these"
+        "--apply",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="ID",
+        help="accept these proposals (ids as listed)",
     )
     dream.add_argument("--apply-all", action="store_true", help="accept every open proposal")
     dream.add_argument(
-        "--reject", nargs="+", action="extend", default=[], metavar="ID", help="reject these"
+        "--reject",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="ID",
+        help="reject these proposals",
     )
     dream.add_argument(
         "--edit",
@@ -147,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay = sub.add_parser("replay", help="play a recorded trace back into the TUI")
     _common(replay, inherit=True)
-    replay.add_argument("trace_file", type=Path)
+    replay.add_argument("trace_file", type=Path, help="a trace written by --trace")
     replay.add_argument("--step", action="store_true", help="play one turn per Enter")
     return parser
 
@@ -228,8 +285,7 @@ def dispatch(args: argparse.Namespace) -> int:
                 )
             )
         case "replay":
-            from widgets.app import replay_app
-            from widgets.replay import load_trace
+            from widgets.replay import load_trace, replay_app
 
             if not args.trace_file.is_file():
                 raise ConfigError(f"no trace file at {args.trace_file}")
@@ -263,6 +319,10 @@ def main(argv: list[str] | None = None) -> None:
         code = dispatch(args)
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:  # the reader went away (`| head -1`): stop quietly, as git does
+        with contextlib.suppress(OSError):  # what is still buffered goes nowhere, silently
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = EXIT_CLOSED_PIPE
     except Exception as error:  # the one place that turns any failure into one clear line
         message = str(error) or type(error).__name__
         print(f"cairn: error: {message}", file=sys.stderr)
@@ -271,6 +331,10 @@ def main(argv: list[str] | None = None) -> None:
     # every exit): what Cairn writes is fsynced or closed by now; only stdio needs a flush.
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError):  # a reader that went away (`| head`) is not an error
+        try:
             stream.flush()
+        except BrokenPipeError:  # a reader that went away (`| head`) is not an error
+            code = EXIT_CLOSED_PIPE if code == 0 and stream is sys.stdout else code
+        except OSError:
+            pass
     os._exit(code)

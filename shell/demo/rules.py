@@ -38,6 +38,7 @@ from shell.demo.messages import (
 from shell.demo.summary import summary_reply
 from shell.memory.paths import daily_note
 from shell.text import collapse, display_line, normalized, sentences
+from shell.text.small_talk import SmallTalk, small_talk
 from shell.text.stop_words import STOP_WORDS
 
 MAX_FLUSH_FACTS = 20
@@ -63,6 +64,19 @@ _CHAT_REPLIES = (
     "Got it. As the offline demo brain I can't hold a real conversation, but I can show you the "
     'memory pipeline: try "remember that …", then ask me what you told me.',
 )
+
+
+_SMALL_TALK: dict[SmallTalk, str] = {
+    "greeting": "Hello! I'm Cairn's offline demo brain. Tell me something to keep with "
+    '"remember that …", and ask me about it later.',
+    "how_are_you": "I'm doing well, thanks for asking! What can I do for you?",
+    "thanks": "You're welcome!",
+    "joke": "Why did the note never get lost? Because every word of it was committed.",
+    "story": "Once upon a time someone wrote a fact down in a Markdown file, git kept it, and "
+    "years later it was still there when they asked. The end.",
+    "acknowledgement": "Okay. Anything you'd like me to remember?",
+}
+"""Canned replies to small talk (`shell.text.small_talk`): no memory search for a greeting."""
 
 
 def _say(text: str) -> DemoReply:
@@ -208,6 +222,8 @@ def _append_lines(facts: Sequence[str]) -> str:
 def _user_turn(
     text: str, messages: Sequence[Any], names: set[str], today: Callable[[], date] | None
 ) -> DemoReply:
+    if kind := small_talk(text):
+        return _say(_SMALL_TALK[kind])
     facts = turn_facts(text)
     if not facts and is_question(text):
         if "memory_search" in names:

@@ -184,3 +184,32 @@ def test_search_finds_each_fact_in_its_top_five(
     assert any(hit.path == path and hit.start_line <= line <= hit.end_line for hit in top), [
         (hit.citation, round(hit.score, 3)) for hit in top
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "answer"),
+    [
+        ("hi there", "Hello!"),
+        ("Hello!", "Hello!"),
+        ("good morning", "Hello!"),
+        ("how are you today?", "I'm doing well"),
+        ("thanks!", "You're welcome"),
+        ("thank you so much for that", "You're welcome"),
+        ("tell me a joke", "Why did the note"),
+        ("tell me a story", "Once upon a time"),
+    ],
+)
+async def test_small_talk_gets_a_friendly_answer_without_a_search(
+    demo_settings: Settings, said: str, answer: str
+) -> None:
+    agent = build_agent(demo_settings)
+    try:
+        await collect(agent.start())
+        events = await collect(agent.submit(said))
+    finally:
+        await agent.aclose()
+
+    assert not [e for e in events if isinstance(e, ev.ToolCallStarted)]
+    [reply] = [e for e in events if isinstance(e, ev.AssistantMessage)]
+    assert reply.text.startswith(answer)
+    assert "closest note" not in reply.text and not reply.text.startswith("Got it")

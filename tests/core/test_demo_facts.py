@@ -156,7 +156,7 @@ def test_an_interjection_is_not_saved_with_the_fact() -> None:
 def test_small_talk_gets_a_chat_reply_and_no_tool(text: str) -> None:
     reply = decide([SYSTEM, user(text)], TOOLS)
 
-    assert reply.tool_calls == () and "offline demo brain" in reply.text
+    assert reply.tool_calls == () and reply.text and "closest note" not in reply.text
 
 
 def test_a_fact_told_with_a_question_is_searched_at_the_turn_and_kept_by_the_flush() -> None:

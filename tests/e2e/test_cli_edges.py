@@ -1,0 +1,83 @@
+"""`cairn` at its edges: a reader that closes the pipe early, and every subcommand's --help."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shell.config import KEY_ENV_VARS
+from tests.e2e.test_cli import CAIRN, cairn
+from widgets.cli import build_parser
+
+
+def closed_early(args: list[str], home: Path, lines: int) -> tuple[int, str]:
+    """Run `cairn` with stdout read for `lines` lines, then closed, as `| head -N` does."""
+    env = {k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS}
+    env = {k: v for k, v in env.items() if not k.startswith("CAIRN_")}
+    env.update(HOME=str(home), CAIRN_CONFIG=str(home / "none.toml"), CAIRN_WATCH="false")
+    process = subprocess.Popen(
+        [str(CAIRN), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    for _ in range(lines):
+        assert process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    return process.wait(timeout=300), stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "lines"),
+    [
+        (["run", "--workspace", "{ws}", "hello", "remember that the gate code is 4412"], 1),
+        (["search", "--workspace", "{ws}", "gate code"], 0),
+    ],
+    ids=["run-head-1", "search-head-0"],
+)
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str], lines: int) -> None:
+    ws = tmp_path / "ws"
+    seeded = cairn("init", str(ws), home=tmp_path)
+    assert seeded.returncode == 0, seeded.stderr
+    for _ in range(50):  # enough output that the writer meets the closed pipe
+        (ws / "memory" / "2026-01-01.md").open("a").write("- the gate code opens the gate\n")
+
+    code, stderr = closed_early([a.replace("{ws}", str(ws)) for a in args], tmp_path, lines)
+
+    assert (code, stderr) == (141, "")
+
+
+@pytest.mark.parametrize(
+    ("command", "expected", "absent"),
+    [
+        ("search", ["query", "what to look for", "--json", "print the result as JSON", "-k N"],
+         ["--model", "--api-base", "--context-window", "--demo", "--session"]),
+        ("index", ["--status", "--rebuild", "report what", "drop the index"],
+         ["--model", "--demo", "--session"]),
+        ("init", ["directory", "the folder to seed"], ["--model", "--demo", "--session"]),
+        ("replay", ["trace_file", "a trace written by --trace", "--step"], ["--model", "--demo"]),
+        ("run", ["--model", "--demo", "--session", "--flush", "--compact", "messages"], []),
+        ("dream", ["--model", "--apply", "--reject", "--edit", "--json"], ["--session"]),
+    ],
+)  # fmt: skip
+def test_each_subcommand_help_explains_only_its_own_arguments(
+    tmp_path: Path, command: str, expected: list[str], absent: list[str]
+) -> None:
+    result = cairn(command, "--help", home=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert all(text in result.stdout for text in expected), result.stdout
+    assert not [flag for flag in absent if flag in result.stdout], result.stdout
+    [parser] = [
+        action.choices[command]
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    assert [a.dest for a in parser._actions if not a.help] == []  # every argument explained

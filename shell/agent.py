@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shell import commands
 from shell.calls import ModelCall, ToolDone, run_tool_calls
+from shell.cancel import Cancellation, TurnLog
 from shell.config import Settings
 from shell.context.budget import ContextBudget, ContextWindow
 from shell.context.request import RequestBuilder
 from shell.dreaming import Decision, Dreamer, Preview
 from shell.events import (
     AssistantMessage,
-    BootstrapTruncated,
-    ContextReport,
     DreamTrigger,
     Error,
     Event,
@@ -31,7 +30,6 @@ from shell.events import (
     ProposalsWaiting,
     SessionStarted,
     StartupPreludeInjected,
-    TurnEnding,
     TurnFinished,
     TurnStarted,
     UsageUpdated,
@@ -43,13 +41,14 @@ from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
+from shell.session.views import ViewRecorder
 from shell.tools import Toolbox
 from shell.workspace import sweep_interrupted_writes
 
 UNKNOWN_WINDOW = 128_000
 
 
-class Agent:
+class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "background_events")):
     """A session with the model: the conversation, its counters, and the memory it writes.
 
     Its collaborators come wired from `shell.build`; the agent runs the turn between them.
@@ -86,6 +85,7 @@ class Agent:
         self._resumed = resumed
         self._index_in_background = index_in_background
         self._last_reported = (0, 0)
+        self._cancel = Cancellation()
 
     @property
     def record(self) -> SessionRecord:
@@ -175,28 +175,24 @@ class Agent:
         return notices
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
-        """A user prompt, or a slash command: /compact [focus], /flush, /new, /context, /dream."""
-        command, _, argument = text.strip().partition(" ")
-        match command:
-            case "/dream":
-                stream = self.dream("manual")
-            case "/compact":
-                stream = self.compact(argument.strip() or None)
-            case "/flush":
-                stream = self.flush()
-            case "/new":
-                stream = self.new_session()
-            case "/context":
-                stream = self.context_report()
-            case _:
-                stream = self.run_turn(text)
+        """A user prompt, or a slash command (`shell.commands`; `/help` lists them)."""
+        invocation = commands.parse(text)
+        if invocation is None:
+            stream = self.run_turn(text)
+        else:
+            stream = commands.run_command(self, invocation)
         async with contextlib.aclosing(stream) as events:
             async for event in events:
                 yield event
 
+    def cancel(self) -> bool:
+        """Ask the turn under way to stop at its next safe point (`shell.cancel`): it ends
+        with a `TurnCancelled` receipt. False when no turn is running."""
+        return self._cancel.request()
+
     async def run_turn(self, prompt: str) -> AsyncGenerator[Event]:
         self.record.turns += 1
-        turn = _Turn(self.record.turns)
+        turn = TurnLog(self.record.turns)
         yield TurnStarted(session_id=self.session_id, turn=turn.number, prompt=prompt)
         for event in self.recall.drain():
             yield event
@@ -209,27 +205,32 @@ class Agent:
             yield TurnFinished(turn=turn.number, reason="error")
             return
         self.conversation.append(message)
+        self._cancel.begin()
         try:
             async for event in self._rounds(turn):
+                turn.note(event)
                 yield event
         except (asyncio.CancelledError, GeneratorExit):
-            turn.reason = "cancelled"
+            turn.reason, turn.killed = "cancelled", True
             raise
         except Exception:
             turn.reason = "error"  # a bug in the core: the consumer gets the exception next
             raise
         finally:
+            self._cancel.end()
             self.conversation.close_open_tool_calls()
             self.conversation.prelude = ""
             self.save()
-            if turn.reason != "cancelled":
+            if not turn.killed:
                 for event in self.recall.drain():
                     yield event
+                if turn.reason == "cancelled":
+                    yield turn.receipt()
                 yield TurnFinished(turn=turn.number, reason=turn.reason)
             if self._index_in_background:
                 self.recall.start()  # after the first answer, never in its way (once)
 
-    async def _rounds(self, turn: _Turn) -> AsyncIterator[Event]:
+    async def _rounds(self, turn: TurnLog) -> AsyncIterator[Event]:
         """Model call → tool calls → model call …, until the model answers without tools; the
         gate (and a flush, a compaction) before every call."""
         overflow_retried = False
@@ -237,6 +238,9 @@ class Agent:
         while True:
             async for event in self.lifecycle.before_model_call():
                 yield event
+            if self._cancel.requested:
+                turn.cancelled("memory_lifecycle")
+                return
             if dropped := self.lifecycle.fit_window():
                 yield dropped
             if (size := self.request_builder.projected()) >= self.budget.window:
@@ -248,7 +252,7 @@ class Agent:
             sent = builder.count()
             call = ModelCall(self.llm, builder.request(), builder.tool_schemas)
             try:
-                async for event in call.events():
+                async for event in self._cancel.until_requested(call.events()):
                     yield event
             except ModelError as error:
                 if error.kind == "context_overflow" and not overflow_retried:
@@ -259,6 +263,9 @@ class Agent:
                     continue
                 yield Error(error.kind, error.message, discard_partial=call.shown_text)
                 turn.reason = "error"
+                return
+            if self._cancel.requested and not call.answered:  # cut mid-answer: not kept
+                turn.cancelled("model_call")
                 return
             reply = call.reply
             self._count_usage(reply)
@@ -272,12 +279,20 @@ class Agent:
                     turn.reason = "empty"
                 yield self.usage()
                 return
-            tools = run_tool_calls(self.toolbox, reply.tool_calls, side_events=self.recall.drain)
+            tools = run_tool_calls(
+                self.toolbox,
+                reply.tool_calls,
+                side_events=self.recall.drain,
+                stop=lambda: self._cancel.requested,
+            )
             async for item in tools:
                 if isinstance(item, ToolDone):
                     self.conversation.append(item.message())
                 else:
                     yield item
+            if self._cancel.requested:
+                turn.cancelled("tool_calls")
+                return
             rounds += 1
             if rounds >= self.settings.max_tool_rounds:
                 yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
@@ -319,24 +334,13 @@ class Agent:
 
     async def context_report(self) -> AsyncGenerator[Event]:
         """`/context`: what the next prompt holds, how it was counted, and what was cut."""
-        builder = self.request_builder
-        bootstrap = builder.bootstrap()
-        yield ContextReport(
-            usage=self.usage(),
-            messages=len(self.messages),
-            compactions=self.record.compaction_count,
-            compact_tools=builder.compact_tools,
-            bootstrap_file_budget=builder.budgets[0],
-            bootstrap_total_budget=builder.budgets[1],
-            bootstrap_chars=dict(bootstrap.chars),
-            bootstrap_cut={
-                e.file: e.original_chars
-                for e in bootstrap.events
-                if isinstance(e, BootstrapTruncated)
-            },
-        )
+        yield self.request_builder.report(self._last_reported)
 
     async def new_session(self) -> AsyncGenerator[Event]:
+        """`/new`: a flush attempt first (or the gate's reason why none), as a compaction has,
+        since the context it ends is gone from the model's reach; then a fresh session."""
+        async for event in self.lifecycle.flush_before_new_session():
+            yield event
         self.conversation.restart(self.settings.model)
         self._last_reported = (0, 0)  # the provider's numbers were the old session's
         self._resumed = False
@@ -387,9 +391,3 @@ class Agent:
 
     def save(self) -> None:
         self.conversation.save()
-
-
-@dataclass
-class _Turn:
-    number: int
-    reason: TurnEnding = "completed"

@@ -26,6 +26,7 @@ from shell.events import (
     FlushGateEvaluated,
     FlushStarted,
     GitLockCleared,
+    HelpShown,
     IndexRebuilt,
     IndexSynced,
     IndexSyncProgress,
@@ -45,6 +46,8 @@ from shell.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallStopped,
+    TurnCancelled,
     TurnFinished,
     TurnsDropped,
     TurnStarted,
@@ -58,10 +61,11 @@ from widgets.blocks import (
     ReinjectionBlock,
 )
 from widgets.dream_block import DreamBlock
-from widgets.format import dropped_text, short_sha, tokens
+from widgets.format import cancel_receipt, dropped_text, help_lines, short_sha, tokens
 
 if TYPE_CHECKING:
     from widgets.side_panes import SidePanes
+    from widgets.side_strip import SideStrip
     from widgets.status_bar import StatusBar
     from widgets.transcript import Transcript
 
@@ -70,10 +74,18 @@ class EventBridge:
     """Routes each core event to the widgets that show it. Holds the little state that spans
     events (the open flush block, the open compaction receipt)."""
 
-    def __init__(self, transcript: Transcript, status: StatusBar, side: SidePanes) -> None:
+    def __init__(
+        self,
+        transcript: Transcript,
+        status: StatusBar,
+        side: SidePanes,
+        strip: SideStrip | None = None,
+    ) -> None:
         self.transcript = transcript
         self.status = status
         self.side = side
+        self.strip = strip
+        """The one-line side area of narrow terminals (fed the same events as the panes)."""
         self._flush: FlushBlock | None = None
         self._compaction: CompactionReceipt | None = None
         self._dream: DreamBlock | None = None
@@ -95,6 +107,12 @@ class EventBridge:
                 await transcript.start_tool(event)
             case ToolCallFinished():
                 await transcript.finish_tool(event)
+            case ToolCallStopped():
+                await transcript.stop_tool(event)
+            case TurnCancelled():
+                await transcript.add_notice(cancel_receipt(event), "warning")
+            case HelpShown():
+                await transcript.add_notice("\n".join(["commands:", *help_lines(event)]))
             case SearchPerformed():
                 await transcript.show_search(event)
             case UsageUpdated():
@@ -120,7 +138,7 @@ class EventBridge:
                 await transcript.add_notice(message, level)
             case TurnFinished(reason=reason):
                 await transcript.end_turn()
-                if reason != "completed":
+                if reason not in ("completed", "cancelled"):  # a cancel has its receipt
                     await transcript.add_notice(f"turn ended: {reason}", "warning")
             case BootstrapTruncated():
                 await transcript.add_notice(
@@ -132,7 +150,9 @@ class EventBridge:
                 await transcript.add_notice(f"{file} is missing; the prompt goes without it")
             case MemoryWritten():
                 await transcript.add_block(MemoryWriteLine(event))
-                await self.side.memory_written(event.path)
+                await self.side.memory_written(event.path, event.lines_added)
+                if self.strip is not None:
+                    self.strip.memory_written(event)
             case SecretsRedacted(path=path, kinds=kinds):
                 await transcript.add_notice(
                     f"redacted from {path} before the commit: {', '.join(kinds)}", "warning"
@@ -153,6 +173,8 @@ class EventBridge:
                 )
             case FlushGateEvaluated():
                 await self.side.add_gate_decision(event)
+                if self.strip is not None:
+                    self.strip.gate_evaluated(event)
             case FlushStarted():
                 self._flush = FlushBlock(event.target, event.cycle, event.trigger)
                 await transcript.add_block(self._flush)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shell.events import ContextReport, TurnsDropped
+from shell.events import ContextReport, HelpShown, TurnCancelled, TurnsDropped
 from shell.text import shorten
 
 
@@ -88,3 +88,40 @@ def dropped_text(event: TurnsDropped) -> str:
         f"context, {tokens(event.tokens_before)} → {tokens(event.tokens_after)} of "
         f"{tokens(event.window)} tokens; they stay in the session file ({flushed})"
     )
+
+
+_STOPPED_DURING = {
+    "model_call": "the answer was cut off and not kept",
+    "tool_calls": "the tool under way finished first",
+    "memory_lifecycle": "the memory flush under way finished first",
+}
+
+
+def cancel_receipt(event: TurnCancelled) -> str:
+    """A cancelled turn's receipt: "turn cancelled: the tool under way finished first; done:
+    memory_append; not run: memory_search; written: memory/2026-11-30.md → 1a2b3c4"."""
+    parts = [f"turn cancelled: {_STOPPED_DURING[event.stopped_during]}"]
+    if event.tools_finished:
+        parts.append("done: " + ", ".join(event.tools_finished))
+    if event.tools_stopped:
+        parts.append("not run: " + ", ".join(event.tools_stopped))
+    if event.written:
+        commits = ", ".join(short_sha(c) for c in event.commits)
+        parts.append("written: " + ", ".join(event.written) + (f" → {commits}" if commits else ""))
+    return "; ".join(parts)
+
+
+def help_lines(event: HelpShown) -> list[str]:
+    """`/help` as lines: each command with its arguments, what it does, and its key."""
+    width = max((len(f"{c.name} {c.args}".strip()) for c in event.commands), default=0)
+    lines = []
+    for command in event.commands:
+        usage = f"{command.name} {command.args}".strip()
+        key = f"  ({key_name(command.key)})" if command.key else ""
+        lines.append(f"{usage.ljust(width)}  {command.help}{key}")
+    return lines
+
+
+def key_name(key: str) -> str:
+    """A Textual key as the footer writes it: "f3" is F3, "ctrl+l" stays."""
+    return key.upper() if key[:1] == "f" and key[1:].isdigit() else key

@@ -72,10 +72,12 @@ class ToolCallCard(Vertical):
         self.tool_name = name
         self.arguments = arguments
         self.finished: ToolCallFinished | None = None
+        self.stopped = False
+        """The turn was cancelled before this call began: it never ran."""
         self.search: SearchPerformed | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(self._header(), classes="tool-call--header")
+        yield Static(self._header_view(), classes="tool-call--header")
         yield Static("", classes="tool-call--search")
         yield Static(self._details(), classes="tool-call--details")
 
@@ -83,13 +85,28 @@ class ToolCallCard(Vertical):
         arrow = "▾" if self.expanded else "▸"
         text = Text.assemble((f"{arrow} ", "dim"), (self.tool_name, "bold"), " ")
         text.append(one_line(self.arguments, 60), style="dim")
-        if self.finished is None:
+        if self.stopped:
+            text.append("  ■ stopped (not run)", style="italic")
+        elif self.finished is None:
             text.append("  … running")
         elif self.finished.error:
             text.append(f"  ✗ {one_line(self.finished.error, 60)}", style="bold")
         else:
             text.append(f"  ✓ {duration(self.finished.duration_ms)}")
         return text
+
+    def _header_view(self) -> Table:
+        """The header on one line at any width: the status and timing in a fixed right-hand
+        part, the name and arguments ellipsized to the width that remains."""
+        header = self._header()
+        # Arguments are one_line()d (no double spaces): the first "  " starts the status.
+        cut = header.plain.find("  ")
+        left, right = (header, Text()) if cut < 0 else header.divide([cut])
+        grid = Table.grid(expand=True)
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(no_wrap=True, overflow="ellipsis", justify="right", max_width=40)
+        grid.add_row(left, right)
+        return grid
 
     def _details(self) -> Text:
         text = Text()
@@ -120,7 +137,7 @@ class ToolCallCard(Vertical):
     def _refresh_parts(self) -> None:
         if not self.is_mounted:
             return
-        self.query_one(".tool-call--header", Static).update(self._header())
+        self.query_one(".tool-call--header", Static).update(self._header_view())
         self.query_one(".tool-call--details", Static).update(self._details())
         if self.search is not None:
             self.query_one(".tool-call--search", Static).update(self._search_view())
@@ -138,6 +155,11 @@ class ToolCallCard(Vertical):
     def finish(self, event: ToolCallFinished) -> None:
         self.finished = event
         self.set_class(bool(event.error), "-error")
+        self._refresh_parts()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.add_class("-stopped")
         self._refresh_parts()
 
     def attach_search(self, event: SearchPerformed) -> None:
@@ -161,6 +183,8 @@ class ToolCallCard(Vertical):
                     f"hit {hit.citation} {_score(hit.score)} "
                     f"{_score(hit.vector_score)} {_score(hit.text_score)}"
                 )
-        if self.finished is not None:
+        if self.stopped:
+            parts.append("stopped: not run")
+        elif self.finished is not None:
             parts.append(f"error: {self.finished.error}" if self.finished.error else "ok")
         return "\n".join(parts)

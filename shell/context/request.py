@@ -28,7 +28,7 @@ from shell.config import Settings
 from shell.context.budget import ContextWindow
 from shell.context.calibration import Calibration, CalibrationStore
 from shell.context.counter import TokenCounter
-from shell.events import UsageUpdated
+from shell.events import BootstrapTruncated, ContextReport, UsageUpdated
 from shell.session.conversation import Conversation
 from shell.tools import Toolbox
 from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
@@ -137,6 +137,24 @@ class RequestBuilder:
             window_source=budget.window_source,
             counted_prompt_tokens=counted,
             calibrated=self.calibration.calibrated,
+        )
+
+    def report(self, reported: tuple[int, int] = (0, 0)) -> ContextReport:
+        """`/context`: what the next prompt holds, how it was counted, and what was cut."""
+        bootstrap = self.bootstrap()
+        return ContextReport(
+            usage=self.usage(reported),
+            messages=len(self.conversation.messages),
+            compactions=self.conversation.record.compaction_count,
+            compact_tools=self.compact_tools,
+            bootstrap_file_budget=self.budgets[0],
+            bootstrap_total_budget=self.budgets[1],
+            bootstrap_chars=dict(bootstrap.chars),
+            bootstrap_cut={
+                e.file: e.original_chars
+                for e in bootstrap.events
+                if isinstance(e, BootstrapTruncated)
+            },
         )
 
 

@@ -56,6 +56,7 @@ from shell.events.lifecycle import (
     FlushTrigger,
     GateCondition,
     GateConditionName,
+    GateOccasion,
     StartupPreludeInjected,
     TurnsDropped,
 )
@@ -77,8 +78,10 @@ from shell.events.turns import (
     AssistantMessage,
     BootstrapMissing,
     BootstrapTruncated,
+    CommandHelp,
     Error,
     ErrorKind,
+    HelpShown,
     Loading,
     ModelRetry,
     Notice,
@@ -87,6 +90,8 @@ from shell.events.turns import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallStopped,
+    TurnCancelled,
     TurnEnding,
     TurnFinished,
     TurnStarted,
@@ -102,6 +107,7 @@ __all__ = [
     "BootstrapMissing",
     "BootstrapTruncated",
     "CandidateTruth",
+    "CommandHelp",
     "CompactionFailed",
     "CompactionFinished",
     "CompactionSkipped",
@@ -126,7 +132,9 @@ __all__ = [
     "FlushTrigger",
     "GateCondition",
     "GateConditionName",
+    "GateOccasion",
     "GitLockCleared",
+    "HelpShown",
     "IndexRebuilt",
     "IndexSyncProgress",
     "IndexSynced",
@@ -160,6 +168,8 @@ __all__ = [
     "Theme",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolCallStopped",
+    "TurnCancelled",
     "TurnEnding",
     "TurnFinished",
     "TurnStarted",
@@ -183,6 +193,9 @@ Event = (
     | AssistantMessage
     | ToolCallStarted
     | ToolCallFinished
+    | ToolCallStopped
+    | TurnCancelled
+    | HelpShown
     | UsageUpdated
     | Loading
     | ModelRetry

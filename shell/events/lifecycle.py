@@ -8,7 +8,10 @@ from typing import ClassVar, Literal
 from shell.events.base import BaseEvent
 from shell.events.turns import UsageUpdated
 
-FlushTrigger = Literal["tokens", "transcript_size", "manual", "overflow"]
+FlushTrigger = Literal["tokens", "transcript_size", "manual", "overflow", "new_session"]
+GateOccasion = Literal["model_call", "compaction", "new_session"]
+"""What the flush gate was asked before: the next model call, a compaction, or `/new` (which
+discards the context as a compaction does)."""
 FlushEnding = Literal["written", "no_reply", "ignored", "failed", "exhausted"]
 """written; no_reply (nothing to store); ignored (the model answered without the tool or
 NO_REPLY); failed; exhausted (the cycle's failures, ignored ones included, reached the
@@ -52,6 +55,7 @@ class FlushGateEvaluated(BaseEvent):
     projected_tokens: int
     flush_threshold: int
     compaction_threshold: int
+    before: GateOccasion = "model_call"
 
 
 @dataclass(frozen=True)

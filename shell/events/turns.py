@@ -22,9 +22,11 @@ ErrorKind = Literal[
     "crash",
     "background",
     "dream",
+    "command",
 ]
 """A model call's failure (the first seven, `shell.model.ModelError`), a broken index, a bug in
-the core (crash), in a background stream, or a decision dreaming could not carry out."""
+the core (crash), in a background stream, a decision dreaming could not carry out, or a slash
+command that does not exist (`shell.commands`)."""
 NoticeLevel = Literal["info", "warning", "error"]
 TurnEnding = Literal["completed", "empty", "tool_limit", "error", "cancelled"]
 
@@ -157,6 +159,58 @@ class Notice(BaseEvent):
     type: ClassVar[str] = "notice"
     message: str
     level: NoticeLevel = "info"
+
+
+@dataclass(frozen=True)
+class ToolCallStopped(BaseEvent):
+    """A tool call the model asked for that never ran: the turn was cancelled before it began.
+    It ends the call's card instead of a `ToolCallFinished` (a call already running when the
+    cancel came runs to its end and gets its `ToolCallFinished`)."""
+
+    type: ClassVar[str] = "tool_call_stopped"
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TurnCancelled(BaseEvent):
+    """The receipt of a turn the user cancelled, just before its `TurnFinished("cancelled")`:
+    what had happened before it stopped.
+
+    `stopped_during`: what was under way when the cancel came ("model_call": the model's answer
+    was cut and not kept; "tool_calls": the running tool finished, the rest did not run;
+    "memory_lifecycle": a flush or compaction finished first). `tools_finished` and
+    `tools_stopped` name the calls of this turn (in order); `written` the memory files written
+    and `commits` their commits.
+    """
+
+    type: ClassVar[str] = "turn_cancelled"
+    turn: int
+    stopped_during: Literal["model_call", "tool_calls", "memory_lifecycle"]
+    tools_finished: list[str] = field(default_factory=list)
+    tools_stopped: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CommandHelp:
+    """One slash command as `/help` lists it (see `shell.commands.Command`)."""
+
+    name: str
+    args: str
+    help: str
+    key: str | None = None
+    tui_only: bool = False
+
+
+@dataclass(frozen=True)
+class HelpShown(BaseEvent):
+    """`/help`: every slash command, with its arguments, what it does and its key in the TUI."""
+
+    type: ClassVar[str] = "help_shown"
+    commands: list[CommandHelp]
 
 
 @dataclass(frozen=True)

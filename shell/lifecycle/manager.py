@@ -21,7 +21,10 @@ from shell.events import (
     ContextReinjected,
     Event,
     FlushFinished,
+    FlushGateEvaluated,
     FlushTrigger,
+    GateCondition,
+    GateOccasion,
     Notice,
     TurnsDropped,
 )
@@ -147,19 +150,47 @@ class MemoryLifecycle:
         """Every compaction, whatever its trigger, comes after a flush attempt in its cycle, or
         after a gate decision that says why there was none."""
         if not self.flushed_this_cycle():
-            # Force the token condition: we are compacting, so the context is full by definition
-            # (on overflow the provider's count is above ours).
-            projected = max(self.request_builder.projected(), self.budget.flush_threshold)
-            inputs = self.gate_inputs(projected)
-            decision = evaluate_flush_gate(inputs, self.budget)
-            yield decision.to_event(inputs, self.budget)
-            if decision.flush:
-                async for event in self.flush("tokens" if trigger == "threshold" else trigger):
-                    yield event
-            else:
-                yield Notice(f"Compacting without a flush this cycle: {decision.summary}")
+            flush_trigger: FlushTrigger = "tokens" if trigger == "threshold" else trigger
+            async for event in self._flush_before_discard("compaction", flush_trigger):
+                yield event
         async for event in self.compact(trigger, focus):
             yield event
+
+    async def flush_before_new_session(self) -> AsyncIterator[Event]:
+        """`/new` discards the context as a compaction does, so it asks the gate first and
+        flushes when it says so; the gate entry (`before="new_session"`) records why not.
+        A session where nothing was said has nothing to flush: the entry says that."""
+        if not any(m.get("role") == "user" for m in self.conversation.messages):
+            inputs = self.gate_inputs(self.request_builder.projected())
+            decision = evaluate_flush_gate(inputs, self.budget)
+            yield replace(
+                decision.to_event(inputs, self.budget, "new_session"),
+                flush=False,
+                summary="no (/new): nothing was said in this session",
+            )
+            return
+        async for event in self._flush_before_discard("new_session", "new_session"):
+            yield event
+
+    async def _flush_before_discard(
+        self, before: GateOccasion, trigger: FlushTrigger
+    ) -> AsyncIterator[Event]:
+        # Force the token condition: the context is about to go, so it counts as full (on
+        # overflow the provider's count is above ours anyway).
+        counted = self.request_builder.projected()
+        inputs = self.gate_inputs(max(counted, self.budget.flush_threshold))
+        decision = evaluate_flush_gate(inputs, self.budget)
+        entry = decision.to_event(inputs, self.budget, before)
+        if before == "new_session":
+            entry = _new_session_entry(entry, counted)
+        yield entry
+        if decision.flush:
+            async for event in self.flush(trigger):
+                yield event
+        elif before == "compaction":
+            yield Notice(f"Compacting without a flush this cycle: {entry.summary}")
+        else:
+            yield Notice(f"New session without a flush: {entry.summary}")
 
     def flushed_this_cycle(self) -> bool:
         return self._cycle.flushed()
@@ -266,6 +297,22 @@ class MemoryLifecycle:
         self.conversation.reinjection = block
         self._record.needs_reinjection = False
         return ContextReinjected(sections=sections, chars=len(block), text=block)
+
+
+def _new_session_entry(entry: FlushGateEvaluated, counted: int) -> FlushGateEvaluated:
+    """The gate entry of `/new` with the real token count: the context is discarded whatever
+    its size, so the token condition holds for that reason, not for its numbers."""
+    threshold = entry.flush_threshold
+    tokens = GateCondition(
+        "tokens", True, counted, threshold, f"/new ends the context ({counted:,} tokens)"
+    )
+    conditions = [tokens if c.name == "tokens" else c for c in entry.conditions]
+    if entry.flush:  # "yes: 21,000 ≥ 21,000 tokens, not yet flushed in cycle 0"
+        reason = entry.summary.split(", ", 1)[-1]
+        summary = f"yes: /new ends the context ({counted:,} tokens), {reason}"
+    else:  # "no: already flushed in cycle 0 (21,000 / 21,000 tokens (100%))"
+        summary = "no (/new): " + entry.summary.split(" (", 1)[0].removeprefix("no: ")
+    return replace(entry, conditions=conditions, projected_tokens=counted, summary=summary)
 
 
 def _turns(messages: list[dict[str, Any]]) -> int:

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from shell.fsio import write_atomically
+from shell.memory.secrets import redact_values
 from shell.messages import summary_message
 from shell.session.record import SessionRecord
+from shell.session.views import ViewLog
 
 
 class SessionNotFound(LookupError):
@@ -48,6 +50,8 @@ class SessionStore:
         self.folder = Path(state_dir) / "sessions"
         self._clock = clock
         self._token = token
+        self.views = ViewLog(self.folder)
+        """`<id>.events.jsonl`: what each session showed, for a resumed view (`views.py`)."""
 
     def _record_path(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or "\\" in session_id or session_id[0] == ".":
@@ -110,10 +114,12 @@ class SessionStore:
         """Append one transcript entry as a JSON line, flushed and fsynced.
 
         Entries: `{"kind": "message", "message": {...}}`, a `compaction_entry(...)`, or
-        `{"kind": "event", ...}` (ignored when rebuilding messages).
+        `{"kind": "event", ...}` (ignored when rebuilding messages). Secrets in it are redacted
+        (`shell.memory.secrets.redact_values`): nothing detected as one is written to disk.
         """
         path = self._transcript_path(session_id)
         self.folder.mkdir(parents=True, exist_ok=True)
+        entry = redact_values(entry)  # what the user typed stays in the live context, not on disk
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         with open(path, "ab") as handle:
             # A crash mid-write leaves a line without its newline; start a fresh line so the

@@ -45,7 +45,7 @@ async def test_what_a_killed_run_left_behind_is_cleaned_up_and_said(
     fake_openai.enqueue(Reply(text="noted"))
     await collect(agent.submit("hello"))
     await agent.aclose()
-    transcript = next((fake_settings.workspace / ".cairn").rglob(f"{agent.session_id}*.jsonl"))
+    transcript = next((fake_settings.workspace / ".cairn").rglob(f"{agent.session_id}.jsonl"))
     with transcript.open("ab") as handle:
         handle.write(b'{"kind": "message", "message": {"role": "assist')  # torn by a kill
     stale = fake_settings.workspace / "memory" / ".2026-11-30.md.1a2b3c4d.tmp"

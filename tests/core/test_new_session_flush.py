@@ -1,0 +1,84 @@
+"""`/new` discards the context as a compaction does, so it goes through the flush gate and a
+flush attempt first (the demo brain, through real litellm and a real git workspace), or records
+why there was none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shell import events as ev
+from shell.agent import Agent
+from shell.build import build_agent
+from shell.config import DEMO_MODEL, Settings
+from tests.conftest import Clock
+from tests.core.agent_helpers import collect, of
+
+TOLD_WITH_A_QUESTION = "We decided to ship PROJ-1234 on 2026-03-06. When is the design review?"
+"""A fact told along with a question: the turn searches memory and saves nothing; only a flush
+keeps the decision."""
+
+
+async def demo_agent(tmp_path: Path) -> Agent:
+    settings = Settings(
+        workspace=tmp_path / "ws", model=DEMO_MODEL, embedder="hash", watch=False, clock=Clock()
+    )
+    agent = build_agent(settings, index_in_background=False)
+    await collect(agent.start())
+    return agent
+
+
+def note(agent: Agent) -> str:
+    return "".join(p.read_text() for p in (agent.workspace / "memory").glob("*.md"))
+
+
+async def test_new_flushes_what_no_turn_saved_before_the_session_starts_over(
+    tmp_path: Path,
+) -> None:
+    agent = await demo_agent(tmp_path)
+    for prompt in ("hi", TOLD_WITH_A_QUESTION, "thanks"):
+        await collect(agent.submit(prompt))
+    assert "PROJ-1234" not in note(agent), "no turn saved it"
+    old = agent.session_id
+
+    events = await collect(agent.submit("/new"))
+
+    kinds = [type(e) for e in events]
+    order = [ev.FlushGateEvaluated, ev.FlushStarted, ev.FlushFinished, ev.SessionStarted]
+    assert [k for k in kinds if k in order] == order
+    [gate] = of(events, ev.FlushGateEvaluated)
+    assert gate.flush and gate.before == "new_session"
+    assert gate.summary.startswith("yes: /new ends the context")
+    assert gate.projected_tokens < gate.flush_threshold, "the entry shows the real count"
+    assert of(events, ev.FlushStarted)[0].trigger == "new_session"
+    [finished] = of(events, ev.FlushFinished)
+    assert finished.outcome == "written" and finished.commit
+    assert "We decided to ship PROJ-1234 on 2026-03-06" in note(agent)
+    assert of(events, ev.SessionStarted)[0].session_id != old and agent.messages == []
+    await agent.aclose()
+
+
+async def test_new_on_an_empty_session_records_why_there_was_no_flush(tmp_path: Path) -> None:
+    agent = await demo_agent(tmp_path)
+
+    events = await collect(agent.submit("/new"))
+
+    [gate] = of(events, ev.FlushGateEvaluated)
+    assert not gate.flush and gate.before == "new_session"
+    assert gate.summary == "no (/new): nothing was said in this session"
+    assert not of(events, ev.FlushStarted) and of(events, ev.SessionStarted)
+    await agent.aclose()
+
+
+async def test_new_after_a_flush_in_this_cycle_says_so(tmp_path: Path) -> None:
+    agent = await demo_agent(tmp_path)
+    await collect(agent.submit(TOLD_WITH_A_QUESTION))
+    await collect(agent.submit("/flush"))
+
+    events = await collect(agent.submit("/new"))
+
+    [gate] = of(events, ev.FlushGateEvaluated)
+    assert not gate.flush and gate.summary == "no (/new): already flushed before compaction #1"
+    assert not of(events, ev.FlushStarted)
+    notices = [n.message for n in of(events, ev.Notice)]
+    assert notices == [f"New session without a flush: {gate.summary}"]
+    await agent.aclose()

@@ -17,28 +17,35 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.events import Resize
-from textual.widgets import Footer, Input
+from textual.widgets import Footer, HelpPanel, Input
 from textual.worker import Worker, WorkerState
 
+from shell.commands import parse as parse_command
 from shell.events import Error, Event, to_json
 from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES, DEFAULT_THEME
 from themes.user import load_user_themes
 from widgets.bridge import EventBridge
 from widgets.dream_review import DreamReview
+from widgets.main_screen import MainScreen
 from widgets.messages import AgentEvent
+from widgets.palette import CairnCommands
 from widgets.prompt import Prompt
-from widgets.replay import ReplayAgent
+from widgets.replay import ReplayAgent, with_history
 from widgets.side_panes import SidePanes
+from widgets.side_strip import SideStrip
 from widgets.source import AgentSource
 from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript
 
 NARROW_WIDTH = 100
-"""Below this many columns the side panes hide (F2 shows them in place of the transcript)."""
+"""Below this many columns the side panes fold into a one-line strip (F2 opens them over the
+transcript)."""
 TERMINAL_CHECK_S = 2.0
 """How often the TUI checks that its terminal is still there."""
 IDLE_CHECK_S = 30.0
 """How often the TUI checks whether it has been idle long enough to dream."""
+CANCEL_GRACE_S = 5.0
+"""How long a cancelled turn has to reach its next safe point before its stream is cancelled."""
 COMPACT_WIDTH = 150
 """Below this many columns the status bar shortens the session id."""
 
@@ -56,6 +63,7 @@ class CairnApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "Cairn"
     AUTO_FOCUS = "#prompt"
+    COMMANDS = App.COMMANDS | {CairnCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c,ctrl+q", "quit", "Quit", priority=True),
         Binding("escape", "cancel_turn", "Cancel"),
@@ -101,6 +109,9 @@ class CairnApp(App[None]):
             self._theme_cycle.append(theme.name)
         return errors
 
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(id="_default")
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return {**super().get_theme_variable_defaults(), **APP_VARIABLE_DEFAULTS}
 
@@ -120,6 +131,7 @@ class CairnApp(App[None]):
         with Horizontal(id="main"):
             yield Transcript(id="transcript")
             yield SidePanes(settings.workspace, settings.today, self.agent.git, id="side")
+        yield SideStrip(id="strip")
         yield Prompt(id="prompt")
         yield Footer()
 
@@ -131,13 +143,15 @@ class CairnApp(App[None]):
         if self.trace_path is not None:
             self.trace_path.parent.mkdir(parents=True, exist_ok=True)
             self._trace_file = self.trace_path.open("a", encoding="utf-8")
-        self._bridge = EventBridge(self.transcript, self.status_bar, self.side_panes)
+        bridge = self._bridge = EventBridge(
+            self.transcript, self.status_bar, self.side_panes, self.query_one(SideStrip)
+        )
         # The agent starts once the first frame is on screen, so nothing competes with painting;
         # until it has, a prompt sent (or typed ahead) waits in the queue.
         self._set_busy(True)
         if self._after_first_frame is not None:
             self.call_after_refresh(self._after_first_frame)
-        self.call_after_refresh(self.run_events, self.agent.start)
+        self.call_after_refresh(self.run_events, lambda: with_history(self.agent, bridge))
         self.run_background(self.agent.background_events)
         if not self.is_headless and sys.__stdin__ is not None and sys.__stdin__.isatty():
             self.set_interval(TERMINAL_CHECK_S, self._exit_if_terminal_gone)
@@ -254,14 +268,25 @@ class CairnApp(App[None]):
                 self.run_events(lambda: self.agent.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)
-        if text == "/review":
-            await self.action_review()
+        invocation = parse_command(text)
+        if invocation is not None and invocation.command and invocation.command.tui_only:
+            await self._run_tui_command(invocation.command.name)
             return
         if self.busy:
             self.queued.append(text)
             await self.transcript.add_notice(f"queued ({len(self.queued)} waiting): {text}")
             return
         await self._submit(text)
+
+    async def _run_tui_command(self, name: str) -> None:
+        """A command of `shell.commands` that acts on the screen (`tui_only`)."""
+        match name:
+            case "/review":
+                await self.action_review()
+            case "/clear":
+                await self.action_clear_view()
+            case "/exit":
+                self.exit()
 
     async def _submit(self, text: str) -> None:
         await self.transcript.echo_user(text)
@@ -270,12 +295,35 @@ class CairnApp(App[None]):
     # --- actions ----------------------------------------------------------------------------
 
     async def action_cancel_turn(self) -> None:
+        """Esc: close the keys panel or the panes overlay if one is open, else cancel the turn."""
+        if self.screen.query(HelpPanel):
+            self.action_hide_help_panel()
+            self.prompt.focus()
+            return
+        if self.side_overlay_open:
+            self.action_toggle_side()
+            return
         if self.busy:
             dropped = len(self.queued)
             self.queued.clear()
-            self.workers.cancel_group(self, "agent")
+            self._cancel_turn()
             if dropped:
                 await self.transcript.add_notice(f"dropped {dropped} queued prompt(s)")
+
+    def _cancel_turn(self) -> None:
+        """Ask the core to stop the turn at its next safe point: a running tool finishes and
+        its card shows its result, the turn ends with a receipt. A stream the core cannot stop
+        (the start, a /compact), or one still running CANCEL_GRACE_S later, is cancelled."""
+        running = [w for w in self.workers if w.group == "agent" and not w.is_finished]
+        if not self.agent.cancel():
+            self.workers.cancel_group(self, "agent")
+            return
+
+        def force() -> None:
+            for worker in running:
+                worker.cancel()  # a no-op for a worker that has finished
+
+        self.set_timer(CANCEL_GRACE_S, force)
 
     async def action_review(self) -> None:
         """Open dreaming's review queue (F3, /review)."""
@@ -288,8 +336,22 @@ class CairnApp(App[None]):
     async def action_clear_view(self) -> None:
         await self.transcript.clear_view()
 
+    def action_show_help_panel(self) -> None:
+        """The keys panel opens over the side area (in #main, see app.tcss), not beside it."""
+        if not self.screen.query(HelpPanel):
+            self.screen.query_one("#main").mount(HelpPanel())
+
+    @property
+    def side_overlay_open(self) -> bool:
+        """Whether the panes are open over the transcript (narrow terminals, after F2)."""
+        return self.screen.has_class("-narrow", "-side-toggled")
+
     def action_toggle_side(self) -> None:
+        """F2: hide or show the side column; on a narrow terminal, open or close the panes over
+        the transcript. Closing the overlay gives the prompt its focus back."""
         self.screen.toggle_class("-side-toggled")
+        if not self.side_overlay_open and self.prompt.display:
+            self.prompt.focus()
 
     def action_cycle_theme(self) -> None:
         names = self._theme_cycle
@@ -323,13 +385,3 @@ def run_tui(
 
     themes = config_file().parent / "themes"
     CairnApp(agent, trace=trace, theme_dir=themes, after_first_frame=after_first_frame).run()
-
-
-def replay_app(events: list[Event], workspace: Path, *, stepped: bool = False) -> CairnApp:
-    """A CairnApp that plays recorded `events` (delay-free, or one turn per Enter if `stepped`).
-
-    The side panes read the workspace as it is now, and the git pane shows its real log.
-    """
-    from shell.build import open_history
-
-    return CairnApp(ReplayAgent(events, workspace, stepped=stepped, git=open_history(workspace)))

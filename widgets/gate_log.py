@@ -13,6 +13,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from shell.events import FlushGateEvaluated, GateCondition
+from widgets.follow import follow_end
 from widgets.format import tokens
 
 MAX_ENTRIES = 200
@@ -79,9 +80,15 @@ class GateLog(VerticalScroll):
         self, history: Sequence[FlushGateEvaluated] = (), *, id: str | None = None
     ) -> None:
         """`history`: the decisions made before this log mounted, shown first."""
-        super().__init__(id=id, can_focus=False)
+        super().__init__(id=id)
         self._history = history
         self._count = 0
+
+    def on_resize(self) -> None:
+        follow_end(self)  # newest at the bottom: follow it until the user scrolls up
+
+    def watch_virtual_size(self) -> None:
+        self.call_later(follow_end, self)  # a full reflow sends no Resize for content alone
 
     def compose(self) -> ComposeResult:
         if not self._history:
@@ -98,7 +105,6 @@ class GateLog(VerticalScroll):
         if len(entries) >= MAX_ENTRIES:
             await entries.first().remove()
         await self.mount(GateEntry(self._count, event))
-        self.scroll_end(animate=False)
 
     @property
     def entries(self) -> list[GateEntry]:

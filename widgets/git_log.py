@@ -59,7 +59,7 @@ class GitLog(VerticalScroll):
     LIMIT = 20
 
     def __init__(self, source: GitLogSource | None, *, id: str | None = None) -> None:
-        super().__init__(id=id, can_focus=False)
+        super().__init__(id=id)
         self.source = source
         self.commits: list[CommitLike] = []
 

@@ -15,6 +15,12 @@ NEAR_FLUSH_FRACTION = 0.8
 
 METER_STATES = ("-ok", "-near-flush", "-over-flush", "-compacting")
 
+INDEX_SLOT_CHARS = 16
+"""The index status is a fixed slot this wide (plus padding), so the meter beside it keeps
+its width and its marks their place as the text changes."""
+USED_CHARS = len("99.9k")
+"""The widest used-token count; the meter's label is padded to it so the bar never moves."""
+
 
 class TokenMeter(Widget):
     """`1.2k / 8.2k` and a bar with the flush and compaction thresholds marked on it.
@@ -108,7 +114,8 @@ class TokenMeter(Widget):
         self._sync_state()
 
     def render(self) -> Text:
-        label = f"{self.label} "
+        widest = USED_CHARS + len(f" / {tokens(self.window)}")
+        label = f"{self.label:<{widest}} "  # padded: the bar starts at the same column
         text = Text(label, style=self.get_component_rich_style("token-meter--label"))
         width = max(0, self.size.width - len(label))
         if width < 4:
@@ -136,24 +143,25 @@ class CompactionCounter(Widget):
     """🗜 N: how many compactions this session has had."""
 
     DEFAULT_CSS = """
-    CompactionCounter { width: auto; height: 1; padding: 0 1; color: $meter-compacting; }
+    CompactionCounter { width: 7; height: 1; padding: 0 1; color: $meter-compacting; }
     """
 
-    count: reactive[int] = reactive(0, layout=True)
+    count: reactive[int] = reactive(0)
 
     def render(self) -> str:
         return f"🗜 {self.count}"
 
 
 class IndexStatus(Widget):
-    """The memory index: syncing progress, or how many chunks it holds."""
+    """The memory index: syncing progress, or how many chunks it holds. A fixed-width slot:
+    the token meter beside it keeps its width (and its marks their place) as the text changes."""
 
     DEFAULT_CSS = """
-    IndexStatus { width: auto; height: 1; padding: 0 1; color: $muted-text; }
+    IndexStatus { width: 18; height: 1; padding: 0 1; color: $muted-text; }
     IndexStatus.-syncing { color: $warning; }
     """
 
-    text: reactive[str] = reactive("index —", layout=True)
+    text: reactive[str] = reactive("index —")
 
     def show_progress(self, files_done: int, files_total: int) -> None:
         self.add_class("-syncing")
@@ -161,7 +169,8 @@ class IndexStatus(Widget):
 
     def show_synced(self, chunks_total: int) -> None:
         self.remove_class("-syncing")
-        self.text = f"index {chunks_total} chunks"
+        text = f"index {tokens(chunks_total)} chunks"
+        self.text = text if len(text) <= INDEX_SLOT_CHARS else f"{tokens(chunks_total)} chunks"
 
     def render(self) -> str:
         return self.text

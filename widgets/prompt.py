@@ -32,7 +32,9 @@ class Prompt(Input):
     """Tests turn this off so snapshots are deterministic."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(placeholder=IDLE_PLACEHOLDER, id=id)
+        # Focus coming back (F2, an overlay closed, a key typed in a pane) must not select the
+        # draft: the next key would replace it.
+        super().__init__(placeholder=IDLE_PLACEHOLDER, id=id, select_on_focus=False)
         self.history: list[str] = []
         self._history_index = 0
 

@@ -6,10 +6,12 @@ stepped, up to the first turn), and in stepped mode each Enter in the prompt pla
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shell.config import DreamSettings
 from shell.dreaming import Decision, Preview
@@ -25,6 +27,11 @@ from shell.events import (
 )
 from shell.memory.paths import note_date
 from widgets.git_log import GitLogSource
+
+if TYPE_CHECKING:
+    from widgets.app import CairnApp
+    from widgets.bridge import EventBridge
+    from widgets.source import AgentSource
 
 
 @dataclass(frozen=True)
@@ -107,11 +114,18 @@ class ReplayAgent:
         for event in self._segments.pop(0):
             yield event
 
+    def history(self) -> list[Event]:
+        """None apart: a trace holds a resumed session's replayed view in order."""
+        return []
+
     def start(self) -> AsyncIterator[Event]:
         return self._play()
 
     def submit(self, text: str) -> AsyncIterator[Event]:
         return self._play()
+
+    def cancel(self) -> bool:
+        return False  # a trace has no turn to stop: the app cancels its worker
 
     def dream(self, trigger: DreamTrigger = "manual") -> AsyncIterator[Event]:
         return self._nothing()
@@ -150,3 +164,37 @@ def load_trace(path: Path) -> list[Event]:
         except (ValueError, TypeError) as error:
             raise ValueError(f"{path}:{number}: {error}") from None
     return events
+
+
+async def with_history(agent: AgentSource, bridge: EventBridge) -> AsyncIterator[Event]:
+    """The agent's start, after what a resumed session showed before (`agent.history()`): those
+    events go to the widgets straight away, not through the stream (a trace of this run holds
+    only its own events), and a mark ends them. A view that cannot be shown is said; the session
+    starts all the same."""
+    try:
+        past = await asyncio.to_thread(agent.history)
+        for event in past:
+            await bridge.route(event)
+    except Exception as error:
+        past = []
+        message = f"the earlier view of this session could not be shown: {error}"
+        await bridge.transcript.add_notice(message, "warning")
+    if past:
+        turns = sum(isinstance(event, TurnStarted) for event in past)
+        await bridge.transcript.add_notice(
+            f"— resumed session {agent.session_id}: {turns} earlier turn(s) above —"
+        )
+        bridge.status.show_review(0)  # what waits for review now, the start says
+    async for event in agent.start():
+        yield event
+
+
+def replay_app(events: list[Event], workspace: Path, *, stepped: bool = False) -> CairnApp:
+    """A CairnApp that plays recorded `events` (delay-free, or one turn per Enter if `stepped`).
+
+    The side panes read the workspace as it is now, and the git pane shows its real log.
+    """
+    from shell.build import open_history
+    from widgets.app import CairnApp
+
+    return CairnApp(ReplayAgent(events, workspace, stepped=stepped, git=open_history(workspace)))

@@ -93,14 +93,15 @@ class SidePanes(Vertical):
         if log := next(iter(self.query(GateLog)), None):
             await log.add_decision(event)
 
-    async def memory_written(self, path: str) -> None:
-        """A memory file was written: show it (re-read, and bring its tab forward) and the log."""
+    async def memory_written(self, path: str, lines_added: int = 0) -> None:
+        """A memory file was written: show it (re-read, highlight the lines the write added,
+        and bring its tab forward) and the log."""
         written = Path(path)
         if not written.is_absolute():
             written = self.workspace / written
         for pane in self.panes:
             if pane.shows(written):
-                await pane.reload(force=True)
+                await pane.show_write(lines_added)
                 tab = pane.parent
                 if isinstance(tab, TabPane) and tab.id:
                     self.query_one("#memory-tabs", TabbedContent).active = tab.id

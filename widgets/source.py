@@ -60,9 +60,19 @@ class AgentSource(Protocol):
     @property
     def git(self) -> GitLogSource | None: ...
 
+    def history(self) -> list[Event]:
+        """What a resumed session showed before, to show again first (blocking: call it off
+        the event loop); empty for a new session."""
+        ...
+
     def start(self) -> AsyncIterator[Event]: ...
 
     def submit(self, text: str) -> AsyncIterator[Event]: ...
+
+    def cancel(self) -> bool:
+        """Ask the turn under way to stop at its next safe point; False when it cannot (no turn
+        runs, or the source has no core), and the caller cancels its stream instead."""
+        ...
 
     def dream(self, trigger: DreamTrigger = "manual") -> AsyncIterator[Event]:
         """A dreaming sweep."""

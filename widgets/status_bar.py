@@ -30,8 +30,9 @@ class StatusBar(Horizontal):
         & > #status-loading { color: $warning; }
         & > #status-loading.-idle { display: none; }
         & > .status-review { color: $dream-block-border; text-style: bold; }
-        & > .status-review.-idle { display: none; }
-        & > #status-review-short { display: none; }
+        & > .status-review.-idle { visibility: hidden; }
+        & > #status-review { width: 17; }
+        & > #status-review-short { display: none; width: 7; }
         & > TokenMeter { margin: 0 1; }
     }
     """
@@ -73,8 +74,10 @@ class StatusBar(Horizontal):
         yield self._meter
         yield CompactionCounter(id="compactions")
         yield IndexStatus(id="index-status")
-        yield Label("", id="status-review", classes="status-review -idle")
-        yield Label("", id="status-review-short", classes="status-review -idle")
+        # The slots after the meter keep their width whether they show anything or not, so the
+        # meter never changes width (and its marks never move) when they do.
+        yield Label("💭 0 to review", id="status-review", classes="status-review -idle")
+        yield Label("💭 0", id="status-review-short", classes="status-review -idle")
 
     @staticmethod
     def _session_label(session_id: str) -> str:

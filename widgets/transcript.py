@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual import events
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Offset, Region
+from textual.reactive import var
 from textual.widget import Widget
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from shell.events import SearchPerformed, ToolCallFinished, ToolCallStarted
+from shell.events import SearchPerformed, ToolCallFinished, ToolCallStarted, ToolCallStopped
 from widgets.blocks import AssistantReply, NoticeLine, UserMessage
 from widgets.tool_call import ToolCallCard
 
 
+class FollowMark(Static):
+    """Shown while output arrives below a transcript the user scrolled up in; a click follows."""
+
+    DEFAULT_CSS = """
+    FollowMark {
+        dock: bottom; display: none; width: auto; height: 1; padding: 0 1;
+        background: $accent; color: $text;
+    }
+    """
+
+
 class Transcript(VerticalScroll):
-    """A scrolling column of blocks that stays pinned to the bottom while output arrives.
+    """A scrolling column of blocks that follows the end while output arrives.
+
+    Following: new output scrolls into view unless the user has scrolled up (wheel, scrollbar,
+    PageUp); then a "new output ↓" mark shows, and ctrl+end (or a click on the mark, or scrolling
+    back to the end) follows again. A child asking to be seen while the view follows (a summary
+    opened) leaves the end in view.
 
     Streaming: the first text delta of a model call mounts an `AssistantReply` and opens its
     `MarkdownStream`; later deltas are written to it; a tool call, the final message, a retry or
@@ -22,7 +44,13 @@ class Transcript(VerticalScroll):
 
     DEFAULT_CSS = """
     Transcript { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+    Transcript.-unseen > FollowMark { display: block; }
     """
+
+    following: var[bool] = var(True)
+    """New output scrolls into view; false once the user scrolled up, until back at the end."""
+    unseen: var[bool] = var(False, toggle_class="-unseen")
+    """Output arrived below the view while not following: the mark shows."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, can_focus=False)
@@ -31,14 +59,57 @@ class Transcript(VerticalScroll):
         self._cards: dict[str, ToolCallCard] = {}
         self._echoed: list[str] = []
 
+    def compose(self) -> ComposeResult:
+        yield FollowMark("new output ↓  ctrl+end")
+
     def on_mount(self) -> None:
         self.anchor()
 
+    @property
+    def blocks(self) -> list[Widget]:
+        """What the transcript shows, top to bottom (the mark is not a block)."""
+        return [child for child in self.children if not isinstance(child, FollowMark)]
+
+    def follow(self) -> None:
+        """Scroll to the end and follow new output again (ctrl+end, a click on the mark)."""
+        self.following, self.unseen = True, False
+        self.anchor()
+
+    def release_anchor(self) -> None:
+        """Textual calls this when the user scrolls: stop following."""
+        super().release_anchor()
+        self.following = False
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self.following and new_value >= self.max_scroll_y:
+            self.following, self.unseen = True, False  # back at the end (Textual re-anchors)
+
+    def scroll_to_region(self, region: Region, *args: Any, **kwargs: Any) -> Offset:
+        if self.following:  # a summary opened or a card focused: the end stays in view
+            return Offset()
+        return super().scroll_to_region(region, *args, **kwargs)
+
+    def on_click(self, event: events.Click) -> None:
+        if isinstance(event.widget, FollowMark):
+            self.follow()
+
+    def _output_arrived(self) -> None:
+        if self.following:
+            return
+        if self.scroll_y >= self.max_scroll_y:
+            self.follow()  # the end was in view (a scroll that could not move)
+        else:
+            self.unseen = True
+
     async def add_block(self, block: Widget) -> None:
+        self._output_arrived()
         await self.mount(block)
 
     async def echo_user(self, text: str) -> None:
-        """Show what the user submitted now, before the core confirms it with turn_started."""
+        """Show what the user submitted now, before the core confirms it with turn_started;
+        sending brings the view back to the end, to follow what it starts."""
+        self.follow()
         self._echoed.append(text)
         await self.add_block(UserMessage(text))
 
@@ -97,6 +168,16 @@ class Transcript(VerticalScroll):
             await self.add_block(card)
         card.finish(event)
 
+    async def stop_tool(self, event: ToolCallStopped) -> None:
+        """A call the cancel stopped before it began: its card says it did not run."""
+        await self._close_stream()
+        card = self._cards.get(event.call_id)
+        if card is None:
+            card = ToolCallCard(event.call_id, event.name, event.arguments)
+            self._cards[event.call_id] = card
+            await self.add_block(card)
+        card.stop()
+
     async def show_search(self, event: SearchPerformed) -> None:
         """Attach a search to the card of the call it answered, or show it on a card of its
         own (a search outside a tool call, or a trace without the call)."""
@@ -116,7 +197,8 @@ class Transcript(VerticalScroll):
         """Remove every block from the view (the session itself is untouched)."""
         await self._close_stream()
         self._cards.clear()
-        await self.remove_children()
+        await self.remove_children(self.blocks)
+        self.follow()
 
     def describe(self) -> str:
         """A plain-text account of every block, top to bottom."""

@@ -67,11 +67,16 @@ def demo_app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> MakeApp:
     monkeypatch.chdir(workspace.parent)
 
     def make(
-        *, trace: Path | None = None, theme_dir: Path | None = None, **changes: Any
+        *,
+        trace: Path | None = None,
+        theme_dir: Path | None = None,
+        resume: bool = False,
+        **changes: Any,
     ) -> CairnApp:
-        """`changes` to the settings; `trace` and `theme_dir` for the app."""
+        """`changes` to the settings; `trace` and `theme_dir` for the app; `resume` the latest
+        session."""
         settings = demo_settings(Path(workspace.name), **changes)
-        agent = build_agent(settings, index_in_background=False)
+        agent = build_agent(settings, resume=resume, index_in_background=False)
         return CairnApp(agent, trace=trace, theme_dir=theme_dir)
 
     return make

@@ -71,6 +71,8 @@ class FakeAgent:
         self.submitted: list[str] = []
         self.proposals: list[object] = []
         """What `open_proposals` gives (previews a real `Dreamer` made, for snapshots)."""
+        self.past: list[BaseEvent] = []
+        """What `history()` gives: a resumed session's earlier view."""
         self.closed_streams = 0
         self.aclosed = False
 
@@ -88,12 +90,18 @@ class FakeAgent:
         finally:
             self.closed_streams += 1
 
+    def history(self) -> list[BaseEvent]:
+        return list(self.past)
+
     def start(self) -> AsyncIterator[BaseEvent]:
         return self._play(self.start_script)
 
     def submit(self, text: str) -> AsyncIterator[BaseEvent]:
         self.submitted.append(text)
         return self._play(self.turns.get(text, ()))
+
+    def cancel(self) -> bool:
+        return False  # a script cannot stop cooperatively: the app cancels its worker
 
     async def background_events(self) -> AsyncIterator[BaseEvent]:
         for event in ():

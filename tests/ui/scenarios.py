@@ -41,7 +41,9 @@ def gate(flush: bool, projected: int) -> FlushGateEvaluated:
         summary="yes: over the flush threshold" if flush else "no: below the flush threshold",
         conditions=[
             GateCondition("tokens", flush, projected, BUDGET.flush_threshold, "next prompt"),
-            GateCondition("not_flushed_this_cycle", True, None, 0, "not yet flushed in cycle 0"),
+            GateCondition(
+                "not_flushed_this_cycle", True, None, 0, "not yet flushed before compaction #1"
+            ),
         ],
         projected_tokens=projected,
         flush_threshold=BUDGET.flush_threshold,

@@ -119,7 +119,7 @@ async def test_flush_and_compaction_receipt(demo_app: MakeApp) -> None:
             await send(app, pilot, prompt)
 
         transcript = app.transcript.describe()
-        assert "flush: NO_REPLY — nothing worth saving (cycle 0)" in transcript
+        assert "flush: nothing to save (before compaction #1)" in transcript
         receipt = app.query_one(CompactionReceipt)
         assert receipt.border_title == "compaction #1"
         assert re.search(r"manual: [\d.]+k → [\d.]+k tokens · \d turns summarised", receipt.text)
@@ -219,7 +219,7 @@ async def test_lifecycle_events_without_a_happy_ending_are_shown(workspace: Path
             "warning: AGENTS.md truncated for the prompt: kept 20000 of 30000 chars",
             "info: SOUL.md is missing",
             "startup prelude: recent notes memory/2026-04-30.md (1.8k chars)",
-            "flush: NO_REPLY — nothing worth saving (cycle 2)",
+            "flush: nothing to save (before compaction #3)",
             "flush: ignored (failure 2): answered without memory_append",
             "flush: exhausted after 3 failures",
             "compaction: skipped: nothing to compact",

@@ -9,10 +9,10 @@ import pytest
 
 from shell.events import from_json
 from tests.ui.conftest import MakeApp, send, settle, started
-from widgets.app import CairnApp, replay_app
+from widgets.app import CairnApp
 from widgets.blocks import UserMessage
 from widgets.messages import AgentEvent
-from widgets.replay import ReplayAgent, load_trace, split_turns
+from widgets.replay import ReplayAgent, load_trace, replay_app, split_turns
 
 SIZE = (120, 40)
 TOLD = "remember that our deploy window is Friday 14:00"

@@ -3,11 +3,15 @@ and look at the diff before committing the new baselines."""
 
 from __future__ import annotations
 
+import asyncio
+import io
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from textual.pilot import Pilot
 
-from tests.ui.conftest import MakeApp, send, settle, started, until
+from shell.headless import run_headless
+from tests.ui.conftest import MakeApp, demo_settings, send, settle, started, until
 from widgets.app import CairnApp
 from widgets.dream_review import DreamReview
 
@@ -63,6 +67,25 @@ class TestScreens:
     def test_narrow_terminal(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
         """80x24 over SSH: no side panes, the transcript takes the width."""
         assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=after(TOLD, ASKED))
+
+    def test_narrow_panes_over_the_transcript(
+        self, snap_compare: SnapCompare, demo_app: MakeApp
+    ) -> None:
+        """80x24 after F2: the panes over the transcript (today's note, its last write
+        highlighted; the gate log at its newest), the one-line strip above the prompt."""
+        assert snap_compare(
+            demo_app(), terminal_size=(80, 24), run_before=after(TOLD, ASKED), press=["f2"]
+        )
+
+    def test_resumed_session(
+        self, snap_compare: SnapCompare, demo_app: MakeApp, workspace: Path
+    ) -> None:
+        """`--resume` after a headless run: its turns, flush block and receipt above the mark,
+        the compaction counter and the gate log as they were."""
+        settings = demo_settings(Path(workspace.name))
+        inputs = [TOLD, ASKED, *CHAT, "/compact"]
+        asyncio.run(run_headless(settings, inputs, out=io.StringIO()))
+        assert snap_compare(demo_app(resume=True), terminal_size=(120, 40), run_before=after())
 
     def test_light_theme(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
         assert snap_compare(

@@ -1,0 +1,64 @@
+"""The app's one screen: the transcript scrolls from the prompt, and what is typed reaches it.
+
+Keys (from the prompt, or anywhere on this screen): PageUp / PageDown scroll the transcript by a
+page, ctrl+home goes to its top, ctrl+end to its end and follows new output again. Home and End
+stay the prompt's (start and end of the line).
+
+Focus: whenever this screen comes back (an overlay or the review screen closed) the prompt gets
+the focus, and a printable key typed while the focus is on no input (a pane tab, a summary, or
+nothing after F2 hid the panes) goes to the prompt, with the focus: nothing typed is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Input, TextArea
+
+from widgets.prompt import Prompt
+from widgets.transcript import Transcript
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pageup", "scroll_transcript('page_up')", "Page up", show=False),
+        Binding("pagedown", "scroll_transcript('page_down')", "Page down", show=False),
+        Binding("ctrl+home", "scroll_transcript('top')", "Top", show=False),
+        Binding("ctrl+end", "scroll_transcript('end')", "End, follow", show=False),
+    ]
+
+    def action_scroll_transcript(self, where: str) -> None:
+        transcript = self.query_one(Transcript)
+        match where:
+            case "page_up":
+                transcript.scroll_page_up(animate=False)
+            case "page_down":
+                transcript.scroll_page_down(animate=False)
+            case "top":
+                transcript.scroll_home(animate=False)
+            case _:
+                transcript.follow()
+
+    def focus_prompt(self) -> Prompt | None:
+        """Give the prompt the focus (None when it is not on the screen yet)."""
+        prompt = next(iter(self.query(Prompt)), None)
+        if prompt is not None and prompt.display:
+            self.set_focus(prompt)
+        return prompt
+
+    def on_screen_resume(self) -> None:
+        self.focus_prompt()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key nobody took (the focus is on no input): it is the prompt's."""
+        if not event.is_printable or event.character is None:
+            return
+        if isinstance(self.focused, (Input, TextArea)):
+            return
+        if (prompt := self.focus_prompt()) is not None and self.focused is prompt:
+            event.stop()
+            event.prevent_default()
+            prompt.insert_text_at_cursor(event.character)

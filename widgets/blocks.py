@@ -130,8 +130,10 @@ class FlushBlock(Static):
     """
 
     def __init__(self, target: str, cycle: int, trigger: str | None = None) -> None:
-        why = f", trigger {trigger}" if trigger else ""
-        self.text = f"flushing to {target} ({cycle_label(cycle)}{why}) …"
+        # A flush before /new ends the session, not a compaction cycle: it is named for that.
+        self.occasion = "before /new" if trigger == "new_session" else cycle_label(cycle)
+        why = f", trigger {trigger}" if trigger and trigger != "new_session" else ""
+        self.text = f"flushing to {target} ({self.occasion}{why}) …"
         super().__init__(Text(self.text))
         self.border_title = "memory flush"
 
@@ -143,7 +145,7 @@ class FlushBlock(Static):
                     f"{short_sha(event.commit)}"
                 )
             case "no_reply":
-                self.text = f"nothing to save ({cycle_label(event.cycle)})"
+                self.text = f"nothing to save ({self.occasion})"
             case "ignored":
                 self.text = f"ignored (failure {event.failures}): {event.error}"
             case "exhausted":

@@ -7,7 +7,7 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
-IDLE_PLACEHOLDER = "Ask, or /compact, /flush, /new, /context, /dream, /review — Enter sends"
+IDLE_PLACEHOLDER = "Ask, or /help for the commands (ctrl+p finds them too) — Enter sends"
 BUSY_PLACEHOLDER = "Working… Enter queues the next prompt, Esc cancels this turn"
 
 

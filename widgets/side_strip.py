@@ -31,6 +31,10 @@ def gate_summary(event: FlushGateEvaluated) -> str:
     used, threshold = tokens(event.projected_tokens), tokens(event.flush_threshold)
     held = {c.name for c in event.conditions if c.ok}
     if event.flush:
+        if event.before == "new_session":
+            return "gate: flush (/new)"
+        if event.before == "compaction":
+            return "gate: flush (before compaction)"
         if "tokens" in held:
             return f"gate: flush ({used} ≥ {threshold})"
         if "transcript_size" in held:

@@ -49,6 +49,12 @@ _CONTROL_HEADERS = (
     prompts.REINJECTION_HEADER,
     prompts.COMPACTED_PREFIX,
 )
+_ASKS_ABOUT = re.compile(
+    r"^\W*(?:please\s+|can you\s+|could you\s+)?(?:tell|remind|show)\s+me\s+"
+    r"(?:about|of|what|where|when|who|how|which)\b",
+    re.IGNORECASE,
+)
+"""A request worded as an order ("tell me about the build server"): a question all the same."""
 _DATE_LINE = re.compile(r"(?:Current date|Current time|Today is)\b[^\n\d]*(\d{4}-\d{2}-\d{2})")
 
 _CHAT_REPLIES = (
@@ -225,7 +231,7 @@ def _user_turn(
     if kind := small_talk(text):
         return _say(_SMALL_TALK[kind])
     facts = turn_facts(text)
-    if not facts and is_question(text):
+    if not facts and (is_question(text) or _ASKS_ABOUT.match(text)):
         if "memory_search" in names:
             return _call("memory_search", query=question_of(text))
         if "memory_get" in names:

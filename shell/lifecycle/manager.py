@@ -180,9 +180,7 @@ class MemoryLifecycle:
         counted = self.request_builder.projected()
         inputs = self.gate_inputs(max(counted, self.budget.flush_threshold))
         decision = evaluate_flush_gate(inputs, self.budget)
-        entry = decision.to_event(inputs, self.budget, before)
-        if before == "new_session":
-            entry = _new_session_entry(entry, counted)
+        entry = _discard_entry(decision.to_event(inputs, self.budget, before), counted, before)
         yield entry
         if decision.flush:
             async for event in self.flush(trigger):
@@ -299,19 +297,23 @@ class MemoryLifecycle:
         return ContextReinjected(sections=sections, chars=len(block), text=block)
 
 
-def _new_session_entry(entry: FlushGateEvaluated, counted: int) -> FlushGateEvaluated:
-    """The gate entry of `/new` with the real token count: the context is discarded whatever
-    its size, so the token condition holds for that reason, not for its numbers."""
+def _discard_entry(
+    entry: FlushGateEvaluated, counted: int, before: GateOccasion
+) -> FlushGateEvaluated:
+    """The gate entry before a discard with the real token count: the context goes whatever its
+    size, so the token condition holds for that reason, not for its numbers."""
     threshold = entry.flush_threshold
-    tokens = GateCondition(
-        "tokens", True, counted, threshold, f"/new ends the context ({counted:,} tokens)"
-    )
+    if before == "compaction" and counted >= threshold:
+        return entry  # the numbers say it themselves
+    ends = "/new ends the context" if before == "new_session" else "compaction ends the turns"
+    why = f"{ends} ({counted:,} tokens)"
+    tokens = GateCondition("tokens", True, counted, threshold, why)
     conditions = [tokens if c.name == "tokens" else c for c in entry.conditions]
-    if entry.flush:  # "yes: 21,000 ≥ 21,000 tokens, not yet flushed in cycle 0"
-        reason = entry.summary.split(", ", 1)[-1]
-        summary = f"yes: /new ends the context ({counted:,} tokens), {reason}"
-    else:  # "no: already flushed in cycle 0 (21,000 / 21,000 tokens (100%))"
-        summary = "no (/new): " + entry.summary.split(" (", 1)[0].removeprefix("no: ")
+    if entry.flush:  # "yes: 21,000 ≥ 21,000 tokens, not yet flushed before compaction #1"
+        summary = f"yes: {why}, {entry.summary.split(', ', 1)[-1]}"
+    else:  # "no: already flushed before compaction #1 (21,000 / 21,000 tokens (100%))"
+        label = "/new" if before == "new_session" else "compaction"
+        summary = f"no ({label}): " + entry.summary.split(" (", 1)[0].removeprefix("no: ")
     return replace(entry, conditions=conditions, projected_tokens=counted, summary=summary)
 
 

@@ -213,3 +213,17 @@ async def test_small_talk_gets_a_friendly_answer_without_a_search(
     [reply] = [e for e in events if isinstance(e, ev.AssistantMessage)]
     assert reply.text.startswith(answer)
     assert "closest note" not in reply.text and not reply.text.startswith("Got it")
+
+
+@pytest.mark.parametrize("asked", ["tell me about the build server", "remind me where Bob lives"])
+async def test_a_request_worded_as_an_order_searches_memory(
+    demo_settings: Settings, asked: str
+) -> None:
+    agent = build_agent(demo_settings)
+    try:
+        await collect(agent.start())
+        events = await collect(agent.submit(asked))
+    finally:
+        await agent.aclose()
+
+    assert [e.name for e in events if isinstance(e, ev.ToolCallStarted)] == ["memory_search"]

@@ -82,3 +82,17 @@ async def test_new_after_a_flush_in_this_cycle_says_so(tmp_path: Path) -> None:
     notices = [n.message for n in of(events, ev.Notice)]
     assert notices == [f"New session without a flush: {gate.summary}"]
     await agent.aclose()
+
+
+async def test_a_manual_compaction_s_gate_entry_shows_the_real_count(tmp_path: Path) -> None:
+    agent = await demo_agent(tmp_path)
+    for prompt in ("hi", TOLD_WITH_A_QUESTION):
+        await collect(agent.submit(prompt))
+
+    events = await collect(agent.submit("/compact"))
+
+    [gate] = of(events, ev.FlushGateEvaluated)
+    assert gate.flush and gate.before == "compaction"
+    assert gate.projected_tokens < gate.flush_threshold, "not the threshold it was forced to"
+    assert gate.summary.startswith("yes: compaction ends the turns")
+    await agent.aclose()

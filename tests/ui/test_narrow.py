@@ -203,3 +203,15 @@ def test_the_palette_lists_every_command_of_the_registry() -> None:
     assert [c.name for c in COMMANDS] == names[: len(COMMANDS)]
     assert {"Toggle panes", "Cycle theme"} <= set(names)
     assert {"/clear", "/exit", "/compact", "/help"} <= set(names)
+
+
+async def test_new_names_its_flush_for_new_in_the_block_and_the_strip(demo_app: MakeApp) -> None:
+    app = demo_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        await send(app, pilot, "/new")
+
+        line = " ".join(painted(label).strip() for label in app.query_one(SideStrip).query(Label))
+        assert "gate: flush (/new)" in line
+        assert "flush: nothing to save (before /new)" in app.transcript.describe()

@@ -87,6 +87,10 @@ class TestScreens:
         asyncio.run(run_headless(settings, inputs, out=io.StringIO()))
         assert snap_compare(demo_app(resume=True), terminal_size=(120, 40), run_before=after())
 
+    def test_help_at_80x24(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        """/help lists every command with its key, and an unknown one names the nearest."""
+        assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=after("/flsuh", "/help"))
+
     def test_light_theme(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
         assert snap_compare(
             demo_app(), terminal_size=(120, 40), run_before=after(TOLD, ASKED, theme="cairn-light")

@@ -49,10 +49,12 @@ class AssistantReply(Markdown):
 
     DEFAULT_CSS = """
     AssistantReply { height: auto; margin: 0 0 1 0; padding: 0 1; background: transparent; }
+    AssistantReply.-cut { opacity: 50%; }
     """
 
     def describe(self) -> str:
-        return f"assistant: {self.source.strip()}"
+        cut = " (cut, not kept)" if self.has_class("-cut") else ""
+        return f"assistant{cut}: {self.source.strip()}"
 
 
 class NoticeLine(Static):

@@ -110,6 +110,8 @@ class EventBridge:
             case ToolCallStopped():
                 await transcript.stop_tool(event)
             case TurnCancelled():
+                if event.stopped_during == "model_call":
+                    await transcript.cut_partial()
                 await transcript.add_notice(cancel_receipt(event), "warning")
             case HelpShown():
                 await transcript.add_notice("\n".join(["commands:", *help_lines(event)]))

@@ -148,6 +148,12 @@ class Transcript(VerticalScroll):
         if reply is not None:
             await reply.remove()
 
+    async def cut_partial(self) -> None:
+        """A cancel cut the answer streaming: it stays in view, dimmed, since it was not kept."""
+        if (reply := self._reply) is not None:
+            reply.add_class("-cut")
+        await self._close_stream()
+
     async def _close_stream(self) -> None:
         if self._stream is not None:
             await self._stream.stop()

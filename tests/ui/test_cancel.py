@@ -14,7 +14,7 @@ from tests.ui.conftest import MakeApp, send, settle, started, until
 from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import DAILY, SIZE
 from widgets.app import CairnApp
-from widgets.blocks import MemoryWriteLine, NoticeLine
+from widgets.blocks import AssistantReply, MemoryWriteLine, NoticeLine
 from widgets.tool_call import ToolCallCard
 
 TOLD = "remember that locker 0.2 holds the spare keys"
@@ -74,3 +74,21 @@ async def test_a_call_the_cancel_stopped_says_so_on_its_card(workspace: Path) ->
             "turn cancelled: the tool under way finished first; done: memory_get; "
             "not run: memory_search"
         ) in notices
+
+
+async def test_an_answer_the_cancel_cut_stays_dimmed_as_not_kept(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    agent.turns["x"] = [
+        ev.TurnStarted("s", 1, "x"),
+        ev.TextDelta("Once upon a time a heron"),
+        ev.TurnCancelled(1, "model_call"),
+        ev.TurnFinished(1, "cancelled"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "x")
+
+        assert "assistant (cut, not kept): Once upon a time a heron" in app.transcript.describe()
+        [reply] = app.query(AssistantReply)
+        assert reply.has_class("-cut")

@@ -1,0 +1,204 @@
+"""`cairn serve`: the same TUI in a browser, through textual-serve.
+
+Each browser connection starts `cairn` with the options `serve` was given (the TUI's own
+command line, quoted with `shlex.join`) under textual-serve's web driver. The server binds
+127.0.0.1 unless `--host` says otherwise; a wider address prints a warning first, since whoever
+reaches it drives the agent on this workspace.
+
+Nothing comes from the network at run time: textual-serve bundles xterm.js, its CSS and the
+Roboto Mono fonts, but its page asks Google Fonts for the font; the page served here declares
+the bundled fonts instead. A browser's other pages may not drive the shell: the websocket
+refuses a foreign `Origin`, and a loopback server answers only to a loopback `Host` (a
+DNS-rebinding name pointed at 127.0.0.1 gets a 403).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import re
+import shlex
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+_GOOGLE_FONTS = re.compile(
+    r'<link\s+rel="stylesheet"\s+href="https://fonts\.googleapis\.com[^"]*"\s*/>'
+)
+_BUNDLED_FONTS = """<style>
+      @font-face {
+        font-family: "Roboto Mono";
+        src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf")
+          format("truetype");
+        font-weight: 100 700;
+        font-style: normal;
+      }
+      @font-face {
+        font-family: "Roboto Mono";
+        src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf")
+          format("truetype");
+        font-weight: 100 700;
+        font-style: italic;
+      }
+    </style>"""
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    """What `cairn serve` will do, decided before anything binds."""
+
+    command: str
+    """The shell command each browser connection runs: the TUI, with `serve`'s options."""
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def line(self) -> str:
+        return f"Cairn is served at {self.url} (ctrl+c stops it)"
+
+    @property
+    def warning(self) -> str | None:
+        if is_loopback(self.host):
+            return None
+        return (
+            f"cairn: warning: serving on {self.host}, not 127.0.0.1: anyone who can reach "
+            f"{self.url} gets a shell on this workspace (the agent reads and writes its memory "
+            "and runs its tools). There is no password."
+        )
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def tui_argv(args: argparse.Namespace, workspace: Path) -> list[str]:
+    """The TUI's command line for `serve`'s options, with the workspace made absolute (the
+    served app resolves it as `serve` did, wherever it starts)."""
+    argv = [sys.executable, "-c", "from widgets.serve import served_main; served_main()"]
+    argv += ["--workspace", str(workspace.resolve())]
+    for flag, value in (
+        ("--model", args.model),
+        ("--api-base", args.api_base),
+        ("--context-window", args.context_window),
+        ("--session", args.session),
+        ("--trace", args.trace.resolve() if args.trace is not None else None),
+    ):
+        if value is not None:
+            argv += [flag, str(value)]
+    argv += [flag for flag, on in (("--demo", args.demo), ("--resume", args.resume)) if on]
+    return argv
+
+
+def plan_serve(args: argparse.Namespace, workspace: Path) -> ServePlan:
+    if not 0 < args.port < 65536:
+        from shell.config import ConfigError
+
+        raise ConfigError(f"--port must be between 1 and 65535, not {args.port}")
+    # `exec`: the TUI is the server's own child, so it can tell when the server is gone.
+    return ServePlan("exec " + shlex.join(tui_argv(args, workspace)), args.host, args.port)
+
+
+def served_main() -> None:
+    """A served TUI: `cairn` itself, and a watch on the server. Textual's web driver reads
+    end-of-file from a closed pipe in a loop, so a TUI whose server went away would spin at full
+    CPU for ever (seen: a TUI whose browser left at once outlived its stopped server, spinning);
+    the watch asks it to quit when the server is gone, then makes sure."""
+    server = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == server:
+            time.sleep(1)
+        os.kill(os.getpid(), signal.SIGTERM)  # the web driver's handler quits the app
+        time.sleep(5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="server-watch", daemon=True).start()
+    from widgets.cli import main
+
+    main()
+
+
+def served_page() -> str:
+    """textual-serve's page with the bundled fonts in place of Google Fonts."""
+    page = resources.files("textual_serve").joinpath("templates/app_index.html").read_text()
+    page, found = _GOOGLE_FONTS.subn(_BUNDLED_FONTS, page)
+    if found != 1:
+        raise RuntimeError("textual-serve's page changed: its font link was not found")
+    return page
+
+
+def serve(args: argparse.Namespace, workspace: Path, out: TextIO = sys.stdout) -> int:
+    """Serve until ctrl+c or SIGTERM; returns the exit code."""
+    plan = plan_serve(args, workspace)
+    if plan.warning is not None:
+        print(plan.warning, file=sys.stderr, flush=True)
+    server = _server_class()(plan, out)
+    server.serve()
+    return 0
+
+
+def _server_class() -> Any:
+    """The server, defined on first use: aiohttp and textual-serve load only for `serve`."""
+    import logging
+
+    import aiohttp_jinja2
+    import jinja2
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    class CairnServer(Server):
+        def __init__(self, plan: ServePlan, out: TextIO) -> None:
+            super().__init__(plan.command, host=plan.host, port=plan.port, title="Cairn")
+            self.plan = plan
+            self.out = out
+
+        def initialize_logging(self) -> None:
+            # One line says where; after it, only what went wrong.
+            logging.basicConfig(level=logging.WARNING, format="cairn serve: %(message)s")
+
+        async def on_startup(self, app: web.Application) -> None:
+            print(self.plan.line, file=self.out, flush=True)
+
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            loader = jinja2.DictLoader({"app_index.html": served_page()})
+            aiohttp_jinja2.setup(app, loader=loader)
+            return app
+
+        def _check_host(self, request: web.Request) -> None:
+            host = (request.url.host or "").strip("[]")
+            if is_loopback(self.plan.host) and not is_loopback(host):
+                raise web.HTTPForbidden(text="cairn serve answers only on its loopback address")
+
+        async def handle_index(self, request: web.Request) -> web.StreamResponse:
+            self._check_host(request)
+            # The page's links point where the browser came from: right behind --host 0.0.0.0.
+            self.public_url = f"http://{request.host}"
+            return await super().handle_index(request)
+
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            self._check_host(request)
+            origin = request.headers.get("Origin")
+            if origin is not None and origin != f"http://{request.host}":
+                raise web.HTTPForbidden(text="cairn serve refuses a page from another origin")
+            return await super().handle_websocket(request)
+
+    return CairnServer

@@ -63,6 +63,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("/context", "", "what the next prompt holds and how it was counted"),
     Command("/dream", "", "run a dreaming sweep: proposals for MEMORY.md"),
     Command("/review", "", "review dreaming's proposals", key="f3", tui_only=True),
+    Command("/history", "", "memory history: diffs and revert", key="f5", tui_only=True),
     Command("/clear", "", "clear the transcript view (the session stays)", "ctrl+l", True),
     Command("/exit", "", "save the session and quit", "ctrl+q", True, aliases=("/quit",)),
 )

@@ -38,6 +38,7 @@ from shell.lifecycle.manager import MemoryLifecycle
 from shell.lifecycle.reinject import startup_prelude
 from shell.memory.git import GitStore
 from shell.memory.service import RecallService
+from shell.memory.user_edit import commit_user_edit
 from shell.model import LLM, ModelError, ModelReply
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
@@ -371,6 +372,10 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
     def open_proposals(self) -> list[Preview]:
         """The proposals waiting for review, with what accepting each would change."""
         return self.dreamer.open_proposals(window=self.budget.window)
+
+    def edited_by_user(self, path: str) -> AsyncIterator[Event]:
+        """A memory file saved in the user's editor: committed as their edit, then re-indexed."""
+        return commit_user_edit(self.lifecycle.files, self.recall, path)
 
     async def background_events(self) -> AsyncIterator[Event]:
         """Events that happen between turns (index sync, file watching), for the TUI."""

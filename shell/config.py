@@ -137,6 +137,13 @@ def config_file() -> Path:
     return Path(platformdirs.user_config_dir("cairn")) / "config.toml"
 
 
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The folder of the config file in use (`$CAIRN_CONFIG`'s, else the platform's): user
+    themes (`themes/`) and what the TUI remembers (`state.toml`) live there."""
+    env = os.environ if env is None else env
+    return Path(env["CAIRN_CONFIG"]).parent if "CAIRN_CONFIG" in env else config_file().parent
+
+
 def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, DreamSettings):
         return _coerce_table(name, value, current)

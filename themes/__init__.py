@@ -86,7 +86,89 @@ CAIRN_LIGHT = Theme(
     },
 )
 
-BUILTIN_THEMES: dict[str, Theme] = {theme.name: theme for theme in (CAIRN_DARK, CAIRN_LIGHT)}
-"""Cairn's own themes by name; "cairn" is the default."""
+CAIRN_CONTRAST = Theme(
+    name="cairn-contrast",
+    primary="#00d7ff",
+    secondary="#ffff00",
+    accent="#ff8700",
+    warning="#ffd700",
+    error="#ff5f5f",
+    success="#00ff5f",
+    foreground="#ffffff",
+    background="#000000",
+    surface="#000000",
+    panel="#1c1c1c",
+    dark=True,
+    variables={
+        "meter-track": "#808080",
+        "meter-ok": "#00ff5f",
+        "meter-near-flush": "#ffd700",
+        "meter-over-flush": "#ff5f5f",
+        "meter-compacting": "#ff5fff",
+        "meter-mark": "#ffffff",
+        "tool-card-border": "#ffffff",
+        "tool-card-error-border": "#ff5f5f",
+        "search-card-border": "#00d7ff",
+        "memory-write": "#00ff5f",
+        "written-line": "#003f00",
+        "flush-block-border": "#ff8700",
+        "compaction-block-border": "#ff5fff",
+        "reinjection-border": "#00ffff",
+        "dream-block-border": "#afafff",
+        "user-message-border": "#00d7ff",
+        "muted-text": "#d0d0d0",
+        "demo-badge": "#ff8700",
+        "footer-key-foreground": "#00d7ff",
+        "input-selection-background": "#00d7ff 45%",
+    },
+)
+"""Pure black and white bases, saturated accents, no dim text: for low vision, bright rooms and
+`NO_COLOR` (which Textual turns into shades of grey, so the bases must carry the contrast)."""
+
+CAIRN_DUSK = Theme(
+    name="cairn-dusk",
+    primary="#c4a7e7",
+    secondary="#9ccfd8",
+    accent="#f6c177",
+    warning="#f6c177",
+    error="#eb6f92",
+    success="#a3be8c",
+    foreground="#e6e1f0",
+    background="#1b1826",
+    surface="#221f31",
+    panel="#2b2740",
+    dark=True,
+    variables={
+        "meter-track": "#3a3550",
+        "meter-ok": "#a3be8c",
+        "meter-near-flush": "#f6c177",
+        "meter-over-flush": "#eb6f92",
+        "meter-compacting": "#c4a7e7",
+        "meter-mark": "#e6e1f0",
+        "tool-card-border": "#4a4560",
+        "tool-card-error-border": "#eb6f92",
+        "search-card-border": "#9ccfd8",
+        "memory-write": "#a3be8c",
+        "written-line": "#2e3a33",
+        "flush-block-border": "#f6c177",
+        "compaction-block-border": "#c4a7e7",
+        "reinjection-border": "#9ccfd8",
+        "dream-block-border": "#ebbcba",
+        "user-message-border": "#c4a7e7",
+        "muted-text": "#8a84a0",
+        "demo-badge": "#f6c177",
+        "footer-key-foreground": "#c4a7e7",
+        "input-selection-background": "#c4a7e7 35%",
+    },
+)
+"""A soft violet dark, warm accents: easier on the eyes at night than the default."""
+
+BUILTIN_THEMES: dict[str, Theme] = {
+    theme.name: theme for theme in (CAIRN_DARK, CAIRN_LIGHT, CAIRN_CONTRAST, CAIRN_DUSK)
+}
+"""Cairn's own themes by name, in the order ctrl+t cycles them; "cairn" is the default."""
+
+NO_COLOR_THEME = CAIRN_CONTRAST.name
+"""The theme a start under `NO_COLOR` uses (Textual greys every colour then)."""
 
 DEFAULT_THEME = CAIRN_DARK.name

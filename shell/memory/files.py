@@ -44,6 +44,8 @@ __all__ = [
 REASONS = frozenset({"tool", "flush", "dream", "user"})
 OUTSIDE_EDIT = "edit made outside Cairn"
 """The message of the commit of an edit made outside Cairn (followed by ": <path>")."""
+USER_EDIT = "edit by the user in $EDITOR"
+"""The message of the commit of an edit made in the editor the TUI opened (": <path>")."""
 
 
 class MemoryFiles:
@@ -296,15 +298,28 @@ class MemoryFiles:
                     events.append(event)
         return events
 
+    def commit_user_edit(self, rel: str) -> MemoryWritten | None:
+        """Commit a memory file (DREAMS.md too) that a person saved in the editor the TUI
+        opened, as "edit by the user in $EDITOR: <name>"; None when git already holds it.
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file.
+        """
+        with self._exclusive():
+            path, name = self._locate(rel, diary=True)
+            return self._commit_outside_edit(name, read_or_empty(path, name), USER_EDIT)
+
     # --- internals -------------------------------------------------------------------------
 
-    def _commit_outside_edit(self, name: str, current: bytes) -> MemoryWritten | None:
+    def _commit_outside_edit(
+        self, name: str, current: bytes, subject: str = OUTSIDE_EDIT
+    ) -> MemoryWritten | None:
         """Commit `current`, the file's content on disk, when git does not hold it and Cairn
-        did not write it: an edit made outside Cairn, as "edit made outside Cairn: <name>"."""
+        did not write it: an edit made outside Cairn, as "<subject>: <name>"."""
         committed = self.git.committed(name)
         if current == (committed or b"") or self._written.get(name) == _fingerprint(current):
             return None
-        outcome = self.git.commit([name], f"{OUTSIDE_EDIT}: {name}\n")
+        outcome = self.git.commit([name], f"{subject}: {name}\n")
         if outcome.sha is None and outcome.error is None:
             return None  # nothing to commit after all (an ignored or vanished file)
         return MemoryWritten(
@@ -314,7 +329,7 @@ class MemoryFiles:
             reason="user",
             lines_added=added_lines(committed or b"", current),
             commit_error=outcome.error,
-            outside_edit=True,
+            outside_edit=subject == OUTSIDE_EDIT,
         )
 
     def _locate(self, rel: str, *, diary: bool) -> tuple[Path, str]:

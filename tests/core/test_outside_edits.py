@@ -52,3 +52,28 @@ async def test_a_cairn_write_commits_a_pending_outside_edit_first(demo_settings:
     cairn_diff = repo.git.diff(before.hexsha, head.hexsha, "--unified=0")
     assert "printer" in cairn_diff and "typed in another shell" not in cairn_diff
     await agent.aclose()
+
+
+async def test_an_edit_in_the_users_editor_is_committed_as_theirs(demo_settings: Settings) -> None:
+    agent = await started(demo_settings)
+    dreams = demo_settings.workspace / "DREAMS.md"
+    dreams.write_text(dreams.read_text() + "- a hand-written dream\n")
+
+    events = await collect(agent.edited_by_user("DREAMS.md"))
+    repo = git.Repo(demo_settings.workspace)
+    assert repo.head.commit.message == "edit by the user in $EDITOR: DREAMS.md\n"
+    written = of(events, ev.MemoryWritten)[0]
+    assert (written.reason, written.outside_edit, written.commit) == (
+        "user",
+        False,
+        repo.head.commit.hexsha,
+    )
+
+    again = await collect(agent.edited_by_user("DREAMS.md"))
+    assert [e.message for e in of(again, ev.Notice)] == [
+        "DREAMS.md unchanged in the editor: nothing to commit"
+    ]
+    refused = of(await collect(agent.edited_by_user("../outside.md")), ev.Notice)
+    assert refused[0].level == "error"
+    assert repo.head.commit.message == "edit by the user in $EDITOR: DREAMS.md\n"
+    await agent.aclose()

@@ -6,9 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.ui.conftest import MakeApp, started
+import pytest
+from textual.command import CommandList
+
+from shell.build import build_agent
+from tests.ui.conftest import MakeApp, demo_settings, started, until
 from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES
 from themes.user import load_user_themes
+from widgets.app import CairnApp
+from widgets.theme_choice import STATE_FILE, remembered_theme
 
 GOOD = """
 name = "moss"
@@ -23,8 +29,12 @@ meter-ok = "#b8bb26"
 
 def test_builtin_themes_have_a_dark_default_and_a_light_one() -> None:
     assert BUILTIN_THEMES["cairn"].dark and not BUILTIN_THEMES["cairn-light"].dark
-    light = BUILTIN_THEMES["cairn-light"].variables
-    assert set(APP_VARIABLE_DEFAULTS) <= set(light), "the light theme overrides every app colour"
+    assert list(BUILTIN_THEMES) == ["cairn", "cairn-light", "cairn-contrast", "cairn-dusk"]
+    for name in ("cairn-light", "cairn-contrast", "cairn-dusk"):
+        variables = BUILTIN_THEMES[name].variables
+        assert set(APP_VARIABLE_DEFAULTS) <= set(variables), f"{name} sets every app colour"
+    contrast = BUILTIN_THEMES["cairn-contrast"]
+    assert (contrast.background, contrast.foreground) == ("#000000", "#ffffff")
 
 
 def test_user_themes_load_and_bad_files_are_reported(tmp_path: Path) -> None:
@@ -51,12 +61,12 @@ async def test_user_themes_join_the_theme_cycle(demo_app: MakeApp, tmp_path: Pat
         await started(app, pilot)
         seen = [app.theme]
         variables = []
-        for _ in range(3):
+        for _ in range(5):
             await pilot.press("ctrl+t")
             seen.append(app.theme)
             variables.append(app.get_css_variables()["meter-ok"])
-        assert seen == ["cairn", "cairn-light", "moss", "cairn"]
-        assert variables[1] == "#b8bb26", "a user theme can override an app variable"
+        assert seen == ["cairn", "cairn-light", "cairn-contrast", "cairn-dusk", "moss", "cairn"]
+        assert variables[3] == "#b8bb26", "a user theme can override an app variable"
 
 
 def test_the_tui_and_its_fakes_import_nothing_heavy() -> None:
@@ -70,3 +80,50 @@ def test_the_tui_and_its_fakes_import_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+def app_remembering(workspace: Path, config_dir: Path) -> CairnApp:
+    """The demo app whose chosen theme is kept in `config_dir` (`demo_app` set the folder)."""
+    agent = build_agent(demo_settings(Path(workspace.name)), index_in_background=False)
+    return CairnApp(agent, config_dir=config_dir)
+
+
+async def test_a_theme_chosen_in_the_palette_is_said_and_remembered(
+    demo_app: MakeApp, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    config = tmp_path / "config"
+    app = app_remembering(workspace, config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        assert app.theme == "cairn"
+        await pilot.press("ctrl+p", *"Theme: cairn-dusk")
+        await until(pilot, lambda: bool(app.screen.query(CommandList).first().option_count))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.theme == "cairn-dusk")
+        await until(
+            pilot, lambda: any(n.message == "theme: cairn-dusk" for n in app._notifications)
+        )
+    assert remembered_theme(config) == "cairn-dusk"
+    assert 'theme = "cairn-dusk"' in (config / STATE_FILE).read_text(encoding="utf-8")
+
+    again = app_remembering(workspace, config)
+    async with again.run_test(size=(120, 40)) as pilot:
+        assert again.theme == "cairn-dusk"
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: remembered_theme(config) == "cairn")
+
+
+async def test_no_color_starts_on_the_high_contrast_theme(
+    demo_app: MakeApp, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / STATE_FILE).write_text('theme = "cairn-light"\n', encoding="utf-8")
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = app_remembering(workspace, config)
+    async with app.run_test(size=(120, 40)):
+        assert app.theme == "cairn-contrast" and app.no_color  # Textual greys the colours too
+    assert remembered_theme(config) == "cairn-light", "NO_COLOR does not forget the choice"
+    monkeypatch.setenv("NO_COLOR", "")
+    assert app_remembering(workspace, config).theme == "cairn-light"

@@ -1,0 +1,76 @@
+"""F4: the memory file in view (the focused pane's, else the memory tabs' active one) opened in
+the user's editor, the app suspended meanwhile; the saved file then goes to the core
+(`AgentSource.edited_by_user`), which commits it as the user's edit and re-indexes it.
+
+The editor is `$EDITOR`, else `$VISUAL`, else `nano` when it is on the PATH, else `vi`; the
+variable is split like a shell would (`code -w`). An editor that cannot start or exits with a
+failure is a notice, and nothing is committed: the file is as the editor left it.
+
+A headless app (Pilot tests) cannot suspend: the editor then runs with no terminal, which is
+what a test's script editor needs. Elsewhere without suspend (a browser through `cairn serve`)
+the notice names the file to edit by other means; the watcher commits that edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.app import SuspendNotSupported
+
+from widgets.replay import ReplayAgent
+
+if TYPE_CHECKING:
+    from widgets.app import CairnApp
+
+
+def editor_command(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The editor to run, as arguments (the file's path goes after them)."""
+    for name in ("EDITOR", "VISUAL"):
+        if value := environ.get(name, "").strip():
+            return shlex.split(value)
+    return ["nano" if shutil.which("nano") else "vi"]
+
+
+def run_editor(command: list[str], path: Path, *, terminal: bool = True) -> str | None:
+    """Run `command` on `path` and wait for it. Returns why it failed, or None."""
+    stdin = None if terminal else subprocess.DEVNULL
+    try:
+        done = subprocess.run([*command, str(path)], check=False, stdin=stdin)
+    except OSError as error:  # not found, not executable
+        return f"{command[0]} could not start: {error.strerror or error}"
+    if done.returncode != 0:
+        return f"{shlex.join(command)} exited with status {done.returncode}"
+    return None
+
+
+async def edit_memory(app: CairnApp) -> None:
+    """Open the memory file in view in the editor; commit what was saved."""
+    if isinstance(app.agent, ReplayAgent):
+        app.notify("A replay shows a past session: it edits no memory.", timeout=3)
+        return
+    if app.busy:
+        app.notify("A turn is under way: edit when it ends.", severity="warning", timeout=3)
+        return
+    side = app.side_panes
+    path = side.active_file()
+    rel = path.relative_to(side.workspace).as_posix()
+    command = editor_command()
+    try:
+        with app.suspend():
+            failure = run_editor(command, path)
+    except SuspendNotSupported:
+        if not app.is_headless:
+            app.notify(f"This screen cannot hand over to an editor: edit {path} outside Cairn.")
+            return
+        failure = await asyncio.to_thread(run_editor, command, path, terminal=False)
+    if failure is not None:
+        await app.transcript.add_notice(f"{failure}; nothing committed for {rel}", "warning")
+        return
+    app.run_events(lambda: app.agent.edited_by_user(rel))

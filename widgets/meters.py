@@ -20,6 +20,8 @@ INDEX_SLOT_CHARS = 16
 its width and its marks their place as the text changes."""
 USED_CHARS = len("99.9k")
 """The widest used-token count; the meter's label is padded to it so the bar never moves."""
+MIN_BAR_CELLS = 8
+"""Fewer cells than this left for the bar, and the label drops the window (`1.2k`)."""
 
 
 class TokenMeter(Widget):
@@ -116,6 +118,8 @@ class TokenMeter(Widget):
     def render(self) -> Text:
         widest = USED_CHARS + len(f" / {tokens(self.window)}")
         label = f"{self.label:<{widest}} "  # padded: the bar starts at the same column
+        if self.size.width - len(label) < MIN_BAR_CELLS:  # narrow: the bar shows the window
+            label = f"{tokens(self.used):<{USED_CHARS}} "
         text = Text(label, style=self.get_component_rich_style("token-meter--label"))
         width = max(0, self.size.width - len(label))
         if width < 4:

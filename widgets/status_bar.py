@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
+from widgets.lookahead import LookAhead
 from widgets.meters import CompactionCounter, IndexStatus, TokenMeter
 
 DEMO_BADGE = "DEMO — offline demo brain"
@@ -72,6 +73,7 @@ class StatusBar(Horizontal):
         yield Label(self._session_label(self._session_id), id="status-session")
         yield Label(self._short_session_label(self._session_id), id="status-session-short")
         yield self._meter
+        yield LookAhead(id="lookahead")
         yield CompactionCounter(id="compactions")
         yield IndexStatus(id="index-status")
         # The slots after the meter keep their width whether they show anything or not, so the
@@ -113,6 +115,10 @@ class StatusBar(Horizontal):
     @property
     def meter(self) -> TokenMeter:
         return self._meter
+
+    @property
+    def lookahead(self) -> LookAhead:
+        return self.query_one(LookAhead)
 
     @property
     def compactions(self) -> CompactionCounter:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from time import monotonic
 from typing import Any
 
 from textual import events
@@ -16,6 +17,11 @@ from textual.widgets.markdown import MarkdownStream
 from shell.events import SearchPerformed, ToolCallFinished, ToolCallStarted, ToolCallStopped
 from widgets.blocks import AssistantReply, NoticeLine, UserMessage
 from widgets.tool_call import ToolCallCard
+
+STREAM_INTERVAL_S = 1 / 20
+"""Deltas that come closer together than this are written to the answer together: each write
+re-lays the transcript out, so a fast model (hundreds of tokens a second) would spend its time
+on layouts no one sees. `bench.tui` measures it."""
 
 
 class FollowMark(Static):
@@ -56,6 +62,9 @@ class Transcript(VerticalScroll):
         super().__init__(id=id, can_focus=False)
         self._reply: AssistantReply | None = None
         self._stream: MarkdownStream | None = None
+        self._held: list[str] = []
+        """Deltas not yet written to the stream (fewer than `STREAM_INTERVAL_S` ago)."""
+        self._written_at = 0.0
         self._cards: dict[str, ToolCallCard] = {}
         self._echoed: list[str] = []
 
@@ -132,7 +141,18 @@ class Transcript(VerticalScroll):
             self._reply = AssistantReply()
             await self.add_block(self._reply)
             self._stream = Markdown.get_stream(self._reply)
-        await self._stream.write(delta)
+        self._held.append(delta)
+        if monotonic() - self._written_at >= STREAM_INTERVAL_S:
+            await self._write_held()
+        elif len(self._held) == 1:  # the rest of a burst is written when the interval ends
+            self.set_timer(STREAM_INTERVAL_S, self._write_held)
+
+    async def _write_held(self) -> None:
+        if self._stream is not None and self._held:
+            text = "".join(self._held)
+            self._held.clear()
+            self._written_at = monotonic()
+            await self._stream.write(text)
 
     async def finish_text(self, full_text: str | None = None) -> None:
         """Close the open answer; a complete message that was never streamed is shown whole."""
@@ -143,6 +163,7 @@ class Transcript(VerticalScroll):
 
     async def discard_partial(self) -> None:
         """A retry voids the text streamed so far for this model call."""
+        self._held.clear()
         reply = self._reply
         await self._close_stream()
         if reply is not None:
@@ -155,6 +176,7 @@ class Transcript(VerticalScroll):
         await self._close_stream()
 
     async def _close_stream(self) -> None:
+        await self._write_held()
         if self._stream is not None:
             await self._stream.stop()
         self._stream = None

@@ -1,0 +1,27 @@
+"""`bench.tui` at a tiny size: it runs and its output has the shape the README's table reads
+(no timed assertions: the figures belong to the bench)."""
+
+from __future__ import annotations
+
+import math
+
+from bench.tui import answer_tokens, measure, table
+
+
+def test_the_answer_is_markdown_cut_into_tokens() -> None:
+    pieces = answer_tokens(400)
+    text = "".join(pieces)
+    assert len(pieces) == 400
+    assert "```python" in text and "\n- " in text and "\n1. " in text
+
+
+async def test_the_bench_runs_at_a_tiny_size() -> None:
+    result = await measure([2000], tokens=60, runs=1)
+
+    assert set(result["first_frame"]) == {"bare_s", "cairn_s", "ratio", "target_ratio"}
+    assert set(result["first_frame_headless"]) == {"bare_s", "cairn_s", "ratio"}
+    (run,) = result["streaming"]
+    assert run["rate"] == 2000 and run["tokens"] == 60
+    assert math.isfinite(run["lag_s"])  # the whole answer reached the Markdown widget
+    assert result["max_rate_kept"] in (0, 2000)
+    assert "highest streamed rate kept up" in table(result)

@@ -22,10 +22,8 @@ from textual.worker import Worker, WorkerState
 
 from shell.commands import parse as parse_command
 from shell.events import Error, Event, to_json
-from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES, DEFAULT_THEME
-from themes.user import load_user_themes
 from widgets.bridge import EventBridge
-from widgets.dream_review import DreamReview
+from widgets.editor import edit_memory
 from widgets.main_screen import MainScreen
 from widgets.messages import AgentEvent
 from widgets.palette import CairnCommands
@@ -35,6 +33,7 @@ from widgets.side_panes import SidePanes
 from widgets.side_strip import SideStrip
 from widgets.source import AgentSource
 from widgets.status_bar import StatusBar
+from widgets.theme_choice import ThemedApp
 from widgets.transcript import Transcript
 
 NARROW_WIDTH = 100
@@ -57,7 +56,7 @@ def hung_up(fd: int) -> bool:
     return any(mask & (select.POLLHUP | select.POLLERR) for _, mask in poller.poll(0))
 
 
-class CairnApp(App[None]):
+class CairnApp(ThemedApp):
     """The Cairn TUI: transcript, memory panes, meters, and a prompt, driven by one agent."""
 
     CSS_PATH = "app.tcss"
@@ -70,6 +69,8 @@ class CairnApp(App[None]):
         Binding("ctrl+l", "clear_view", "Clear"),
         Binding("f2", "toggle_side", "Panes"),
         Binding("f3", "review", "Review"),
+        Binding("f4", "edit_memory", "Edit", show=False),
+        Binding("f5", "history", "History", show=False),
         Binding("ctrl+t", "cycle_theme", "Theme"),
     ]
 
@@ -79,41 +80,23 @@ class CairnApp(App[None]):
         *,
         trace: Path | None = None,
         theme_dir: Path | None = None,
+        config_dir: Path | None = None,
         after_first_frame: Callable[[], object] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(theme_dir=theme_dir, config_dir=config_dir)
         self.agent = agent
         self._after_first_frame = after_first_frame
         self.trace_path = trace
-        self.theme_dir = theme_dir
         self.busy = False
         self.queued: deque[str] = deque()
         self._trace_file: IO[str] | None = None
         self._bridge: EventBridge | None = None
-        self._theme_cycle: list[str] = list(BUILTIN_THEMES)
         self._clock = time.monotonic
         self._last_activity = self._clock()
         self._dreamt_since_activity = False
-        self._theme_errors = self._register_themes()
-        # Set before the first frame: a theme set in on_mount re-applies every style (~0.1 s).
-        self.theme = DEFAULT_THEME
-
-    def _register_themes(self) -> list[str]:
-        for theme in BUILTIN_THEMES.values():
-            self.register_theme(theme)
-        if self.theme_dir is None:
-            return []
-        themes, errors = load_user_themes(self.theme_dir)
-        for theme in themes.values():
-            self.register_theme(theme)
-            self._theme_cycle.append(theme.name)
-        return errors
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen(id="_default")
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return {**super().get_theme_variable_defaults(), **APP_VARIABLE_DEFAULTS}
 
     def compose(self) -> ComposeResult:
         # The width classes go on before the widgets mount, so their styles apply once.
@@ -136,10 +119,6 @@ class CairnApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        if self._theme_errors:
-            self.notify(
-                "\n".join(self._theme_errors), title="Some themes did not load", severity="warning"
-            )
         if self.trace_path is not None:
             self.trace_path.parent.mkdir(parents=True, exist_ok=True)
             self._trace_file = self.trace_path.open("a", encoding="utf-8")
@@ -283,6 +262,8 @@ class CairnApp(App[None]):
         match name:
             case "/review":
                 await self.action_review()
+            case "/history":
+                await self.action_history()
             case "/clear":
                 await self.action_clear_view()
             case "/exit":
@@ -331,7 +312,19 @@ class CairnApp(App[None]):
         if not previews:
             self.notify("Nothing waits for review. /dream runs a sweep.", timeout=3)
             return
+        from widgets.dream_review import DreamReview  # loaded when first opened
+
         await self.push_screen(DreamReview(previews))
+
+    async def action_history(self, sha: str = "") -> None:
+        """Memory history: commits, diffs, revert (F5, /history, a click on a write card)."""
+        from widgets.history_screen import HistoryScreen  # loaded when first opened
+
+        await self.push_screen(HistoryScreen(self.agent.settings, select=sha))
+
+    async def action_edit_memory(self) -> None:
+        """F4: the memory file in view in $EDITOR; the saved edit is committed as the user's."""
+        await edit_memory(self)
 
     async def action_clear_view(self) -> None:
         await self.transcript.clear_view()
@@ -352,12 +345,6 @@ class CairnApp(App[None]):
         self.screen.toggle_class("-side-toggled")
         if not self.side_overlay_open and self.prompt.display:
             self.prompt.focus()
-
-    def action_cycle_theme(self) -> None:
-        names = self._theme_cycle
-        index = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(index + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=1.5)
 
     def on_resize(self, event: Resize) -> None:
         self._sync_width(event.size.width)
@@ -380,8 +367,15 @@ def run_tui(
     after_first_frame: Callable[[], object] | None = None,
 ) -> None:
     """Open the TUI on `agent` and return when the user quits. User themes are TOML files in
-    `<config dir>/themes`; `after_first_frame` runs once the first frame is on screen."""
-    from shell.config import config_file
+    `<config dir>/themes`, the chosen theme is kept in `<config dir>/state.toml`;
+    `after_first_frame` runs once the first frame is on screen."""
+    from shell.config import config_dir
 
-    themes = config_file().parent / "themes"
-    CairnApp(agent, trace=trace, theme_dir=themes, after_first_frame=after_first_frame).run()
+    folder = config_dir()
+    CairnApp(
+        agent,
+        trace=trace,
+        theme_dir=folder / "themes",
+        config_dir=folder,
+        after_first_frame=after_first_frame,
+    ).run()

@@ -112,6 +112,14 @@ class MemoryWriteLine(Static):
         self.text = memory_write_text(event)
         state = {"committed": "", "unchanged": "-unchanged", "failed": "-commit-failed"}
         super().__init__(Text(self.text), classes=state[event.outcome])
+        self.commit = event.commit
+        if self.commit:
+            self.tooltip = "click: show this commit in the memory history"
+
+    async def on_click(self) -> None:
+        """Show this commit: the memory history with it selected."""
+        if self.commit:
+            await self.app.run_action(f"history('{self.commit}')")
 
     def describe(self) -> str:
         return self.text

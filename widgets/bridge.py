@@ -123,6 +123,9 @@ class EventBridge:
                 meter.flush_threshold = event.flush_threshold
                 meter.compaction_threshold = event.compaction_threshold
                 meter.used = event.prompt_tokens
+                self.status.lookahead.show_usage(
+                    event.prompt_tokens, event.flush_threshold, event.compaction_threshold
+                )
             case Loading(what=what, done=done):
                 self.status.show_loading(what, done=done)
             case ModelRetry():
@@ -140,6 +143,7 @@ class EventBridge:
                 await transcript.add_notice(message, level)
             case TurnFinished(reason=reason):
                 await transcript.end_turn()
+                self.status.lookahead.end_turn()
                 if reason not in ("completed", "cancelled"):  # a cancel has its receipt
                     await transcript.add_notice(f"turn ended: {reason}", "warning")
             case BootstrapTruncated():
@@ -186,6 +190,7 @@ class EventBridge:
                     await transcript.add_block(self._flush)
                 self._flush.finish(event)
                 self._flush = None
+                self.status.lookahead.show_flushed(True)
             case CompactionSkipped(reason=reason):
                 self.status.meter.compacting = False
                 if self._compaction is not None:
@@ -200,6 +205,7 @@ class EventBridge:
             case CompactionFinished():
                 self.status.meter.compacting = False
                 self.status.compactions.count = event.compaction_count
+                self.status.lookahead.show_flushed(False)
                 receipt = await self._open_receipt(event.trigger, event.tokens_before)
                 receipt.finish(event)
             case CompactionFailed():

@@ -8,6 +8,9 @@
     cairn dream [--apply ID… | --apply-all] [--reject ID…] [--edit ID TEXT] [--json]
                                                   dream, or decide on what dreaming proposed
     cairn replay TRACE                            play a recorded trace back into the TUI
+    cairn serve [--host H] [--port P]             the TUI in a browser, on 127.0.0.1:8000
+    cairn history [--json] [-n N]                 the memory's commits (widgets/cli_memory.py)
+    cairn revert SHA [--yes]                      undo one memory commit as a new commit
 
 Errors print one clear line and exit non-zero; never a traceback. A reader that closes the
 pipe early (`cairn run … | head -1`) ends the command quietly with exit code 141.
@@ -206,6 +209,15 @@ def build_parser() -> argparse.ArgumentParser:
     _common(replay, inherit=True)
     replay.add_argument("trace_file", type=Path, help="a trace written by --trace")
     replay.add_argument("--step", action="store_true", help="play one turn per Enter")
+    serve = sub.add_parser("serve", help="the TUI in a browser (widgets/serve.py)")
+    _common(serve, inherit=True)
+    _model(serve, inherit=True)
+    _session(serve, inherit=True)
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (warns if wider)")
+    serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    from widgets.cli_memory import add_parsers
+
+    add_parsers(sub, _common)
     return parser
 
 
@@ -284,6 +296,18 @@ def dispatch(args: argparse.Namespace) -> int:
                     out=sys.stdout,
                 )
             )
+        case "history":
+            from widgets.cli_memory import history_command
+
+            return history_command(settings, limit=args.n, as_json=args.json, out=sys.stdout)
+        case "revert":
+            from widgets.cli_memory import revert_command
+
+            return revert_command(settings, args.sha, yes=args.yes, out=sys.stdout)
+        case "serve":
+            from widgets.serve import serve
+
+            return serve(args, settings.workspace)
         case "replay":
             from widgets.replay import load_trace, replay_app
 

@@ -3,7 +3,7 @@ actions, found by name or by what they do ("compact" finds /compact)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -42,6 +42,9 @@ def slash_commands() -> tuple[PaletteCommand, ...]:
 
 TUI_ACTIONS: tuple[PaletteCommand, ...] = (
     PaletteCommand("Toggle panes", "show or hide the memory panes", "f2", "toggle_side"),
+    PaletteCommand(
+        "Edit in $EDITOR", "open the memory file in view in your editor", "f4", "edit_memory"
+    ),
     PaletteCommand("Cycle theme", "switch to the next colour theme", "ctrl+t", "cycle_theme"),
     PaletteCommand("Cancel turn", "stop the turn under way", "escape", "cancel_turn"),
 )
@@ -50,6 +53,16 @@ TUI_ACTIONS: tuple[PaletteCommand, ...] = (
 
 def palette_commands() -> tuple[PaletteCommand, ...]:
     return slash_commands() + TUI_ACTIONS
+
+
+def theme_commands(names: Iterable[str]) -> tuple[PaletteCommand, ...]:
+    """One "Theme: <name>" entry per theme of the cycle (Cairn's and the user's)."""
+    return tuple(
+        PaletteCommand(
+            f"Theme: {name}", "switch to this colour theme", action=f"use_theme({name!r})"
+        )
+        for name in names
+    )
 
 
 class CairnCommands(Provider):
@@ -81,19 +94,22 @@ class CairnCommands(Provider):
         prompt.value, prompt.cursor_position = typed, cursor
         prompt.focus()
 
+    def _commands(self) -> tuple[PaletteCommand, ...]:
+        return palette_commands() + theme_commands(self.cairn.theme_cycle)
+
     @staticmethod
     def _help(command: PaletteCommand) -> str:
         return f"{command.help} ({command.key})" if command.key else command.help
 
     async def discover(self) -> Hits:
-        for command in palette_commands():
+        for command in self._commands():
             yield DiscoveryHit(
                 command.name, self._runner(command), text=command.name, help=self._help(command)
             )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for command in palette_commands():
+        for command in self._commands():
             score = max(matcher.match(command.name), matcher.match(command.search_text) * 0.5)
             if score > 0:
                 yield Hit(

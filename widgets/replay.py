@@ -136,6 +136,9 @@ class ReplayAgent:
     def open_proposals(self) -> list[Preview]:
         return []
 
+    def edited_by_user(self, path: str) -> AsyncIterator[Event]:
+        return self._nothing()  # a replay has no core to commit with (F4 says so, widgets.editor)
+
     async def _nothing(self) -> AsyncIterator[Event]:
         nothing: tuple[Event, ...] = ()
         for event in nothing:

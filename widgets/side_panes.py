@@ -76,6 +76,19 @@ class SidePanes(Vertical):
     def panes(self) -> list[MemoryFilePane]:
         return list(self.query(MemoryFilePane))
 
+    def active_file(self) -> Path:
+        """The memory file in view: the pane with the focus, else the memory tabs' active one
+        (MEMORY.md before the tabs mount)."""
+        focused = self.screen.focused
+        for pane in self.panes:
+            if focused is not None and pane in focused.ancestors_with_self:
+                return pane.path
+        tabs = next(iter(self.query("#memory-tabs").results(TabbedContent)), None)
+        if tabs is not None and tabs.active_pane is not None:
+            if shown := next(iter(tabs.active_pane.query(MemoryFilePane)), None):
+                return shown.path
+        return self.workspace / "MEMORY.md"
+
     @property
     def gate_log(self) -> GateLog:
         return self.query_one(GateLog)

@@ -86,6 +86,11 @@ class AgentSource(Protocol):
         """The proposals waiting for review (blocking: call it off the event loop)."""
         ...
 
+    def edited_by_user(self, path: str) -> AsyncIterator[Event]:
+        """Memory file `path` (workspace-relative) was saved in the user's editor: commit it as
+        their edit (or say it is unchanged) and re-index it."""
+        ...
+
     def background_events(self) -> AsyncIterator[Event]:
         """Events between turns (index sync, file watching), for as long as the app runs."""
         ...

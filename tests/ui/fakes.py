@@ -116,5 +116,8 @@ class FakeAgent:
     def open_proposals(self) -> list[object]:
         return list(self.proposals)
 
+    def edited_by_user(self, path: str) -> AsyncIterator[BaseEvent]:
+        return self._play(())
+
     async def aclose(self) -> None:
         self.aclosed = True

@@ -212,7 +212,7 @@ async def test_keys_clear_toggle_panes_and_cycle_theme(demo_app: MakeApp) -> Non
         assert app.theme == "cairn"
         await pilot.press("ctrl+t")
         assert app.theme == "cairn-light"
-        await pilot.press("ctrl+t")
+        await pilot.press("ctrl+t", "ctrl+t", "ctrl+t")
         assert app.theme == "cairn"
 
         side = app.side_panes

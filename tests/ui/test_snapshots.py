@@ -28,6 +28,8 @@ def after(*prompts: str, theme: str | None = None) -> Callable[[Pilot[None]], Aw
         if theme is not None:
             app.theme = theme
             await pilot.pause()
+            app.clear_notifications()  # the switch's "theme: …" would cover the prompt
+            await pilot.pause()
 
     return run_before
 
@@ -96,6 +98,14 @@ class TestScreens:
             demo_app(), terminal_size=(120, 40), run_before=after(TOLD, ASKED, theme="cairn-light")
         )
 
+    def test_high_contrast_theme(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        run_before = after(TOLD, ASKED, theme="cairn-contrast")
+        assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=run_before)
+
+    def test_dusk_theme(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
+        run_before = after(TOLD, ASKED, theme="cairn-dusk")
+        assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=run_before)
+
 
 QUESTIONS = [
     "how does Tom take his coffee?",
@@ -131,3 +141,22 @@ class TestDreamReview:
 
         app = demo_app(embedder="minilm")
         assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+class TestHistory:
+    def test_history_with_a_revert_preview(
+        self, snap_compare: SnapCompare, demo_app: MakeApp
+    ) -> None:
+        """F5 after two writes: the commits with kind, session and turn, and `r`'s reverse
+        diff of the newest, coloured, waiting for the confirmation."""
+
+        async def run_before(pilot: Pilot[None]) -> None:
+            app = pilot.app
+            assert isinstance(app, CairnApp)
+            await after(TOLD, "remember that the staging database is called heron")(pilot)
+            await pilot.press("f5")
+            await until(pilot, lambda: bool(getattr(app.screen, "commits", None)))
+            await pilot.press("r")
+            await until(pilot, lambda: getattr(app.screen, "pending", None) is not None)
+
+        assert snap_compare(demo_app(), terminal_size=(120, 40), run_before=run_before)

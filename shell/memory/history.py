@@ -20,13 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shell.fsio import exclusive_lock
-from shell.memory.git import _commit_lock_for
+from shell.memory.git import CommitInfo, GitStore, _commit_lock_for
 
 if TYPE_CHECKING:
     import git
 
-_FIELD = "\x1f"
-_RECORD = "\x1e"
 _ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -121,23 +119,7 @@ class MemoryHistory:
 
     def commits(self, limit: int = 50) -> list[HistoryCommit]:
         """The newest `limit` commits, newest first; [] without a repository or commit."""
-        if not (self.root / ".git").exists():
-            return []
-        command = [
-            "git",
-            "-c",
-            "core.quotePath=false",
-            "log",
-            f"--max-count={max(1, limit)}",
-            f"--format={_RECORD}%H{_FIELD}%h{_FIELD}%aI{_FIELD}%B{_FIELD}",
-            "--name-only",
-        ]
-        with self._lock:
-            try:
-                output = str(self._repo().git.execute(command, strip_newline_in_stdout=False))
-            except Exception:
-                return []
-        return [_parse(record) for record in output.split(_RECORD) if record.strip()]
+        return [_history_commit(info) for info in GitStore(self.root).log(limit)]
 
     def diff(self, sha: str) -> str:
         """The unified diff `sha` made (against its parent; a first commit against nothing)."""
@@ -225,19 +207,18 @@ class MemoryHistory:
             repo.git.execute(["git", "reset", "--hard", "--quiet", head])
 
 
-def _parse(record: str) -> HistoryCommit:
-    sha, short, when, message, names = (record.split(_FIELD) + [""] * 5)[:5]
-    subject, _, body = message.strip().partition("\n")
-    origin = _ORIGIN.search(message)
+def _history_commit(info: CommitInfo) -> HistoryCommit:
+    subject, _, body = info.message.partition("\n")
+    origin = _ORIGIN.search(info.message)
     return HistoryCommit(
-        sha=sha.strip(),
-        short=short,
-        when=datetime.fromisoformat(when),
+        sha=info.sha.strip(),
+        short=info.short,
+        when=datetime.fromisoformat(info.when),
         subject=subject.strip(),
         kind=commit_kind(subject),
         session=origin["session"] if origin else None,
         turn=int(origin["turn"]) if origin else None,
-        files=[line for line in names.splitlines() if line.strip()],
+        files=info.files,
         body=body.strip(),
     )
 

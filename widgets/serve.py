@@ -15,6 +15,7 @@ DNS-rebinding name pointed at 127.0.0.1 gets a 403).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import os
 import re
@@ -175,6 +176,19 @@ def _server_class() -> Any:
             logging.basicConfig(level=logging.WARNING, format="cairn serve: %(message)s")
 
         async def on_startup(self, app: web.Application) -> None:
+            # Startup runs before aiohttp binds the port: the line waits until it answers, so
+            # whoever reads it (a person, a script, the tests) can connect at once.
+            self._said = asyncio.get_running_loop().create_task(self._say_where_once_bound())
+
+        async def _say_where_once_bound(self) -> None:
+            for _ in range(600):  # 30 s, then it says where anyway
+                try:
+                    _, writer = await asyncio.open_connection(self.plan.host, self.plan.port)
+                except OSError:
+                    await asyncio.sleep(0.05)
+                    continue
+                writer.close()
+                break
             print(self.plan.line, file=self.out, flush=True)
 
         async def _make_app(self) -> web.Application:

@@ -29,19 +29,10 @@ from shell.events import (
 )
 from tests.ui.conftest import MakeApp, send, settle, started
 from tests.ui.fakes import FakeAgent
-from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
+from tests.ui.pilot_helpers import ASKED, CHAT, DAILY, SIZE, TOLD, painted
 from tests.ui.scenarios import BUDGET, gate, usage
 from widgets.app import CairnApp
 from widgets.blocks import CompactionReceipt, ContextBlock
-
-CHAT = (
-    "My sister lives in Tromsø.",
-    "The build server is ci-7.internal.",
-    "how are you today?",
-    "Priya leads the billing migration.",
-    "where does my sister live?",
-    "tell me about the build server",
-)
 
 
 async def test_gate_decisions_appear_in_the_gate_log(demo_app: MakeApp) -> None:

@@ -4,16 +4,7 @@ the compaction counter and the gate log come back, above a mark, before the live
 from __future__ import annotations
 
 from tests.ui.conftest import MakeApp, send, started
-from tests.ui.pilot_helpers import ASKED, SIZE, TOLD, painted
-
-CHAT = (
-    "My sister lives in Tromsø.",
-    "The build server is ci-7.internal.",
-    "how are you today?",
-    "Priya leads the billing migration.",
-    "where does my sister live?",
-    "tell me about the build server",
-)
+from tests.ui.pilot_helpers import ASKED, CHAT, SIZE, TOLD, painted
 
 
 async def test_resume_shows_the_earlier_turns_counters_and_gate_log(demo_app: MakeApp) -> None:

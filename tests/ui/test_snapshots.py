@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from shell.headless import run_headless
 from tests.ui.conftest import MakeApp, demo_settings, send, settle, started, until
+from tests.ui.pilot_helpers import ASKED, CHAT, TOLD
 from widgets.app import CairnApp
 from widgets.dream_review import DreamReview
 
@@ -32,19 +33,6 @@ def after(*prompts: str, theme: str | None = None) -> Callable[[Pilot[None]], Aw
             await pilot.pause()
 
     return run_before
-
-
-TOLD = "remember that our deploy window is Friday 14:00"
-ASKED = "when is our deploy window?"
-CHAT = (
-    "My sister lives in Tromsø.",
-    "The build server is ci-7.internal.",
-    "how are you today?",
-    "Priya leads the billing migration.",
-    "where does my sister live?",
-    "tell me about the build server",
-)
-"""Enough of a conversation that /compact has turns to summarise past the kept tail."""
 
 
 class TestScreens:

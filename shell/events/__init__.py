@@ -3,7 +3,7 @@
 Events are past-tense facts. Each has a snake_case `type` name, and round-trips through JSON
 with `to_json` / `from_json`, so the headless CLI, traces, replay and the TUI all speak the same
 language. New events go in the module of their concern (`turns`, `memory`, `lifecycle`,
-`dreaming`) and into the `Event` union here, and nowhere else.
+`dreaming`, `tools`) and into the `Event` union here, and nowhere else.
 """
 
 from __future__ import annotations
@@ -74,6 +74,23 @@ from shell.events.memory import (
     WriteReason,
     WriteState,
 )
+from shell.events.tools import (
+    ApprovalChoice,
+    ApprovalDecided,
+    ApprovalRequested,
+    CommandEnding,
+    CommandFinished,
+    CommandOutput,
+    DecidedBy,
+    FileEdited,
+    McpServerChanged,
+    McpServerInfo,
+    McpState,
+    McpTransport,
+    ToolInfo,
+    ToolRisk,
+    ToolsListed,
+)
 from shell.events.turns import (
     AssistantMessage,
     BootstrapMissing,
@@ -102,12 +119,18 @@ from shell.events.turns import (
 __all__ = [
     "EVENT_CLASSES",
     "EVENT_TYPES",
+    "ApprovalChoice",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "AssistantMessage",
     "BaseEvent",
     "BootstrapMissing",
     "BootstrapTruncated",
     "CandidateTruth",
+    "CommandEnding",
+    "CommandFinished",
     "CommandHelp",
+    "CommandOutput",
     "CompactionFailed",
     "CompactionFinished",
     "CompactionSkipped",
@@ -115,6 +138,7 @@ __all__ = [
     "CompactionTrigger",
     "ContextReinjected",
     "ContextReport",
+    "DecidedBy",
     "DeepSleepFinished",
     "DistilledBy",
     "DreamProposed",
@@ -125,6 +149,7 @@ __all__ = [
     "Error",
     "ErrorKind",
     "Event",
+    "FileEdited",
     "FlushEnding",
     "FlushFinished",
     "FlushGateEvaluated",
@@ -141,6 +166,10 @@ __all__ = [
     "JunkKind",
     "LightSleepFinished",
     "Loading",
+    "McpServerChanged",
+    "McpServerInfo",
+    "McpState",
+    "McpTransport",
     "MemoryBudget",
     "MemoryWritten",
     "ModelRetry",
@@ -169,6 +198,9 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolCallStopped",
+    "ToolInfo",
+    "ToolRisk",
+    "ToolsListed",
     "TurnCancelled",
     "TurnEnding",
     "TurnFinished",
@@ -232,6 +264,13 @@ Event = (
     | ProposalsWaiting
     | ProposalAccepted
     | ProposalRejected
+    | ApprovalRequested
+    | ApprovalDecided
+    | CommandOutput
+    | CommandFinished
+    | FileEdited
+    | McpServerChanged
+    | ToolsListed
 )
 
 EVENT_TYPES: dict[str, type[BaseEvent]] = {cls.type: cls for cls in BaseEvent.__subclasses__()}

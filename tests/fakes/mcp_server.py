@@ -1,0 +1,76 @@
+"""A tiny MCP server on the SDK's own server API, for what the reference servers never do:
+hang, die mid-call, fail to start, serve streamable HTTP.
+
+    python tests/fakes/mcp_server.py stdio
+    python tests/fakes/mcp_server.py http PORT
+    python tests/fakes/mcp_server.py exit    (writes one stderr line, exits with code 3)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import mcp_types
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("fake")
+
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4"
+    "DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+)
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Say `text` back."""
+    return f"echo: {text}"
+
+
+@server.tool()
+def picture() -> list[mcp_types.ImageContent | mcp_types.TextContent]:
+    """A one-pixel PNG and a caption."""
+    return [
+        mcp_types.ImageContent(data=PIXEL, mime_type="image/png"),
+        mcp_types.TextContent(text="a pixel"),
+    ]
+
+
+@server.tool()
+def fail() -> str:
+    """Always fails."""
+    raise ValueError("the fake tool failed on purpose")
+
+
+@server.tool()
+def hang() -> str:
+    """Never answers (blocks the server's loop, as a stuck tool would)."""
+    time.sleep(3600)
+    return "never"
+
+
+@server.tool()
+def die() -> str:
+    """Kills its own server process in the middle of the call."""
+    sys.stderr.write("fake server: dying on purpose\n")
+    sys.stderr.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "never"
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if mode == "exit":
+        sys.stderr.write("fake server: refusing to start\n")
+        sys.exit(3)
+    if mode == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main()

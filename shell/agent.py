@@ -21,6 +21,7 @@ from shell.context.budget import ContextBudget, ContextWindow
 from shell.context.request import RequestBuilder
 from shell.dreaming import Decision, Dreamer, Preview
 from shell.events import (
+    ApprovalChoice,
     AssistantMessage,
     DreamTrigger,
     Error,
@@ -44,7 +45,8 @@ from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.views import ViewRecorder
 from shell.tools import Toolbox
-from shell.workspace import sweep_interrupted_writes
+from shell.workbench import Workbench
+from shell.workspace import recovery_notices
 
 UNKNOWN_WINDOW = 128_000
 
@@ -68,6 +70,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         lifecycle: MemoryLifecycle,
         recall: RecallService,
         dreamer: Dreamer,
+        workbench: Workbench,
         resumed: bool = False,
         index_in_background: bool = True,
     ) -> None:
@@ -83,6 +86,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         self.lifecycle = lifecycle
         self.recall = recall
         self.dreamer = dreamer
+        self.workbench = workbench
         self._resumed = resumed
         self._index_in_background = index_in_background
         self._last_reported = (0, 0)
@@ -142,10 +146,13 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
                     f"{UNKNOWN_WINDOW:,} tokens. Set --context-window to be exact.",
                     level="warning",
                 )
+        async for event in self.workbench.start():  # MCP servers, each bounded in time
+            yield event
         bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
         for event in bootstrap.events:
             yield event
-        for notice in await asyncio.to_thread(self._recovered):
+        torn = self.conversation.sessions.torn_lines(self.session_id) if self._resumed else 0
+        for notice in await asyncio.to_thread(recovery_notices, self.workspace, torn):
             yield notice
         if waiting := await asyncio.to_thread(self.dreamer.waiting):
             yield ProposalsWaiting(waiting)
@@ -153,27 +160,6 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         if model_loading:
             await self.llm.wait_loaded()
             yield Loading("model", done=True)
-
-    def _recovered(self) -> list[Notice]:
-        """What an earlier run killed mid-write left behind, cleaned up and said."""
-        notices = []
-        if swept := sweep_interrupted_writes(self.workspace):
-            notices.append(
-                Notice(
-                    f"Removed {len(swept)} temp file(s) of an interrupted write: "
-                    + ", ".join(swept),
-                    level="warning",
-                )
-            )
-        if self._resumed and (torn := self.conversation.sessions.torn_lines(self.session_id)):
-            notices.append(
-                Notice(
-                    f"Skipped {torn} torn line(s) of this session's transcript (a crash "
-                    "mid-write); everything before them was restored.",
-                    level="warning",
-                )
-            )
-        return notices
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
         """A user prompt, or a slash command (`shell.commands`; `/help` lists them)."""
@@ -185,6 +171,10 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         async with contextlib.aclosing(stream) as events:
             async for event in events:
                 yield event
+
+    def answer_approval(self, call_id: str, choice: ApprovalChoice, reason: str = "") -> bool:
+        """The user's answer to the call waiting for approval (`ApprovalRequested`)."""
+        return self.workbench.answer(call_id, choice, reason)
 
     def cancel(self) -> bool:
         """Ask the turn under way to stop at its next safe point (`shell.cancel`): it ends
@@ -202,7 +192,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         message = {"role": "user", "content": prompt}
         if (size := self.request_builder.projected([message])) >= self.budget.window:
             # Nothing can make room for it: refused before it enters the conversation.
-            yield Error("context_overflow", self._too_big(size))
+            yield Error("context_overflow", self.request_builder.too_big(size))
             yield TurnFinished(turn=turn.number, reason="error")
             return
         self.conversation.append(message)
@@ -245,7 +235,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
             if dropped := self.lifecycle.fit_window():
                 yield dropped
             if (size := self.request_builder.projected()) >= self.budget.window:
-                yield Error("context_overflow", self._too_big(size))
+                yield Error("context_overflow", self.request_builder.too_big(size))
                 turn.reason = "error"
                 return
             yield self.usage()
@@ -283,8 +273,10 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
             tools = run_tool_calls(
                 self.toolbox,
                 reply.tool_calls,
-                side_events=self.recall.drain,
+                side_events=lambda: [*self.recall.drain(), *self.workbench.drain()],
                 stop=lambda: self._cancel.requested,
+                cancelled=self._cancel.event,
+                fit=self.workbench.fit,
             )
             async for item in tools:
                 if isinstance(item, ToolDone):
@@ -299,14 +291,6 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
                 yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
                 turn.reason = "tool_limit"
                 return
-
-    def _too_big(self, size: int) -> str:
-        fixed = self.request_builder.projected([])
-        return (
-            f"Not sent: the prompt would be {size:,} tokens, over the {self.budget.window:,}-token "
-            f"window even with only the last turn ({fixed:,} of it the system prompt and tools). "
-            "Shorten the message or MEMORY.md, or raise --context-window if the model allows more."
-        )
 
     def _startup_prelude(self) -> StartupPreludeInjected | None:
         """A new session's first call gets the recent daily notes as background, once."""
@@ -332,6 +316,10 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         async for event in self.lifecycle.flush("manual"):
             yield event
         yield self.usage()
+
+    async def tools_listing(self) -> AsyncGenerator[Event]:
+        """`/tools`: the tools the model may call, how each is approved, the MCP servers."""
+        yield self.workbench.listing()
 
     async def context_report(self) -> AsyncGenerator[Event]:
         """`/context`: what the next prompt holds, how it was counted, and what was cut."""
@@ -384,6 +372,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
 
     async def aclose(self) -> None:
         self.save()
+        await self.workbench.aclose()
         await self.recall.aclose()
 
     # --- bookkeeping ----------------------------------------------------------------------

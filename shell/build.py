@@ -22,6 +22,7 @@ from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.store import SessionStore
 from shell.tools import Toolbox
+from shell.workbench import Workbench
 from shell.workspace import init_workspace
 
 
@@ -36,10 +37,13 @@ def build_agent(
     session_id: str | None = None,
     resume: bool = False,
     index_in_background: bool = True,
+    interactive: bool = True,
 ) -> Agent:
     """The composition root shared by the TUI, `cairn run`, tests and benchmarks.
 
     `index_in_background`: see `Agent`; headless runs pass False, so they index only to search.
+    `interactive`: a person can answer approvals (the TUI); headless runs pass False, so what
+    no allow rule covers is denied (`shell.approvals`).
     """
     git = init_workspace(settings)
     files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
@@ -64,6 +68,7 @@ def build_agent(
         [recall.tool(), *memory_tools(files, today=settings.today, origin=conversation.origin)],
         timer=settings.timer,
     )
+    workbench = Workbench(settings, toolbox, interactive=interactive, window=window)
     request_builder = RequestBuilder(
         settings,
         counter=TokenCounter(),
@@ -93,6 +98,7 @@ def build_agent(
         lifecycle=lifecycle,
         recall=recall,
         dreamer=Dreamer(settings, files=files, git=git, recall=recall, llm=llm),
+        workbench=workbench,
         resumed=resumed,
         index_in_background=index_in_background,
     )

@@ -6,6 +6,7 @@ forwarding retries, hiding the text of silent calls and reporting tool events ar
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from shell.events import (
     ToolCallStopped,
 )
 from shell.memory.secrets import redact_values
-from shell.tools import ToolResult, event_arguments
+from shell.tools import CallContext, ToolResult, event_arguments
 
 if TYPE_CHECKING:
     from shell.model import LLM, ModelReply, ToolCallRequest
@@ -103,6 +104,8 @@ async def run_tool_calls(
     *,
     side_events: Callable[[], Iterable[Event]] = tuple,
     stop: Callable[[], bool] = bool,
+    cancelled: asyncio.Event | None = None,
+    fit: Callable[[str, ToolResult], ToolResult] | None = None,
 ) -> AsyncIterator[Event | ToolDone]:
     """Run the calls in order. For each: `ToolCallStarted`, the events `side_events` has
     collected meanwhile (a background index, say), the tool's own events, `ToolCallFinished`,
@@ -112,8 +115,13 @@ async def run_tool_calls(
     and `cairn run`'s JSON show what memory stored, never the credential.
 
     Once `stop()` is true (a cancel), the calls not yet begun do not run: each is a
-    `ToolCallStopped` and a `ToolDone` that tells the model so. A call under way is never cut.
+    `ToolCallStopped` and a `ToolDone` that tells the model so. A call under way is not cut,
+    except by itself: it sees `cancelled` set (a command kills its process group; a memory
+    write, short and never half-done, runs to its end). What a call reports while it runs (an
+    approval, a command's output) is yielded as it comes. `fit` cuts a result too big for the
+    context before anything shows or keeps it (`shell.workbench.Workbench.fit`).
     """
+    cancelled = cancelled or asyncio.Event()
     for call in calls:
         shown = redact_values(event_arguments(call.arguments))  # the tool gets them as sent
         if stop():
@@ -121,7 +129,24 @@ async def run_tool_calls(
             yield ToolDone(call, ToolResult(NOT_RUN, error="cancelled before it started"))
             continue
         yield ToolCallStarted(call_id=call.id, name=call.name, arguments=shown)
-        result = await toolbox.call(call.name, call.arguments)
+        live: asyncio.Queue[Event] = asyncio.Queue()
+        context = CallContext(call.id, live.put_nowait, cancelled)
+        running = asyncio.ensure_future(toolbox.call(call.name, call.arguments, context))
+        try:
+            while not running.done() or not live.empty():
+                getting = asyncio.ensure_future(live.get())
+                await asyncio.wait({running, getting}, return_when=asyncio.FIRST_COMPLETED)
+                if getting.done():
+                    yield getting.result()
+                else:
+                    getting.cancel()
+        finally:
+            if not running.done():  # the consumer went away: the call stops with it
+                cancelled.set()
+                await asyncio.wait({running})
+        result = running.result()
+        if fit is not None:
+            result = fit(call.id, result)
         for event in side_events():
             yield event
         for event in result.events:  # a tool does not know its call: it is said here

@@ -3,7 +3,8 @@
 A cancel (`Agent.cancel()`, the TUI's esc) does not kill the task running the turn: it asks the
 turn to stop at its next safe point. A model call under way is aborted (its answer is cut and
 not kept); a tool call already running finishes, since a memory write is short and must not be
-cut in half, and reports its real result; the calls after it do not run (`ToolCallStopped`);
+cut in half, and reports its real result (a command is the exception: it sees `event` set and
+kills its process group); the calls after it do not run (`ToolCallStopped`);
 then the turn ends with a `TurnCancelled` receipt and `TurnFinished("cancelled")`.
 """
 
@@ -39,6 +40,11 @@ class Cancellation:
     @property
     def requested(self) -> bool:
         return self._requested.is_set()
+
+    @property
+    def event(self) -> asyncio.Event:
+        """Set by a request: what a running tool call waits on to stop early."""
+        return self._requested
 
     def request(self) -> bool:
         """Ask the running turn to stop. False when no turn runs (nothing to ask)."""

@@ -62,6 +62,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("/new", "", "flush memory if due, then start a new session"),
     Command("/context", "", "what the next prompt holds and how it was counted"),
     Command("/dream", "", "run a dreaming sweep: proposals for MEMORY.md"),
+    Command("/tools", "", "the model's tools, their approvals, the MCP servers"),
     Command("/review", "", "review dreaming's proposals", key="f3", tui_only=True),
     Command("/history", "", "memory history: diffs and revert", key="f5", tui_only=True),
     Command("/clear", "", "clear the transcript view (the session stays)", "ctrl+l", True),
@@ -127,6 +128,8 @@ class CommandTarget(Protocol):
 
     def dream(self) -> AsyncGenerator[Event]: ...
 
+    def tools_listing(self) -> AsyncGenerator[Event]: ...
+
 
 async def run_command(target: CommandTarget, invocation: Invocation) -> AsyncGenerator[Event]:
     """The events of one command on `target`."""
@@ -148,6 +151,8 @@ async def run_command(target: CommandTarget, invocation: Invocation) -> AsyncGen
             stream = target.context_report()
         case "/dream":
             stream = target.dream()
+        case "/tools":
+            stream = target.tools_listing()
         case _:
             key = f" ({command.key})" if command.key else ""
             yield Notice(f"{command.name} works in the TUI only{key}.")

@@ -71,6 +71,46 @@ class DreamSettings:
 
 
 @dataclass(frozen=True)
+class ToolSettings:
+    """The project tools and their approvals (`shell.approvals`): the config's `[tools]` table,
+    `CAIRN_TOOLS_<NAME>`, and the flags `--yes` and `--allow`."""
+
+    approval: str = "ask"
+    """"ask": calls that write or execute ask first (headless: denied without an allow rule);
+    "yes": everything runs (`--yes`)."""
+    allow: tuple[str, ...] = ()
+    """Allow rules: a tool name, or "tool:pattern" matched against the command line or the
+    path (shell-style: "run_command:pytest*", "run_command:git status", "edit_file:docs/*");
+    an MCP tool by its name ("time__*")."""
+    pass_env: tuple[str, ...] = ()
+    """Provider keys (`*_API_KEY` and the like) a command may see anyway, by name."""
+    project: str = "auto"
+    """Offer the project tools: "auto" (when the window is 4,096 tokens or more), "on" (the
+    CLI's `--project`), "off"."""
+    command_timeout: float = 120.0
+    """A command's default timeout in seconds (the model may ask for up to `max_timeout`)."""
+    max_timeout: float = 1800.0
+
+
+@dataclass(frozen=True)
+class McpServerSettings:
+    """One MCP server of the config's `[mcp.<name>]` tables: `command` (and `args`, `env`,
+    `cwd`) for stdio, or `url` (and `headers`) for streamable HTTP."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    call_timeout: float = 60.0
+    """Seconds a tool call may take before it is abandoned with a notice."""
+    startup_timeout: float = 20.0
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
 class Settings:
     workspace: Path
     model: str = DEMO_MODEL
@@ -104,6 +144,12 @@ class Settings:
     recency_half_life_days: float = 30.0
     """memory_search: the age at which a note's recency bonus has halved."""
     dreaming: DreamSettings = field(default_factory=DreamSettings)
+    project: Path | None = None
+    """The project folder the project tools work in (the CLI's: the folder Cairn started in, or
+    `--project`); None offers no project tools."""
+    tools: ToolSettings = field(default_factory=ToolSettings)
+    mcp: tuple[McpServerSettings, ...] = ()
+    """The MCP servers whose tools the model may call."""
     clock: Callable[[], datetime] = field(default=_now, compare=False, repr=False)
     timer: Callable[[], float] = field(default=time.perf_counter, compare=False, repr=False)
     """Monotonic seconds, for the durations the TUI shows (tool calls, compactions, sweeps)."""
@@ -147,6 +193,18 @@ def config_dir(env: Mapping[str, str] | None = None) -> Path:
 def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, DreamSettings):
         return _coerce_table(name, value, current)
+    if isinstance(current, ToolSettings):
+        return _coerce_tools(name, value, current)
+    if name == "mcp":
+        return _coerce_mcp(value)
+    if name == "project" and value is not None:
+        return Path(value).expanduser().resolve()
+    if isinstance(current, tuple) and isinstance(value, str):  # CAIRN_TOOLS_ALLOW="a,b"
+        return tuple(item.strip() for item in value.split(",") if item.strip())
+    if isinstance(current, tuple):
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"setting {name!r}: {value!r} must be a list of strings")
+        return tuple(value)
     try:
         if isinstance(current, bool) or name in ("watch",):
             if isinstance(value, str):
@@ -179,6 +237,56 @@ def _coerce_table(name: str, value: Any, current: DreamSettings) -> DreamSetting
     return replace(current, **coerced)
 
 
+def _coerce_tools(name: str, value: Any, current: ToolSettings) -> ToolSettings:
+    if isinstance(value, ToolSettings):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"setting {name!r} must be a table of settings, not {value!r}")
+    known = {f.name for f in fields(current)}
+    if unknown := set(value) - known:
+        raise ConfigError(f"[{name}]: unknown settings {sorted(unknown)}")
+    coerced = {
+        key: _coerce(f"{name}.{key}", raw, getattr(current, key)) for key, raw in value.items()
+    }
+    tools = replace(current, **coerced)
+    if tools.approval not in ("ask", "yes"):
+        raise ConfigError(f"[{name}] approval {tools.approval!r} must be ask or yes")
+    if tools.project not in ("auto", "on", "off"):
+        raise ConfigError(f"[{name}] project {tools.project!r} must be auto, on or off")
+    return tools
+
+
+def _coerce_mcp(value: Any) -> tuple[McpServerSettings, ...]:
+    """`[mcp.<name>]` tables, one per server."""
+    if isinstance(value, tuple):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError("[mcp] must hold one table per server: [mcp.<name>]")
+    servers = []
+    known = {f.name for f in fields(McpServerSettings)} - {"name"}
+    for server, table in value.items():
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"[mcp.{server}] must be a table")
+        if unknown := set(table) - known:
+            raise ConfigError(f"[mcp.{server}]: unknown settings {sorted(unknown)}")
+        if bool(table.get("command")) == bool(table.get("url")):
+            raise ConfigError(f"[mcp.{server}] needs either command (stdio) or url (HTTP)")
+        defaults = McpServerSettings(name=server)
+        try:
+            coerced: dict[str, Any] = {
+                key: tuple(raw)
+                if key == "args"
+                else dict(raw)
+                if key in ("env", "headers")
+                else _coerce(f"mcp.{server}.{key}", raw, getattr(defaults, key))
+                for key, raw in table.items()
+            }
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"[mcp.{server}]: {error}") from None
+        servers.append(replace(defaults, **coerced))
+    return tuple(servers)
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None,
     *,
@@ -191,6 +299,7 @@ def load_settings(
     """
     env = os.environ if env is None else env
     names = {f.name for f in fields(Settings)} - {"clock", "timer", "session_token"}
+    env_names = names - {"tools", "mcp"}
     values: dict[str, Any] = {}
 
     path = (
@@ -210,7 +319,7 @@ def load_settings(
             raise ConfigError(f"config file {path}: unknown settings {sorted(unknown)}")
         values.update(data)
 
-    for name in names:
+    for name in env_names:
         if (raw := env.get(f"CAIRN_{name.upper()}")) is not None:
             values[name] = raw
     dream_env = {
@@ -222,8 +331,17 @@ def load_settings(
         table = values.get("dreaming", {})
         table = table if isinstance(table, Mapping) else {"enabled": table}
         values["dreaming"] = {**table, **dream_env}
+    tools_env = {
+        f.name: raw
+        for f in fields(ToolSettings)
+        if (raw := env.get(f"CAIRN_TOOLS_{f.name.upper()}")) is not None
+    }
+    if tools_env:
+        values["tools"] = {**values.get("tools", {}), **tools_env}
     for name, value in (overrides or {}).items():
-        if value is not None:
+        if isinstance(value, Mapping) and isinstance(values.get(name), Mapping):
+            values[name] = {**values[name], **value}  # a flag sets one key of a table
+        elif value is not None:
             values[name] = value
 
     if "workspace" not in values:

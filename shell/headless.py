@@ -70,7 +70,13 @@ async def run_headless(
     from shell.build import build_agent
 
     sink = EventSink(out or sys.stdout, trace)
-    agent = build_agent(settings, session_id=session_id, resume=resume, index_in_background=False)
+    agent = build_agent(
+        settings,
+        session_id=session_id,
+        resume=resume,
+        index_in_background=False,
+        interactive=False,
+    )
     try:
         async for event in agent.start():
             sink(event)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from shell.config import Settings
-from shell.events import BootstrapMissing, BootstrapTruncated, Event
+from shell.events import BootstrapMissing, BootstrapTruncated, Event, Notice
 from shell.fsio import remove_stale_temp_files
 from shell.memory.git import GitStore
 from shell.text import shorten, trim_middle
@@ -179,3 +179,25 @@ def sweep_interrupted_writes(root: Path) -> list[str]:
     and return the workspace-relative names removed."""
     candidates = [*root.glob(".*.tmp"), *(root / "memory").rglob(".*.tmp")]
     return [path.relative_to(root).as_posix() for path in remove_stale_temp_files(candidates)]
+
+
+def recovery_notices(root: Path, torn_lines: int) -> list[Notice]:
+    """What an earlier run killed mid-write left behind, cleaned up and said: temp files of
+    an interrupted memory write, and `torn_lines` of a resumed session's transcript."""
+    notices = []
+    if swept := sweep_interrupted_writes(root):
+        notices.append(
+            Notice(
+                f"Removed {len(swept)} temp file(s) of an interrupted write: " + ", ".join(swept),
+                level="warning",
+            )
+        )
+    if torn_lines:
+        notices.append(
+            Notice(
+                f"Skipped {torn_lines} torn line(s) of this session's transcript (a crash "
+                "mid-write); everything before them was restored.",
+                level="warning",
+            )
+        )
+    return notices

@@ -88,6 +88,7 @@ class RequestBuilder:
         parts = [
             prompts.CAIRN_IDENTITY,
             prompts.MEMORY_RECALL,
+            *([prompts.project_rules(str(project))] if (project := self.settings.project) else []),
             f"Current date: {self.settings.today()}",
             f"# Project Context\n\n{self.bootstrap().text}",
         ]
@@ -107,6 +108,16 @@ class RequestBuilder:
         """Our own count of the whole prompt: system, tool schemas, `messages` (default: the
         conversation as it stands)."""
         return self.counter.messages(self.request(messages)) + self.counter.tools(self.tool_schemas)
+
+    def too_big(self, size: int) -> str:
+        """Why a prompt of `size` tokens was not sent, and what to do about it."""
+        fixed = self.projected([])
+        window = self.window.budget.window
+        return (
+            f"Not sent: the prompt would be {size:,} tokens, over the {window:,}-token "
+            f"window even with only the last turn ({fixed:,} of it the system prompt and tools). "
+            "Shorten the message or MEMORY.md, or raise --context-window if the model allows more."
+        )
 
     def projected(self, messages: Sequence[dict[str, Any]] | None = None) -> int:
         """The prompt as the provider will count it (`messages` default: the conversation)."""

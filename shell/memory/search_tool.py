@@ -21,7 +21,7 @@ from shell.memory.search_request import (
     validate_request,
 )
 from shell.memory.search_result import DEFAULT_MIN_SCORE
-from shell.tools import Tool, ToolResult, json_result
+from shell.tools import CallContext, Tool, ToolResult, json_result
 
 if TYPE_CHECKING:
     from shell.memory.index.memory_index import MemoryIndex
@@ -90,7 +90,7 @@ def search_tool(
             dirty index); its events come first in `ToolResult.events`, then SearchPerformed.
     """
 
-    async def run(arguments: dict[str, Any]) -> ToolResult:
+    async def run(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         query = arguments.get("query")
         max_results = arguments.get("maxResults", DEFAULT_MAX_RESULTS)
         min_score = arguments.get("minScore", DEFAULT_MIN_SCORE)

@@ -15,7 +15,7 @@ from shell.events import Event, WriteReason
 from shell.memory.file_types import ReadResult, WriteOutcome
 from shell.memory.files import MemoryFiles, MemoryPathError
 from shell.memory.paths import daily_note
-from shell.tools import Tool, ToolError, ToolResult, json_result
+from shell.tools import CallContext, Tool, ToolError, ToolResult, json_result
 
 MAX_GET_LINES = 2000
 
@@ -102,7 +102,7 @@ def memory_tools(
         origin: Returns where a write came from, e.g. "session 3f2a turn 4", for the commit.
     """
 
-    async def get(arguments: dict[str, Any]) -> ToolResult:
+    async def get(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         result = await asyncio.to_thread(
             files.read,
             arguments["path"],
@@ -111,14 +111,14 @@ def memory_tools(
         )
         return json_result(_read_payload(result))
 
-    async def append(arguments: dict[str, Any]) -> ToolResult:
+    async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = arguments.get("path") or daily_note(today())
         outcome = await asyncio.to_thread(
             files.append, path, arguments["text"], reason="tool", origin=origin()
         )
         return _append_result(outcome)
 
-    async def write(arguments: dict[str, Any]) -> ToolResult:
+    async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         outcome = await asyncio.to_thread(
             files.write, arguments["path"], arguments["content"], reason="tool", origin=origin()
         )
@@ -133,8 +133,8 @@ def memory_tools(
 
     return [
         Tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, get),
-        Tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, append),
-        Tool("memory_write", WRITE_DESCRIPTION, WRITE_SCHEMA, write),
+        Tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, append, risk="memory"),
+        Tool("memory_write", WRITE_DESCRIPTION, WRITE_SCHEMA, write, risk="memory"),
     ]
 
 
@@ -155,7 +155,7 @@ def pinned_append_tool(
     pinned = files.normalize(target)
     refusal = f"Memory flush writes are restricted to {pinned}; use that path only."
 
-    async def append(arguments: dict[str, Any]) -> ToolResult:
+    async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = arguments.get("path")
         if path is not None and path != pinned:
             try:
@@ -180,7 +180,7 @@ def pinned_append_tool(
             "path": {"type": "string", "maxLength": 500, "description": f"Must be {pinned}."},
         },
     }
-    return Tool("memory_append", description, schema, append)
+    return Tool("memory_append", description, schema, append, risk="memory")
 
 
 def _read_payload(result: ReadResult) -> dict[str, Any]:

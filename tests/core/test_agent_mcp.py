@@ -1,0 +1,97 @@
+"""MCP tools through the whole agent: a real litellm model (the loopback fake) calls the tools of
+real servers (mcp-server-time, and the fake that dies mid-call), approved by the same policy."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from shell.agent import Agent
+from shell.build import build_agent
+from shell.config import McpServerSettings, Settings, ToolSettings
+from shell.events import (
+    ApprovalDecided,
+    Event,
+    McpServerChanged,
+    ToolCallFinished,
+    TurnFinished,
+)
+from tests.fakes.openai_script import Reply
+from tests.fakes.openai_server import FakeOpenAI
+
+BIN = Path(sys.executable).parent
+TIME = McpServerSettings(
+    "time", command=str(BIN / "mcp-server-time"), args=("--local-timezone", "UTC")
+)
+FAKE = McpServerSettings(
+    "fake",
+    command=sys.executable,
+    args=(str(Path(__file__).parents[1] / "fakes" / "mcp_server.py"),),
+)
+
+
+async def run(agent: Agent, text: str) -> list[Event]:
+    seen: list[Event] = []
+    try:
+        seen += [event async for event in agent.start()]
+        async with contextlib.aclosing(agent.submit(text)) as events:
+            seen += [event async for event in events]
+    finally:
+        await agent.aclose()
+    return seen
+
+
+def headless(settings: Settings, **tools: object) -> Agent:
+    return build_agent(
+        replace(settings, mcp=(TIME, FAKE), tools=ToolSettings(**tools)),  # type: ignore[arg-type]
+        index_in_background=False,
+        interactive=False,
+    )
+
+
+def call(name: str, arguments: dict[str, str]) -> Reply:
+    return Reply(tool_calls=[("call_1", name, json.dumps(arguments))])
+
+
+async def test_an_mcp_tool_is_denied_headless_without_a_rule(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(call("time__get_current_time", {"timezone": "UTC"}), Reply(text="ok"))
+    events = await run(headless(fake_settings), "what time is it?")
+    [decided] = [e for e in events if isinstance(e, ApprovalDecided)]
+    assert decided.by == "headless" and not decided.allowed
+    [finished] = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished.error and "--allow 'time__get_current_time'" in finished.error
+    tool_message = fake_openai.requests[-1]["messages"][-1]
+    assert tool_message["role"] == "tool" and "needs the user's approval" in tool_message["content"]
+
+
+async def test_an_allowed_mcp_tool_runs_and_its_result_reaches_the_model(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(call("time__get_current_time", {"timezone": "UTC"}), Reply(text="ok"))
+    events = await run(headless(fake_settings, allow=("time__*",)), "what time is it?")
+    ready = [e.server.name for e in events if isinstance(e, McpServerChanged)]
+    assert sorted(ready) == ["fake", "time"]
+    [decided] = [e for e in events if isinstance(e, ApprovalDecided)]
+    assert decided.by == "rule" and decided.allowed
+    tool_message = fake_openai.requests[-1]["messages"][-1]
+    assert '"timezone": "UTC"' in tool_message["content"]
+    assert "datetime" in tool_message["content"]
+
+
+async def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_completes(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(call("fake__die", {}), Reply(text="it went away"))
+    events = await run(headless(fake_settings, approval="yes"), "call die")
+    failed = [e for e in events if isinstance(e, McpServerChanged) and e.server.state == "failed"]
+    assert [e.server.name for e in failed] == ["fake"]
+    [finished] = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished.error and "fake" in finished.error
+    assert events[-1] == TurnFinished(turn=1, reason="completed")
+    offered = {tool["function"]["name"] for tool in fake_openai.requests[-1]["tools"]}
+    assert "fake__echo" not in offered and "time__get_current_time" in offered

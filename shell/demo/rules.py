@@ -5,7 +5,8 @@ It saves facts with memory_append at their turn ("remember that …", and every 
 of fact, see `shell.demo.facts`), recalls them with memory_search (or memory_get), answers with a
 citation, and takes part in the pre-compaction flush, which keeps what no turn saved (a fact told
 along with a question, a todo); requests for a compaction summary go to `shell.demo.summary`,
-dreaming's distilling call to `shell.demo.dreams`.
+dreaming's distilling call to `shell.demo.dreams`; work on a project folder (read, remember, run
+the tests) to `shell.demo.project`.
 No litellm and no clock (today's date is injectable), so the same input always gives the same
 reply.
 """
@@ -35,6 +36,7 @@ from shell.demo.messages import (
     tool_calls_of,
     tool_names,
 )
+from shell.demo.project import after_project_tools, project_turn
 from shell.demo.summary import summary_reply
 from shell.memory.paths import daily_note
 from shell.text import collapse, display_line, normalized, sentences
@@ -230,6 +232,8 @@ def _user_turn(
 ) -> DemoReply:
     if kind := small_talk(text):
         return _say(_SMALL_TALK[kind])
+    if (project := project_turn(text, names)) is not None:
+        return project
     facts = turn_facts(text)
     if not facts and (is_question(text) or _ASKS_ABOUT.match(text)):
         if "memory_search" in names:
@@ -299,6 +303,8 @@ def _flush_turn(messages: Sequence[Any], names: set[str]) -> DemoReply:
 
 def _after_tools(messages: Sequence[Any]) -> DemoReply:
     results = latest_tool_results(messages)
+    if (project := after_project_tools(last_user_text(messages), results)) is not None:
+        return project
     succeeded = [r for r in results if r.error is None]
     appended = [r for r in succeeded if r.name == "memory_append"]
     recalled = [r for r in succeeded if r.name in ("memory_search", "memory_get")]

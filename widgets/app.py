@@ -122,8 +122,14 @@ class CairnApp(ThemedApp):
         if self.trace_path is not None:
             self.trace_path.parent.mkdir(parents=True, exist_ok=True)
             self._trace_file = self.trace_path.open("a", encoding="utf-8")
+        # A trace played back holds its decisions: it asks no one.
+        answer = None if isinstance(self.agent, ReplayAgent) else self.agent.answer_approval
         bridge = self._bridge = EventBridge(
-            self.transcript, self.status_bar, self.side_panes, self.query_one(SideStrip)
+            self.transcript,
+            self.status_bar,
+            self.side_panes,
+            self.query_one(SideStrip),
+            answer=answer,
         )
         # The agent starts once the first frame is on screen, so nothing competes with painting;
         # until it has, a prompt sent (or typed ahead) waits in the queue.
@@ -228,6 +234,8 @@ class CairnApp(ThemedApp):
         self.transcript.forget_echoes()
         self._last_activity = self._clock()  # idle counts from the end of a turn (or sweep)
         if event.state == WorkerState.CANCELLED:
+            if self._bridge is not None:
+                self._bridge.close_approvals()
             await self.transcript.end_turn()
             await self.transcript.add_notice("turn cancelled", "warning")
         self._set_busy(False)

@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, assert_never
 
 from shell.events import (
+    ApprovalDecided,
+    ApprovalRequested,
     AssistantMessage,
     BootstrapMissing,
     BootstrapTruncated,
+    CommandFinished,
+    CommandOutput,
     CompactionFailed,
     CompactionFinished,
     CompactionSkipped,
@@ -22,6 +26,7 @@ from shell.events import (
     DreamSweepStarted,
     Error,
     Event,
+    FileEdited,
     FlushFinished,
     FlushGateEvaluated,
     FlushStarted,
@@ -32,6 +37,7 @@ from shell.events import (
     IndexSyncProgress,
     LightSleepFinished,
     Loading,
+    McpServerChanged,
     MemoryWritten,
     ModelRetry,
     Notice,
@@ -47,6 +53,7 @@ from shell.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolCallStopped,
+    ToolsListed,
     TurnCancelled,
     TurnFinished,
     TurnsDropped,
@@ -61,9 +68,18 @@ from widgets.blocks import (
     ReinjectionBlock,
 )
 from widgets.dream_block import DreamBlock
-from widgets.format import cancel_receipt, dropped_text, help_lines, short_sha, tokens
+from widgets.format import (
+    cancel_receipt,
+    dropped_text,
+    help_lines,
+    mcp_notice,
+    short_sha,
+    tokens,
+)
+from widgets.tools_block import ToolsBlock
 
 if TYPE_CHECKING:
+    from widgets.approval import Answer, ApprovalScreen
     from widgets.side_panes import SidePanes
     from widgets.side_strip import SideStrip
     from widgets.status_bar import StatusBar
@@ -80,6 +96,8 @@ class EventBridge:
         status: StatusBar,
         side: SidePanes,
         strip: SideStrip | None = None,
+        *,
+        answer: Answer | None = None,
     ) -> None:
         self.transcript = transcript
         self.status = status
@@ -89,6 +107,11 @@ class EventBridge:
         self._flush: FlushBlock | None = None
         self._compaction: CompactionReceipt | None = None
         self._dream: DreamBlock | None = None
+        self.answer = answer
+        """Where the user's approvals go (`Agent.answer_approval`); None: no modal (a replay)."""
+        self.live = True
+        """False while a resumed session's past is shown: what it asked was answered then."""
+        self._asking: dict[str, ApprovalScreen] = {}
 
     async def route(self, event: Event) -> None:
         transcript = self.transcript
@@ -109,6 +132,24 @@ class EventBridge:
                 await transcript.finish_tool(event)
             case ToolCallStopped():
                 await transcript.stop_tool(event)
+            case ApprovalRequested():
+                await transcript.ask_approval(event)
+                await self._ask(event)
+            case ApprovalDecided():
+                await transcript.decide_approval(event)
+                if (screen := self._asking.pop(event.call_id, None)) is not None:
+                    screen.close()
+            case CommandOutput():
+                await transcript.command_output(event)
+            case CommandFinished():
+                await transcript.command_finished(event)
+            case FileEdited():
+                await transcript.file_edited(event)
+            case McpServerChanged(server=server):
+                text, level = mcp_notice(server)
+                await transcript.add_notice(text, level)
+            case ToolsListed():
+                await transcript.add_block(ToolsBlock(event))
             case TurnCancelled():
                 if event.stopped_during == "model_call":
                     await transcript.cut_partial()
@@ -142,6 +183,7 @@ class EventBridge:
             case Notice(message=message, level=level):
                 await transcript.add_notice(message, level)
             case TurnFinished(reason=reason):
+                self.close_approvals()
                 await transcript.end_turn()
                 self.status.lookahead.end_turn()
                 if reason not in ("completed", "cancelled"):  # a cancel has its receipt
@@ -262,6 +304,21 @@ class EventBridge:
                 self.status.show_review(waiting)
             case _:
                 assert_never(event)  # a new event type needs a case here (mypy checks)
+
+    async def _ask(self, event: ApprovalRequested) -> None:
+        """Open the approval modal for a call that waits now (never for one in the past)."""
+        if self.answer is None or not self.live:
+            return
+        from widgets.approval import ApprovalScreen  # loaded when first asked
+
+        screen = self._asking[event.call_id] = ApprovalScreen(event, self.answer)
+        await self.transcript.app.push_screen(screen)
+
+    def close_approvals(self) -> None:
+        """Close every approval modal still open (its turn ended, or its stream was cut)."""
+        for screen in self._asking.values():
+            screen.close()
+        self._asking.clear()
 
     async def _open_receipt(
         self, trigger: CompactionTrigger, tokens_before: int

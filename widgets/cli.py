@@ -1,6 +1,7 @@
 """The `cairn` command line: the front door for the TUI and the headless core.
 
-    cairn [--workspace D] [--demo] [--resume]     open the TUI
+    cairn [--workspace D] [--demo] [--resume]     open the TUI (on the project in the current
+          [--project DIR] [--yes] [--allow RULE]  folder; --yes: no approvals asked)
     cairn init [DIR]                              seed a workspace (git repo, memory files)
     cairn run [MESSAGE ...]                       headless: one turn per message (or stdin line)
     cairn search QUERY [--json] [-k N]            search memory from the shell
@@ -9,6 +10,7 @@
                                                   dream, or decide on what dreaming proposed
     cairn replay TRACE                            play a recorded trace back into the TUI
     cairn serve [--host H] [--port P]             the TUI in a browser, on 127.0.0.1:8000
+    cairn tools [--json]                          the tools, their approvals, the MCP servers
     cairn history [--json] [-n N]                 the memory's commits (widgets/cli_memory.py)
     cairn revert SHA [--yes]                      undo one memory commit as a new commit
 
@@ -29,6 +31,7 @@ from typing import Any
 
 from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
 from shell.heavy_import import collector_paused
+from widgets import cli_tools
 
 EXIT_CLOSED_PIPE = 141
 """The exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for
@@ -102,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(parser)
     _model(parser)
     _session(parser)
+    cli_tools.add_options(parser)
     sub = parser.add_subparsers(dest="command")
 
     init = sub.add_parser("init", help="seed a workspace")
@@ -117,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(run, inherit=True)
     _model(run, inherit=True)
     _session(run, inherit=True)
+    cli_tools.add_options(run, inherit=True)
     run.add_argument("--flush", action="store_true", help="run a memory flush after the messages")
     run.add_argument(
         "--compact",
@@ -213,11 +218,15 @@ def build_parser() -> argparse.ArgumentParser:
     _common(serve, inherit=True)
     _model(serve, inherit=True)
     _session(serve, inherit=True)
+    cli_tools.add_options(serve, inherit=True)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (warns if wider)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     from widgets.cli_memory import add_parsers
 
     add_parsers(sub, _common)
+    cli_tools.add_parser(sub)
+    _common(sub.choices["tools"], inherit=True)
+    _model(sub.choices["tools"], inherit=True)
     return parser
 
 
@@ -228,7 +237,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "api_base": args.api_base,
         "context_window": args.context_window,
     }
-    return load_settings(overrides)
+    settings = load_settings(overrides)
+    if args.command in (None, "run", "serve", "tools"):  # the commands that run an agent
+        settings = cli_tools.with_tool_options(settings, args)
+    return settings
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -304,6 +316,8 @@ def dispatch(args: argparse.Namespace) -> int:
             from widgets.cli_memory import revert_command
 
             return revert_command(settings, args.sha, yes=args.yes, out=sys.stdout)
+        case "tools":
+            return cli_tools.run_tools_command(settings, args, sys.stdout)
         case "serve":
             from widgets.serve import serve
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shell.events import ContextReport, HelpShown, TurnCancelled, TurnsDropped
-from shell.text import shorten
+from shell.events import ContextReport, HelpShown, McpServerInfo, TurnCancelled, TurnsDropped
+from shell.text import counted, shorten
 
 
 def tokens(count: int) -> str:
@@ -125,3 +125,18 @@ def help_lines(event: HelpShown) -> list[str]:
 def key_name(key: str) -> str:
     """A Textual key as the footer writes it: "f3" is F3, "ctrl+l" stays."""
     return key.upper() if key[:1] == "f" and key[1:].isdigit() else key
+
+
+def mcp_notice(server: McpServerInfo) -> tuple[str, str]:
+    """(text, level) of an MCP server's change: ready is a quiet line, a failure or a stop a
+    warning that says why."""
+    detail = f": {server.detail}" if server.detail else ""
+    match server.state:
+        case "ready":
+            return f"mcp {server.name}: {counted(len(server.tools), 'tool')}", "info"
+        case "starting":
+            return f"mcp {server.name}: starting ({server.transport})", "info"
+        case "failed":
+            return f"mcp {server.name} failed{detail}; its tools are not offered", "warning"
+        case _:
+            return f"mcp {server.name} stopped{detail}; its tools are no longer offered", "warning"

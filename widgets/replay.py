@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from shell.config import DreamSettings
 from shell.dreaming import Decision, Preview
 from shell.events import (
+    ApprovalChoice,
     DreamTrigger,
     Event,
     FlushStarted,
@@ -127,6 +128,9 @@ class ReplayAgent:
     def cancel(self) -> bool:
         return False  # a trace has no turn to stop: the app cancels its worker
 
+    def answer_approval(self, call_id: str, choice: ApprovalChoice, reason: str = "") -> bool:
+        return False  # a trace holds its decisions
+
     def dream(self, trigger: DreamTrigger = "manual") -> AsyncIterator[Event]:
         return self._nothing()
 
@@ -176,12 +180,15 @@ async def with_history(agent: AgentSource, bridge: EventBridge) -> AsyncIterator
     starts all the same."""
     try:
         past = await asyncio.to_thread(agent.history)
+        bridge.live = False  # what the past asked was answered then: no modal
         for event in past:
             await bridge.route(event)
     except Exception as error:
         past = []
         message = f"the earlier view of this session could not be shown: {error}"
         await bridge.transcript.add_notice(message, "warning")
+    finally:
+        bridge.live = True
     if past:
         turns = sum(isinstance(event, TurnStarted) for event in past)
         await bridge.transcript.add_notice(

@@ -101,10 +101,13 @@ def tui_argv(args: argparse.Namespace, workspace: Path) -> list[str]:
         ("--context-window", args.context_window),
         ("--session", args.session),
         ("--trace", args.trace.resolve() if args.trace is not None else None),
+        ("--project", (getattr(args, "project", None) or Path.cwd()).resolve()),
+        *(("--allow", rule) for rule in getattr(args, "allow", None) or []),
     ):
         if value is not None:
             argv += [flag, str(value)]
-    argv += [flag for flag, on in (("--demo", args.demo), ("--resume", args.resume)) if on]
+    flags = (("--demo", args.demo), ("--resume", args.resume), ("--yes", args.yes))
+    argv += [flag for flag, on in flags if on]
     return argv
 
 

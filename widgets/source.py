@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from shell.dreaming import Decision, Preview
-from shell.events import DreamTrigger, Event
+from shell.events import ApprovalChoice, DreamTrigger, Event
 from widgets.git_log import GitLogSource
 
 
@@ -72,6 +72,10 @@ class AgentSource(Protocol):
     def cancel(self) -> bool:
         """Ask the turn under way to stop at its next safe point; False when it cannot (no turn
         runs, or the source has no core), and the caller cancels its stream instead."""
+        ...
+
+    def answer_approval(self, call_id: str, choice: ApprovalChoice, reason: str = "") -> bool:
+        """The user's answer to a call waiting for approval; False when none waits."""
         ...
 
     def dream(self, trigger: DreamTrigger = "manual") -> AsyncIterator[Event]:

@@ -2,6 +2,9 @@
 
 memory_search cards also show the search itself (query, mode, degraded reason, and a table of
 hits with their scores), always visible: recall decisions are never hidden behind a click.
+Project tools show their key argument in the header (a path, a pattern, a command line), MCP
+tools "server: tool"; a call that asked first shows how it was decided; a command shows its
+output's tail and how it ended; an edit shows its diff.
 """
 
 from __future__ import annotations
@@ -17,8 +20,17 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Static
 
-from shell.events import SearchPerformed, ToolCallFinished
+from shell.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    CommandFinished,
+    FileEdited,
+    SearchPerformed,
+    ToolCallFinished,
+)
+from widgets.diff_view import DiffView
 from widgets.format import duration, one_line
+from widgets.tool_parts import CommandTail, approval_text, command_ending, key_argument, mcp_parts
 
 RESULT_PREVIEW_CHARS = 2000
 
@@ -55,6 +67,11 @@ class ToolCallCard(Vertical):
         background: $surface;
         & > .tool-call--header { height: auto; }
         & > .tool-call--search { height: auto; display: none; }
+        & > .tool-call--approval { height: auto; display: none; color: $muted-text; }
+        &.-approval > .tool-call--approval { display: block; }
+        &.-waiting > .tool-call--approval { color: $warning; text-style: bold; }
+        &.-denied > .tool-call--approval { color: $error; }
+        & > .tool-call--diff { margin: 0 0 0 1; }
         & > .tool-call--details { height: auto; display: none; color: $muted-text; }
         &.-search { border-left: outer $search-card-border; }
         &.-search > .tool-call--search { display: block; }
@@ -75,20 +92,45 @@ class ToolCallCard(Vertical):
         self.stopped = False
         """The turn was cancelled before this call began: it never ran."""
         self.search: SearchPerformed | None = None
+        self.approval: ApprovalRequested | None = None
+        self.decision: ApprovalDecided | None = None
+        self.edit: FileEdited | None = None
+        self.command = CommandTail()
 
     def compose(self) -> ComposeResult:
         yield Static(self._header_view(), classes="tool-call--header")
+        yield Static("", classes="tool-call--approval")
         yield Static("", classes="tool-call--search")
+        yield self.command
         yield Static(self._details(), classes="tool-call--details")
+
+    def _title(self) -> Text:
+        """The name and what the call is about: "run_command $ pytest -q", "time: now …"."""
+        if (mcp := mcp_parts(self.tool_name)) is not None:
+            text = Text.assemble((f"{mcp[0]}: {mcp[1]}", "bold"), " ")
+            text.append(one_line(self.arguments, 60), style="dim")
+            return text
+        text = Text.assemble((self.tool_name, "bold"), " ")
+        if (key := key_argument(self.tool_name, self.arguments)) is not None:
+            text.append(key)
+        else:
+            text.append(one_line(self.arguments, 60), style="dim")
+        return text
 
     def _header(self) -> Text:
         arrow = "▾" if self.expanded else "▸"
-        text = Text.assemble((f"{arrow} ", "dim"), (self.tool_name, "bold"), " ")
-        text.append(one_line(self.arguments, 60), style="dim")
+        text = Text.assemble((f"{arrow} ", "dim"), self._title())
         if self.stopped:
             text.append("  ■ stopped (not run)", style="italic")
+        elif self.finished is None and self.approval is not None and self.decision is None:
+            text.append("  ⏸ waiting for approval…", style="bold")
         elif self.finished is None:
             text.append("  … running")
+        elif self.command.ending is not None and not self.finished.error:
+            text.append(f"  {'✓' if self.command.ending.exit_code == 0 else '✗'} ")
+            text.append(command_ending(self.command.ending).split(" · whole output")[0])
+        elif self.finished.error:
+            text.append(f"  ✗ {one_line(self.finished.error, 60)}", style="bold")
         elif self.finished.error:
             text.append(f"  ✗ {one_line(self.finished.error, 60)}", style="bold")
         else:
@@ -134,10 +176,18 @@ class ToolCallCard(Vertical):
         table.add_row(hits_table(search))
         return table
 
+    def _approval_line(self) -> Text:
+        if self.decision is not None:
+            return Text(f"approval: {approval_text(self.decision)}")
+        if self.approval is not None:
+            return Text("approval: waiting for approval…")
+        return Text()
+
     def _refresh_parts(self) -> None:
         if not self.is_mounted:
             return
         self.query_one(".tool-call--header", Static).update(self._header_view())
+        self.query_one(".tool-call--approval", Static).update(self._approval_line())
         self.query_one(".tool-call--details", Static).update(self._details())
         if self.search is not None:
             self.query_one(".tool-call--search", Static).update(self._search_view())
@@ -162,6 +212,35 @@ class ToolCallCard(Vertical):
         self.add_class("-stopped")
         self._refresh_parts()
 
+    def ask(self, event: ApprovalRequested) -> None:
+        """The call waits for the user's approval."""
+        self.approval = event
+        self.add_class("-approval", "-waiting")
+        self._refresh_parts()
+
+    def decide(self, event: ApprovalDecided) -> None:
+        self.decision = event
+        self.remove_class("-waiting")
+        self.add_class("-approval")
+        self.set_class(not event.allowed, "-denied")
+        self._refresh_parts()
+
+    def command_output(self, text: str) -> None:
+        self.command.append(text)
+
+    def command_finished(self, event: CommandFinished) -> None:
+        self.command.finish(event)
+        self._refresh_parts()
+
+    async def show_edit(self, event: FileEdited) -> None:
+        """The diff an edit made, collapsed to its first lines (a click shows it all)."""
+        self.edit = event
+        diffs = self.query(DiffView)
+        if diffs:
+            diffs.first().set_diff(event.diff)
+        else:
+            await self.mount(DiffView(event.diff, classes="tool-call--diff"), before=self.command)
+
     def attach_search(self, event: SearchPerformed) -> None:
         self.search = event
         self.add_class("-search")
@@ -183,6 +262,17 @@ class ToolCallCard(Vertical):
                     f"hit {hit.citation} {_score(hit.score)} "
                     f"{_score(hit.vector_score)} {_score(hit.text_score)}"
                 )
+        if self.decision is not None:
+            parts.append(f"approval: {approval_text(self.decision)}")
+        elif self.approval is not None:
+            parts.append("approval: waiting for approval…")
+        if (output := self.command.describe()) and self.tool_name == "run_command":
+            parts.append(output)
+        if self.edit is not None:
+            edit = self.edit
+            created = " (created)" if edit.created else ""
+            parts.append(f"edited {edit.path}{created} +{edit.added} -{edit.removed}")
+            parts.append(self.edit.diff)
         if self.stopped:
             parts.append("stopped: not run")
         elif self.finished is not None:

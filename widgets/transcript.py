@@ -14,7 +14,17 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from shell.events import SearchPerformed, ToolCallFinished, ToolCallStarted, ToolCallStopped
+from shell.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    CommandFinished,
+    CommandOutput,
+    FileEdited,
+    SearchPerformed,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolCallStopped,
+)
 from widgets.blocks import AssistantReply, NoticeLine, UserMessage
 from widgets.tool_call import ToolCallCard
 
@@ -205,6 +215,36 @@ class Transcript(VerticalScroll):
             self._cards[event.call_id] = card
             await self.add_block(card)
         card.stop()
+
+    async def _card(self, call_id: str, name: str) -> ToolCallCard:
+        """The card of `call_id`, or a new one (a trace that starts mid-call)."""
+        card = self._cards.get(call_id)
+        if card is None:
+            await self._close_stream()
+            card = self._cards[call_id] = ToolCallCard(call_id, name, {})
+            await self.add_block(card)
+        return card
+
+    async def ask_approval(self, event: ApprovalRequested) -> ToolCallCard:
+        card = await self._card(event.call_id, event.tool)
+        card.ask(event)
+        self._output_arrived()
+        return card
+
+    async def decide_approval(self, event: ApprovalDecided) -> None:
+        (await self._card(event.call_id, event.tool)).decide(event)
+
+    async def command_output(self, event: CommandOutput) -> None:
+        (await self._card(event.call_id, "run_command")).command_output(event.text)
+        self._output_arrived()
+
+    async def command_finished(self, event: CommandFinished) -> None:
+        (await self._card(event.call_id, "run_command")).command_finished(event)
+
+    async def file_edited(self, event: FileEdited) -> None:
+        card = await self._card(event.call_id, "write_file" if event.created else "edit_file")
+        await card.show_edit(event)
+        self._output_arrived()
 
     async def show_search(self, event: SearchPerformed) -> None:
         """Attach a search to the card of the call it answered, or show it on a card of its

@@ -75,6 +75,8 @@ class FakeAgent:
         """What `history()` gives: a resumed session's earlier view."""
         self.closed_streams = 0
         self.aclosed = False
+        self.answers: list[tuple[str, str, str]] = []
+        """What `answer_approval` was given: (call id, choice, reason)."""
 
     async def _play(self, steps: Sequence[Step]) -> AsyncIterator[BaseEvent]:
         try:
@@ -102,6 +104,10 @@ class FakeAgent:
 
     def cancel(self) -> bool:
         return False  # a script cannot stop cooperatively: the app cancels its worker
+
+    def answer_approval(self, call_id: str, choice: str, reason: str = "") -> bool:
+        self.answers.append((call_id, choice, reason))
+        return True
 
     async def background_events(self) -> AsyncIterator[BaseEvent]:
         for event in ():

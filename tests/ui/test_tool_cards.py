@@ -1,0 +1,248 @@
+"""Project and MCP tool cards, the approval modal and `/tools`, on scripted core events (the
+states the real core reaches only through a model: see test_approvals.py for those)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from shell.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    CommandFinished,
+    CommandOutput,
+    FileEdited,
+    McpServerChanged,
+    McpServerInfo,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolInfo,
+    ToolsListed,
+    TurnFinished,
+    TurnStarted,
+)
+from tests.ui.conftest import send, settle, until
+from tests.ui.fakes import SESSION_ID, FakeAgent
+from tests.ui.pilot_helpers import SIZE, painted
+from widgets.app import CairnApp
+from widgets.approval import ApprovalScreen
+from widgets.blocks import NoticeLine
+from widgets.diff_view import DiffView
+from widgets.prompt import Prompt
+from widgets.tool_call import ToolCallCard
+from widgets.tool_parts import TAIL_LINES
+from widgets.tools_block import ToolsBlock
+
+
+def header(card: ToolCallCard) -> str:
+    return painted(card.query_one(".tool-call--header"))
+
+
+COMMAND = "pytest -q"
+ASK = ApprovalRequested(
+    call_id="c1",
+    tool="run_command",
+    risk="execute",
+    summary=f"run {COMMAND} in the project folder",
+    session_scope=f"run_command `{COMMAND}`",
+    command=COMMAND,
+)
+SnapCompare = Callable[..., bool]
+DIFF = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n-old line\n+new line\n same\n"
+
+
+def command_turn(gate: asyncio.Event, lines: int = 3) -> list[object]:
+    return [
+        TurnStarted(SESSION_ID, 1, "test it"),
+        ToolCallStarted("c1", "run_command", {"command": COMMAND}),
+        ASK,
+        gate,
+        ApprovalDecided("c1", "run_command", True, "user", "allow_once"),
+        *(CommandOutput("c1", f"line {n}\n") for n in range(lines)),
+        CommandFinished("c1", COMMAND, 0, "exited", 40, 1234.0),
+        ToolCallFinished("c1", "run_command", "exit 0", duration_ms=1234.0),
+        TurnFinished(1, "completed"),
+    ]
+
+
+async def test_y_allows_once_and_the_card_streams_a_bounded_tail(workspace: Path) -> None:
+    gate = asyncio.Event()
+    agent = FakeAgent(workspace, turns={"test it": command_turn(gate, lines=30)})
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "test it"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        card = app.query_one(ToolCallCard)
+        assert "waiting for approval" in card.describe()
+        assert "run_command $ pytest -q" in header(card)
+        await pilot.press("y")
+        assert agent.answers == [("c1", "allow_once", "")]
+        gate.set()
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert isinstance(app.focused, Prompt)
+        text = card.describe()
+        assert "approval: allowed once by you" in text
+        assert card.command.lines == [f"line {n}" for n in range(30 - TAIL_LINES, 30)]
+        assert "exit 0 · 1.2 s · 40 B" in text
+        assert "✓ exit 0 · 1.2 s" in header(card)
+
+
+async def test_n_asks_why_and_sends_the_reason(workspace: Path) -> None:
+    gate = asyncio.Event()
+    agent = FakeAgent(workspace, turns={"test it": command_turn(gate)})
+    app = CairnApp(agent)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.prompt.value = "test it"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("n")
+        assert agent.answers == []  # the reason first
+        await pilot.press(*"not yet", "enter")  # y, n, a typed into the reason stay there
+        assert agent.answers == [("c1", "deny", "not yet")]
+        assert not isinstance(app.screen, ApprovalScreen)
+        gate.set()
+        await settle(app, pilot)
+
+
+async def test_a_decision_made_elsewhere_closes_the_modal(workspace: Path) -> None:
+    gate = asyncio.Event()
+    turn = [
+        TurnStarted(SESSION_ID, 1, "test it"),
+        ToolCallStarted("c1", "run_command", {"command": COMMAND}),
+        ASK,
+        gate,
+        ApprovalDecided("c1", "run_command", False, "cancel", "deny", "cancelled"),
+        ToolCallFinished("c1", "run_command", "", error="Not run: cancelled.", duration_ms=3.0),
+        TurnFinished(1, "cancelled"),
+    ]
+    agent = FakeAgent(workspace, turns={"test it": turn})
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "test it"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        gate.set()
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert agent.answers == []
+        assert isinstance(app.focused, Prompt)
+        assert "denied: the turn was cancelled" in app.query_one(ToolCallCard).describe()
+
+
+async def test_a_resumed_session_shows_its_approvals_decided_without_a_modal(
+    workspace: Path,
+) -> None:
+    agent = FakeAgent(workspace)
+    agent.past = [
+        TurnStarted(SESSION_ID, 1, "test it"),
+        ToolCallStarted("c1", "run_command", {"command": COMMAND}),
+        ASK,
+        ApprovalDecided("c1", "run_command", False, "user", "deny", "use make test"),
+        ToolCallFinished(
+            "c1", "run_command", "", error="The user denied run_command", duration_ms=3.0
+        ),
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+        card = app.query_one(ToolCallCard)
+        assert "approval: denied: use make test" in card.describe()
+        assert card.has_class("-denied")
+
+
+async def test_an_edit_card_shows_its_diff_collapsed_until_clicked(workspace: Path) -> None:
+    long_diff = DIFF + "".join(f"+added {n}\n" for n in range(20))
+    turn = [
+        TurnStarted(SESSION_ID, 1, "edit"),
+        ToolCallStarted("e1", "edit_file", {"path": "notes.txt", "old": "old", "new": "new"}),
+        ApprovalDecided("e1", "edit_file", True, "rule", "allow_once", "allow rule 'edit_file'"),
+        FileEdited("e1", "notes.txt", long_diff, added=21, removed=1),
+        ToolCallFinished("e1", "edit_file", "edited", duration_ms=5.0),
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(FakeAgent(workspace, turns={"edit": turn}))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "edit")
+        card = app.query_one(ToolCallCard)
+        assert "allowed by rule 'edit_file'" in card.describe()
+        assert "edit_file notes.txt" in header(card)
+        diff = card.query_one(DiffView)
+        assert diff.hidden_lines == len(long_diff.splitlines()) - 12
+        assert "more lines (click to show)" in painted(diff)
+        await pilot.click(diff)
+        await pilot.pause()
+        assert diff.expanded and diff.hidden_lines == 0
+        assert not card.expanded  # the click opened the diff, not the card
+
+
+async def test_tools_listing_and_mcp_notices(workspace: Path) -> None:
+    ready = McpServerInfo("time", "stdio", "ready", ["time__now", "time__convert"])
+    failed = McpServerInfo("git", "stdio", "failed", detail="did not start within 20 s")
+    listing = ToolsListed(
+        tools=[
+            ToolInfo("read_file", "project", "read", "free", "Read lines"),
+            ToolInfo("run_command", "project", "execute", "ask", "Run a command"),
+            ToolInfo("time__now", "mcp:time", "execute", "allowed", "The time"),
+        ],
+        servers=[ready, failed],
+        project="/tmp/project",
+    )
+    turn = [
+        McpServerChanged(ready),
+        McpServerChanged(failed),
+        ToolCallStarted("m1", "time__now", {"timezone": "UTC"}),
+        ToolCallFinished("m1", "time__now", "12:00", duration_ms=2.0),
+        listing,
+    ]
+    app = CairnApp(FakeAgent(workspace, turns={"/tools": turn}))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "/tools")
+        notices = {n.text: n.level for n in app.query(NoticeLine)}
+        assert notices["mcp time: 2 tools"] == "info"
+        assert (
+            notices["mcp git failed: did not start within 20 s; its tools are not offered"]
+            == "warning"
+        )
+        assert "time: now" in header(app.query_one(ToolCallCard))
+        block = app.query_one(ToolsBlock).describe()
+        assert "run_command  project  execute  asks first" in block
+        assert "mcp git (stdio): failed, 0 tools · did not start within 20 s" in block
+        assert "time__now" in painted(app.query_one(ToolsBlock))
+
+
+def test_the_approval_modal_at_80x24(snap_compare: SnapCompare, workspace: Path) -> None:
+    """An edit waiting: its diff coloured and scrollable, the three choices, the hint."""
+    diff = "--- a/src/app.py\n+++ b/src/app.py\n@@ -10,6 +10,7 @@ def main() -> None:\n" + "".join(
+        f" context line {n}\n-    old_call({n})\n+    new_call({n}, strict=True)\n"
+        for n in range(8)
+    )
+    ask = ApprovalRequested(
+        call_id="e1",
+        tool="edit_file",
+        risk="write",
+        summary="edit src/app.py: +8 -8 lines",
+        session_scope="every edit_file",
+        diff=diff,
+    )
+    turn = [
+        TurnStarted(SESSION_ID, 1, "fix it"),
+        ToolCallStarted("e1", "edit_file", {"path": "src/app.py", "old": "a", "new": "b"}),
+        ask,
+        asyncio.Event(),  # never set: the modal waits
+    ]
+    app = CairnApp(FakeAgent(workspace, turns={"fix it": turn}))
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        app.prompt.value = "fix it"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -43,7 +43,7 @@ async def test_context_overflow_flushes_compacts_and_retries_once(
     await agent.aclose()
 
 
-async def test_mid_turn_tool_result_past_both_thresholds_flushes_before_compacting(
+async def test_mid_turn_tool_results_past_both_thresholds_flush_before_compacting(
     fake_settings: Settings, fake_openai: FakeOpenAI
 ) -> None:
     settings = replace(fake_settings, context_window=5_000)  # compact tool schemas
@@ -53,8 +53,18 @@ async def test_mid_turn_tool_result_past_both_thresholds_flushes_before_compacti
         await collect(agent.submit(f"small talk {i}"))
     big = "\n".join(f"line {n}: the quick brown fox jumps over the lazy dog" for n in range(300))
     (settings.workspace / "memory" / "2026-11-01.md").write_text(big)
+    # One result takes at most an eighth of the window (`shell.project.cutting`): six reads of
+    # 40 lines each carry the prompt past both thresholds in one round.
+    reads = [
+        (
+            f"c{n}",
+            "memory_get",
+            f'{{"path": "memory/2026-11-01.md", "from": {1 + 40 * n}, "lines": 40}}',
+        )
+        for n in range(6)
+    ]
     fake_openai.enqueue(
-        Reply(tool_calls=[("c1", "memory_get", '{"path": "memory/2026-11-01.md", "lines": 300}')]),
+        Reply(tool_calls=reads),
         Reply(tool_calls=[("f1", "memory_append", '{"text": "- read the old note"}')]),  # flush
         Reply(text="NO_REPLY"),
         Reply(text=summary_text("small talk 2")),
@@ -62,7 +72,9 @@ async def test_mid_turn_tool_result_past_both_thresholds_flushes_before_compacti
     )
     events = await collect(agent.submit("read the note from november first"))
     kinds = [type(e) for e in events]
-    tool_done = kinds.index(ev.ToolCallFinished)
+    tool_done = next(
+        i for i, e in enumerate(events) if isinstance(e, ev.ToolCallFinished) and e.call_id == "c5"
+    )
     gate = next(e for e in events[tool_done:] if isinstance(e, ev.FlushGateEvaluated))
     assert gate.flush and gate.projected_tokens >= agent.budget.compaction_threshold
     assert tool_done < kinds.index(ev.FlushStarted) < kinds.index(ev.CompactionStarted)

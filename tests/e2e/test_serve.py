@@ -93,7 +93,20 @@ def test_serve_stays_on_loopback_unless_told_and_warns_when_it_is_not(tmp_path: 
 
 def test_serve_runs_the_tui_with_its_options_quoted(tmp_path: Path) -> None:
     workspace = tmp_path / "a workspace; rm -rf ~"
-    args = serve_args("--model", "ollama/llama3.1", "--api-base", "http://h:1/v1", "--resume")
+    project = tmp_path / "the project $(id)"
+    project.mkdir()
+    args = serve_args(
+        "--model",
+        "ollama/llama3.1",
+        "--api-base",
+        "http://h:1/v1",
+        "--resume",
+        "--project",
+        str(project),
+        "--allow",
+        "run_command:make *",
+        "--yes",
+    )
     command = plan_serve(args, workspace).command
 
     assert command.startswith("exec ")
@@ -106,7 +119,12 @@ def test_serve_runs_the_tui_with_its_options_quoted(tmp_path: Path) -> None:
         "ollama/llama3.1",
         "--api-base",
         "http://h:1/v1",
+        "--project",
+        str(project.resolve()),
+        "--allow",
+        "run_command:make *",
         "--resume",
+        "--yes",
     ]
 
 

@@ -34,6 +34,7 @@ _REPLACE = re.compile(
 )
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _TEST_WORD = re.compile(r"\b(?:py)?tests?\b|\btox\b|\bnox\b", re.IGNORECASE)
+_MAKE_TARGET = re.compile(r"^(tests?)\s*:")
 _COMMAND_START = re.compile(r"^(?:\$\s*)?[a-z][\w.-]*(?:\s|$)")
 
 
@@ -117,7 +118,8 @@ def _remember_test_command(payload: dict[str, Any]) -> DemoReply:
     first = start if isinstance(start, int) else 1
     lines = str(payload.get("text", "")).splitlines()
     for offset, line in enumerate(lines):
-        if command := next(_test_commands([line]), None):
+        target = _MAKE_TARGET.match(line) if path.endswith("Makefile") else None
+        if command := f"make {target.group(1)}" if target else next(_test_commands([line]), None):
             note = f"- tests: run them with `{command}` (source: {path}#L{first + offset})"
             return _call("memory_append", text=note)
     return DemoReply(text=f"I read {path} but found no command there that runs the tests.")

@@ -14,6 +14,7 @@ from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event, Notice
 from shell.fsio import remove_stale_temp_files
 from shell.memory.git import GitStore
+from shell.sync.prepare import ATTRIBUTES
 from shell.text import shorten, trim_middle
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "MEMORY.md")
@@ -71,6 +72,7 @@ Consolidation passes write here: what they noticed, and what they propose to pro
 MEMORY.md.
 """,
     ".gitignore": ".cairn/\n",
+    ".gitattributes": ATTRIBUTES,  # daily notes merge as a union of lines (`shell.sync`)
 }
 
 

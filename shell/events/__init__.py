@@ -3,7 +3,7 @@
 Events are past-tense facts. Each has a snake_case `type` name, and round-trips through JSON
 with `to_json` / `from_json`, so the headless CLI, traces, replay and the TUI all speak the same
 language. New events go in the module of their concern (`turns`, `memory`, `lifecycle`,
-`dreaming`, `tools`) and into the `Event` union here, and nowhere else.
+`dreaming`, `tools`, `sync`) and into the `Event` union here, and nowhere else.
 """
 
 from __future__ import annotations
@@ -73,6 +73,18 @@ from shell.events.memory import (
     SyncTrigger,
     WriteReason,
     WriteState,
+)
+from shell.events.sync import (
+    FailureKind,
+    SyncCloned,
+    SyncConflict,
+    SyncFailed,
+    SyncFinished,
+    SyncRecovered,
+    SyncRemoteAdded,
+    SyncResolved,
+    SyncStatusChanged,
+    Take,
 )
 from shell.events.tools import (
     ApprovalChoice,
@@ -149,6 +161,7 @@ __all__ = [
     "Error",
     "ErrorKind",
     "Event",
+    "FailureKind",
     "FileEdited",
     "FlushEnding",
     "FlushFinished",
@@ -192,7 +205,16 @@ __all__ = [
     "StartupPreludeInjected",
     "StopReason",
     "Stopped",
+    "SyncCloned",
+    "SyncConflict",
+    "SyncFailed",
+    "SyncFinished",
+    "SyncRecovered",
+    "SyncRemoteAdded",
+    "SyncResolved",
+    "SyncStatusChanged",
     "SyncTrigger",
+    "Take",
     "TextDelta",
     "Theme",
     "ToolCallFinished",
@@ -271,6 +293,14 @@ Event = (
     | FileEdited
     | McpServerChanged
     | ToolsListed
+    | SyncRemoteAdded
+    | SyncCloned
+    | SyncConflict
+    | SyncFinished
+    | SyncFailed
+    | SyncResolved
+    | SyncRecovered
+    | SyncStatusChanged
 )
 
 EVENT_TYPES: dict[str, type[BaseEvent]] = {cls.type: cls for cls in BaseEvent.__subclasses__()}

@@ -10,7 +10,7 @@ from shell.events.base import BaseEvent
 WriteReason = Literal["tool", "flush", "dream", "user"]
 WriteState = Literal["committed", "unchanged", "failed"]
 SearchMode = Literal["hybrid", "keyword-only", "vector-only"]
-SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "rebuild"]
+SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "rebuild", "pull"]
 
 # --- memory writes -------------------------------------------------------------------------
 

@@ -1,0 +1,139 @@
+"""Syncing the workspace through a git remote (`shell.sync`).
+
+A URL in any of these events has lost its userinfo already (`https://***@host/…`): a token
+in a remote's address never reaches an event, a message or a log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from shell.events.base import BaseEvent
+
+FailureKind = Literal["offline", "auth", "rewritten", "secret", "conflict", "error"]
+"""Why a sync failed (see `SyncFailed`)."""
+Take = Literal["local", "remote", "both"]
+"""How a conflict is settled: keep the local file, take the remote's, or both (local, then the
+remote's lines it lacks)."""
+
+
+@dataclass(frozen=True)
+class SyncRemoteAdded(BaseEvent):
+    """The workspace now syncs with `url` (its history is merged by the sync that follows)."""
+
+    type: ClassVar[str] = "sync_remote_added"
+    url: str
+
+
+@dataclass(frozen=True)
+class SyncCloned(BaseEvent):
+    """A workspace was cloned from `url` into `directory`, with `commits` commits."""
+
+    type: ClassVar[str] = "sync_cloned"
+    url: str
+    directory: str
+    commits: int
+
+
+@dataclass(frozen=True)
+class SyncConflict(BaseEvent):
+    """Both sides changed a curated file in ways that do not merge cleanly.
+
+    The local file was left as it was; the remote's version is in `side_file` (under the
+    git-ignored `.cairn/sync/conflicts/`), and `diff` is the unified diff from the local
+    version to the remote's, for review. `resolve(file, take)` settles it.
+    """
+
+    type: ClassVar[str] = "sync_conflict"
+    file: str
+    diff: str
+    local_sha: str
+    remote_sha: str
+    side_file: str
+
+
+@dataclass(frozen=True)
+class SyncFinished(BaseEvent):
+    """A sync fetched, merged and pushed.
+
+    `pulled_commits` came in, `pushed_commits` went out. `files` and `lines_added` count what the
+    pull changed in this working tree; `changed` lists the memory files among them (the ones to
+    re-index). `conflicts` names the files left for review (see the SyncConflict events).
+    """
+
+    type: ClassVar[str] = "sync_finished"
+    pulled_commits: int
+    pushed_commits: int
+    files: int
+    lines_added: int
+    changed: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    outside_edits: list[str] = field(default_factory=list)
+    """Files edited outside Cairn and not yet committed, committed before the merge."""
+
+
+@dataclass(frozen=True)
+class SyncFailed(BaseEvent):
+    """A sync, clone or resolve did not complete; `message` is one line, without secrets.
+
+    offline: the remote could not be reached (retry with `Backoff`); auth: it refused us;
+    rewritten: its history was force-pushed (nothing was merged); secret: an outgoing commit
+    holds a credential (nothing was pushed); conflict: a resolve had nothing to settle; error:
+    anything else. Whatever failed, the working tree is as it was or at a complete merge.
+    """
+
+    type: ClassVar[str] = "sync_failed"
+    kind: FailureKind
+    message: str
+
+
+@dataclass(frozen=True)
+class SyncResolved(BaseEvent):
+    """A conflict was settled by taking `take`; `commit` is the new commit (None when the local
+    version was kept unchanged)."""
+
+    type: ClassVar[str] = "sync_resolved"
+    file: str
+    take: Take
+    commit: str | None
+
+
+@dataclass(frozen=True)
+class SyncRecovered(BaseEvent):
+    """What an interrupted git operation left behind was cleaned up at start-up."""
+
+    type: ClassVar[str] = "sync_recovered"
+    detail: str
+
+
+@dataclass(frozen=True)
+class SyncStatusChanged(BaseEvent):
+    """Where the sync stands, for the status line: after every sync attempt, and at start.
+
+    `last_sync`: ISO 8601 time of the last complete sync (None: never). `ahead`: commits to
+    push; `behind`: remote commits not merged yet (as of the last fetch). `offline`: the last
+    attempt could not reach the remote, and `retry_in_s` says when the next one is.
+    """
+
+    type: ClassVar[str] = "sync_status_changed"
+    remote: str | None
+    last_sync: str | None
+    ahead: int
+    behind: int
+    offline: bool
+    conflicts: list[str] = field(default_factory=list)
+    retry_in_s: float | None = None
+
+
+SyncEvent = (
+    SyncRemoteAdded
+    | SyncCloned
+    | SyncConflict
+    | SyncFinished
+    | SyncFailed
+    | SyncResolved
+    | SyncRecovered
+    | SyncStatusChanged
+)
+"""What `shell.sync` reports (each is in `shell.events.Event` too)."""

@@ -1,0 +1,300 @@
+"""One memory on every machine: the workspace syncs through a git remote, no line lost.
+
+`SyncEngine.sync()` fetches the remote, merges it (`shell.sync.merge`: daily notes as a union
+of lines, curated files cleanly or not at all), scans what would leave for secrets, and pushes;
+a push that loses a race fetches, merges and tries again. Every step that touches the tree or
+HEAD holds the repository's commit lock (`shell.memory.git._commit_lock_for`), so a memory write
+never interleaves with a merge; the network waits happen outside it. Failures are values: a
+`SyncFailed` event of a kind the caller can act on (`offline` → retry with `Backoff`).
+
+Blocking: the caller runs it on a thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from shell.events.sync import (
+    SyncConflict,
+    SyncEvent,
+    SyncFailed,
+    SyncFinished,
+    SyncRemoteAdded,
+    Take,
+)
+from shell.memory.git import _commit_lock_for
+from shell.sync.gitcmd import Git, GitFailure, classify, one_line, redact_url
+from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
+from shell.sync.pull import Pulled, fetch, take_in
+from shell.sync.repair import recover_repository, resolve_conflict
+from shell.sync.secrets_check import describe_findings, scan_outgoing
+from shell.sync.state import (
+    ConflictRecord,
+    SavedState,
+    SyncStatus,
+    load_state,
+    open_conflicts,
+    parse_time,
+    save_conflict,
+    save_state,
+    side_file_for,
+)
+
+REMOTE = "origin"
+PUSH_TRIES = 3
+
+
+class SyncEngine:
+    """Syncs one workspace (a git repository) with its remote `origin`.
+
+    Args:
+        workspace: The workspace root.
+        author_name: Author and committer of the merge and resolve commits.
+        author_email: Their email.
+        clock: The time of those commits and of the last sync; the system clock when None.
+        push_tries: How many times a push that lost a race is retried after a new merge.
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        author_name: str,
+        author_email: str,
+        clock: Callable[[], datetime] | None = None,
+        push_tries: int = PUSH_TRIES,
+    ) -> None:
+        self.root = Path(workspace).resolve()
+        self._clock = clock
+        self._git = Git(self.root, author_name=author_name, author_email=author_email, clock=clock)
+        self._lock = _commit_lock_for(self.root)
+        self._push_tries = max(1, push_tries)
+        self._git_dir: Path | None = None
+
+    # --- the public operations ----------------------------------------------------------------
+
+    def add_remote(self, url: str) -> list[SyncEvent]:
+        """Make `url` this workspace's remote and sync with it: both histories are merged (two
+        workspaces seeded apart included), none is discarded."""
+        try:
+            with self._lock:
+                has = self._git.run(["remote", "get-url", REMOTE], check=False).code == 0
+                self._git.run(["remote", "set-url" if has else "add", REMOTE, url])
+                self._git.run(
+                    ["update-ref", "-d", f"refs/remotes/{REMOTE}/{self._branch()}"], check=False
+                )
+                state = load_state(self.root)
+                state.remote_head, state.offline, state.last_error = None, False, None
+                save_state(self.root, state)
+        except GitFailure as failure:
+            return [SyncFailed(kind="error", message=failure.message)]
+        return [SyncRemoteAdded(url=redact_url(url)), *self._sync(pull=True, first=True)]
+
+    def sync(self) -> list[SyncEvent]:
+        """Fetch, merge and push. Ends with one SyncFinished or one SyncFailed event, after a
+        SyncConflict for each curated file left for review."""
+        return self._sync(pull=True, first=False)
+
+    def push_only(self) -> list[SyncEvent]:
+        """Push without fetching or merging; refused (kind "error") when the remote has commits
+        this workspace has not merged."""
+        return self._sync(pull=False, first=False)
+
+    def resolve(self, file: str, take: Take) -> list[SyncEvent]:
+        """Settle the open conflict of `file`: keep the local version, take the remote's, or
+        both (local, then the remote's lines local lacks), as a new commit."""
+        with self._lock:
+            return resolve_conflict(self.root, self._git, file, take)
+
+    def recover(self) -> list[SyncEvent]:
+        """At start-up: undo what a killed pull or merge left (a merge in progress, stale
+        `.git/*.lock` files, a half-applied merge of memory files), and say what was done."""
+        with self._lock:
+            return recover_repository(self.root, self._git, self._gitdir())
+
+    def status(self) -> SyncStatus:
+        """The sync's state for the status line; `behind` is as of the last fetch."""
+        state = load_state(self.root)
+        url = self._url()
+        ahead = behind = 0
+        tracking = f"refs/remotes/{REMOTE}/{self._branch()}" if url else None
+        if tracking and self._git.rev(tracking):
+            counts = self._git.run(
+                ["rev-list", "--left-right", "--count", f"HEAD...{tracking}"], check=False
+            ).stdout.split()
+            if len(counts) == 2:
+                ahead, behind = int(counts[0]), int(counts[1])
+        elif url and self._git.rev("HEAD"):
+            ahead = int(self._git.out("rev-list", "--count", "HEAD"))
+        return SyncStatus(
+            remote=redact_url(url) if url else None,
+            last_sync=parse_time(state.last_sync),
+            ahead=ahead,
+            behind=behind,
+            offline=state.offline,
+            conflicts=[record.file for record in open_conflicts(self.root)],
+            last_error=state.last_error,
+        )
+
+    # --- one sync ------------------------------------------------------------------------------
+
+    def _sync(self, *, pull: bool, first: bool) -> list[SyncEvent]:
+        url = self._url()
+        if url is None:
+            return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
+        state = load_state(self.root)
+        events: list[SyncEvent] = []
+        pulled = Pulled()
+        try:
+            with self._lock:
+                outside = self._prepare()
+            pushed = self._pull_and_push(state, pulled, events, pull=pull, first=first, url=url)
+        except GitFailure as failure:
+            state.offline = failure.kind == "offline"
+            state.last_error = f"{failure.kind}: {failure.message}"
+            save_state(self.root, state)
+            return [*events, SyncFailed(kind=failure.kind, message=redact_url(failure.message))]
+        state.offline, state.last_error = False, None
+        state.last_sync = self._now().isoformat()
+        save_state(self.root, state)
+        return [
+            *events,
+            SyncFinished(
+                pulled_commits=pulled.commits,
+                pushed_commits=pushed,
+                files=len(pulled.files),
+                lines_added=pulled.lines_added,
+                changed=pulled.changed,
+                conflicts=[event.file for event in events if isinstance(event, SyncConflict)],
+                outside_edits=outside,
+            ),
+        ]
+
+    def _pull_and_push(
+        self,
+        state: SavedState,
+        pulled: Pulled,
+        events: list[SyncEvent],
+        *,
+        pull: bool,
+        first: bool,
+        url: str,
+    ) -> int:
+        """Returns how many commits were pushed, adds a SyncConflict to `events` for each file
+        left for review; raises GitFailure."""
+        branch = self._branch()
+        tracking = f"refs/remotes/{REMOTE}/{branch}"
+        for _ in range(self._push_tries):
+            if pull:
+                remote_head = fetch(self._git, REMOTE, branch, state.remote_head)
+                head = self._git.out("rev-parse", "HEAD")
+                if remote_head is not None:
+                    self._git.run(["update-ref", tracking, remote_head])
+                    state.remote_head = remote_head
+                    with self._lock:
+                        head = take_in(
+                            self._git,
+                            self.root,
+                            self._gitdir(),
+                            remote_head,
+                            message=f"sync: merge {redact_url(url)} ({branch})",
+                            allow_unrelated=first,
+                            pulled=pulled,
+                        )
+                        events.extend(self._conflict_events(pulled))
+                if head == remote_head:
+                    return 0
+            else:
+                remote_head = self._git.rev(tracking)
+                head = self._git.out("rev-parse", "HEAD")
+                if remote_head is not None and self._git.is_ancestor(head, remote_head):
+                    if head != remote_head:
+                        raise GitFailure("error", "the remote has commits not merged here: sync")
+                    return 0
+            count, findings = scan_outgoing(self._git, head, remote_head)
+            if findings:
+                raise GitFailure("secret", describe_findings(findings))
+            if self._push(branch, head):
+                self._git.run(["update-ref", tracking, head])
+                state.remote_head = head
+                return count
+            if not pull:
+                raise GitFailure("error", "the remote has commits not merged here: sync first")
+        raise GitFailure(
+            "error", f"the remote kept moving: the push lost the race {self._push_tries} times"
+        )
+
+    def _push(self, branch: str, head: str) -> bool:
+        """Push `head`; False when the remote moved meanwhile (non-fast-forward)."""
+        done = self._git.run(
+            ["push", "--porcelain", "--no-verify", REMOTE, f"{head}:refs/heads/{branch}"],
+            network=True,
+            check=False,
+        )
+        if done.code == 0:
+            return True
+        said = f"{done.stdout}\n{done.stderr}".lower()
+        if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
+            return False
+        if "[remote rejected]" in said:
+            raise GitFailure(
+                "error", f"push refused by the remote: {one_line(done.stdout + done.stderr)}"
+            )
+        raise GitFailure(classify(done.stderr), f"push failed: {one_line(done.stderr)}")
+
+    def _conflict_events(self, pulled: Pulled) -> list[SyncEvent]:
+        events: list[SyncEvent] = []
+        for conflict, local_sha, remote_sha in pulled.conflicts:
+            record = ConflictRecord(
+                file=conflict.file,
+                local_sha=local_sha,
+                remote_sha=remote_sha,
+                side_file=side_file_for(conflict.file),
+                diff=conflict.diff,
+                remote_missing=conflict.remote_text is None,
+            )
+            save_conflict(self.root, record, conflict.remote_text or b"")
+            events.append(
+                SyncConflict(
+                    file=record.file,
+                    diff=record.diff,
+                    local_sha=local_sha,
+                    remote_sha=remote_sha,
+                    side_file=record.side_file,
+                )
+            )
+        pulled.conflicts.clear()
+        return events
+
+    # --- the repository ------------------------------------------------------------------------
+
+    def _prepare(self) -> list[str]:
+        """Ready the repository for a merge (the caller holds the lock); returns the files
+        edited outside Cairn that were committed first."""
+        ensure_ignored(self.root, self._gitdir())
+        ensure_attributes(self.root, self._git)
+        return commit_outside_edits(self._git)
+
+    def _url(self) -> str | None:
+        done = self._git.run(["remote", "get-url", REMOTE], check=False)
+        return done.stdout.strip() or None if done.code == 0 else None
+
+    def _branch(self) -> str:
+        try:
+            head = (self._gitdir() / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            head = ""
+        return (
+            head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else "main"
+        )
+
+    def _gitdir(self) -> Path:
+        if self._git_dir is None:
+            self._git_dir = Path(self._git.out("rev-parse", "--absolute-git-dir"))
+        return self._git_dir
+
+    def _now(self) -> datetime:
+        moment = self._clock() if self._clock else datetime.now(UTC)
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

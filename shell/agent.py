@@ -31,6 +31,7 @@ from shell.events import (
     ProposalsWaiting,
     SessionStarted,
     StartupPreludeInjected,
+    Take,
     TurnFinished,
     TurnStarted,
     UsageUpdated,
@@ -44,11 +45,11 @@ from shell.model import LLM, ModelError, ModelReply
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.views import ViewRecorder
+from shell.streams import merged
+from shell.sync.service import SyncService
 from shell.tools import Toolbox
 from shell.workbench import Workbench
 from shell.workspace import recovery_notices
-
-UNKNOWN_WINDOW = 128_000
 
 
 class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "background_events")):
@@ -71,6 +72,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         recall: RecallService,
         dreamer: Dreamer,
         workbench: Workbench,
+        sync: SyncService,
         resumed: bool = False,
         index_in_background: bool = True,
     ) -> None:
@@ -87,6 +89,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         self.recall = recall
         self.dreamer = dreamer
         self.workbench = workbench
+        self.sync = sync
         self._resumed = resumed
         self._index_in_background = index_in_background
         self._last_reported = (0, 0)
@@ -135,17 +138,12 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         )
         if model_loading:
             yield Loading("model", done=False)
-        if not self.window.resolved:
-            window, source = await asyncio.to_thread(self.llm.context_window)
-            if window and source != "unknown":
-                self.window.resolve(window, source)
-            else:
-                self.window.resolve(UNKNOWN_WINDOW, "assumed")
-                yield Notice(
-                    f"Context window of {self.settings.model} is unknown; assuming "
-                    f"{UNKNOWN_WINDOW:,} tokens. Set --context-window to be exact.",
-                    level="warning",
-                )
+        if not self.window.resolved and (
+            unknown := await asyncio.to_thread(
+                self.window.look_up, self.llm.context_window, self.settings.model
+            )
+        ):
+            yield unknown
         async for event in self.workbench.start():  # MCP servers, each bounded in time
             yield event
         bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
@@ -154,6 +152,9 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         torn = self.conversation.sessions.torn_lines(self.session_id) if self._resumed else 0
         for notice in await asyncio.to_thread(recovery_notices, self.workspace, torn):
             yield notice
+        for event in await asyncio.to_thread(self.sync.recover):  # a pull a kill cut short
+            yield event
+        self.sync.start()  # the pull at start, in the background: no turn waits on it
         if waiting := await asyncio.to_thread(self.dreamer.waiting):
             yield ProposalsWaiting(waiting)
         yield await asyncio.to_thread(self.usage)
@@ -317,6 +318,16 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
             yield event
         yield self.usage()
 
+    async def sync_now(self) -> AsyncGenerator[Event]:
+        """`/sync`: pull, then push, now (`shell.sync`)."""
+        for event in await self.sync.sync_now():
+            yield event
+
+    async def resolve_conflict(self, file: str, take: Take) -> AsyncGenerator[Event]:
+        """Settle a sync conflict (`SyncConflict`): keep local, take the remote's, or both."""
+        for event in await self.sync.resolve(file, take):
+            yield event
+
     async def tools_listing(self) -> AsyncGenerator[Event]:
         """`/tools`: the tools the model may call, how each is approved, the MCP servers."""
         yield self.workbench.listing()
@@ -366,12 +377,13 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         return commit_user_edit(self.lifecycle.files, self.recall, path)
 
     async def background_events(self) -> AsyncIterator[Event]:
-        """Events that happen between turns (index sync, file watching), for the TUI."""
-        async for event in self.recall.events():
+        """Events that happen between turns (index sync, file watching, git sync), for the TUI."""
+        async for event in merged(self.recall.events(), self.sync.events()):
             yield event
 
     async def aclose(self) -> None:
         self.save()
+        await self.sync.aclose()
         await self.workbench.aclose()
         await self.recall.aclose()
 

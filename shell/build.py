@@ -21,6 +21,7 @@ from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.store import SessionStore
+from shell.sync.service import SyncService
 from shell.tools import Toolbox
 from shell.workbench import Workbench
 from shell.workspace import init_workspace
@@ -64,6 +65,15 @@ def build_agent(
     window = ContextWindow(_budget(settings), resolved=resolved)
     llm = _model(settings)
     recall = RecallService(settings, outside_edits=files.commit_outside_edits)
+    sync = SyncService(
+        settings.workspace,
+        remote=settings.remote,
+        author_name=settings.git_author_name,
+        author_email=settings.git_author_email,
+        push_delay=settings.sync_push_delay,
+        reindex=lambda changed: recall.sync("pull"),  # incremental: the changed files only
+    )
+    git.on_commit = sync.committed
     toolbox = Toolbox(
         [recall.tool(), *memory_tools(files, today=settings.today, origin=conversation.origin)],
         timer=settings.timer,
@@ -99,6 +109,7 @@ def build_agent(
         recall=recall,
         dreamer=Dreamer(settings, files=files, git=git, recall=recall, llm=llm),
         workbench=workbench,
+        sync=sync,
         resumed=resumed,
         index_in_background=index_in_background,
     )

@@ -10,9 +10,9 @@ What counts as a command: the text's first word is `/` and a lower-case name
 is a prompt ("/usr/bin is a folder", "/etc holds the configs": a path, or an unknown word
 followed by more text, goes to the model as written).
 
-Commands marked `tui_only` (/review, /clear, /exit) act on the screen: the TUI handles them
-itself; the core answers them with a notice that says where they work. The TUI's command
-palette and its /help view are built from `COMMANDS` as well.
+Commands marked `tui_only` (/review, /history, /conflicts, /clear, /exit) act on the screen:
+the TUI handles them itself; the core answers them with a notice that says where they work. The
+TUI's command palette and its /help view are built from `COMMANDS` as well.
 """
 
 from __future__ import annotations
@@ -62,9 +62,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("/new", "", "flush memory if due, then start a new session"),
     Command("/context", "", "what the next prompt holds and how it was counted"),
     Command("/dream", "", "run a dreaming sweep: proposals for MEMORY.md"),
+    Command("/sync", "", "pull the memory from its git remote, then push"),
     Command("/tools", "", "the model's tools, their approvals, the MCP servers"),
     Command("/review", "", "review dreaming's proposals", key="f3", tui_only=True),
     Command("/history", "", "memory history: diffs and revert", key="f5", tui_only=True),
+    Command("/conflicts", "", "resolve the open sync conflicts", key="f6", tui_only=True),
     Command("/clear", "", "clear the transcript view (the session stays)", "ctrl+l", True),
     Command("/exit", "", "save the session and quit", "ctrl+q", True, aliases=("/quit",)),
 )
@@ -130,6 +132,8 @@ class CommandTarget(Protocol):
 
     def tools_listing(self) -> AsyncGenerator[Event]: ...
 
+    def sync_now(self) -> AsyncGenerator[Event]: ...
+
 
 async def run_command(target: CommandTarget, invocation: Invocation) -> AsyncGenerator[Event]:
     """The events of one command on `target`."""
@@ -153,6 +157,8 @@ async def run_command(target: CommandTarget, invocation: Invocation) -> AsyncGen
             stream = target.dream()
         case "/tools":
             stream = target.tools_listing()
+        case "/sync":
+            stream = target.sync_now()
         case _:
             key = f" ({command.key})" if command.key else ""
             yield Notice(f"{command.name} works in the TUI only{key}.")

@@ -39,6 +39,12 @@ class ConfigError(Exception):
     """A setting is missing or malformed; the message says which and how to fix it."""
 
 
+def _host() -> str:
+    import socket
+
+    return socket.gethostname().split(".")[0] or "localhost"
+
+
 def _now() -> datetime:
     return datetime.now().astimezone()
 
@@ -120,7 +126,8 @@ class Settings:
     context_window: int | None = None
     """Overrides the window from litellm's model info."""
     git_author_name: str = "Cairn"
-    git_author_email: str = "cairn@localhost"
+    git_author_email: str = field(default_factory=lambda: f"cairn@{_host()}")
+    """The host part names the machine: the git log pane shows where a commit came from."""
     bootstrap_max_chars: int = 20_000
     bootstrap_total_max_chars: int = 60_000
     max_tool_rounds: int = 12
@@ -144,6 +151,11 @@ class Settings:
     recency_half_life_days: float = 30.0
     """memory_search: the age at which a note's recency bonus has halved."""
     dreaming: DreamSettings = field(default_factory=DreamSettings)
+    remote: str | None = None
+    """The git remote the workspace syncs with (`shell.sync`), added at the next start when the
+    workspace has none; `cairn remote add URL` does the same at once."""
+    sync_push_delay: float = 10.0
+    """Seconds after a memory write before it is pushed (a burst of writes is one push)."""
     project: Path | None = None
     """The project folder the project tools work in (the CLI's: the folder Cairn started in, or
     `--project`); None offers no project tools."""

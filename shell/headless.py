@@ -86,9 +86,11 @@ async def run_headless(
             async with contextlib.aclosing(agent.submit(text)) as events:
                 async for event in events:
                     sink(event)
+            for event in agent.sync.drain():  # the background pull, as far as it got
+                sink(event)
     finally:
         await agent.aclose()
-        for event in agent.recall.drain():
+        for event in [*agent.recall.drain(), *agent.sync.drain()]:
             sink(event)
         sink.close()
     return 1 if sink.errors else 0
@@ -198,7 +200,7 @@ async def dream_command(
 
 def _window(settings: Settings, dreamer: Dreamer) -> int:
     """The window `cairn run` would resolve: configured, the demo's, the model's, or assumed."""
-    from shell.agent import UNKNOWN_WINDOW
+    from shell.context.budget import UNKNOWN_WINDOW
 
     if settings.context_window:
         return settings.context_window

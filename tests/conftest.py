@@ -83,13 +83,19 @@ def fake_settings(workspace: Path, clock: Clock, fake_openai: FakeOpenAI) -> Set
         embedder="hash",
         watch=False,
         clock=clock,
+        git_author_email="cairn@localhost",  # the default names this host
     )
 
 
 @pytest.fixture
 def demo_settings(workspace: Path, clock: Clock) -> Settings:
     return Settings(
-        workspace=workspace, model=DEMO_MODEL, embedder="hash", watch=False, clock=clock
+        workspace=workspace,
+        model=DEMO_MODEL,
+        embedder="hash",
+        watch=False,
+        clock=clock,
+        git_author_email="cairn@localhost",
     )
 
 

@@ -6,9 +6,13 @@ so they can never disagree about how full the context is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from shell.events import WindowSource
+from shell.events import Notice, WindowSource
+
+UNKNOWN_WINDOW = 128_000
+"""Assumed for a model whose window nobody knows (and said, with how to set it)."""
 
 MIN_WINDOW = 512
 
@@ -74,3 +78,19 @@ class ContextWindow:
     def resolve(self, window: int, source: WindowSource) -> None:
         self.budget = replace(self.budget, window=window, window_source=source)
         self.resolved = True
+
+    def look_up(
+        self, lookup: Callable[[], tuple[int | None, WindowSource | str]], model: str
+    ) -> Notice | None:
+        """Resolve the window from `lookup` (litellm's model info; blocking); an unknown one is
+        assumed to be `UNKNOWN_WINDOW`, and the notice says so."""
+        window, source = lookup()
+        if window and source in ("config", "demo", "model_info"):
+            self.resolve(window, source)
+            return None
+        self.resolve(UNKNOWN_WINDOW, "assumed")
+        return Notice(
+            f"Context window of {model} is unknown; assuming {UNKNOWN_WINDOW:,} tokens. "
+            "Set --context-window to be exact.",
+            level="warning",
+        )

@@ -66,6 +66,8 @@ class CommitInfo:
     when: str
     """Author date, ISO 8601."""
     files: list[str]
+    machine: str = ""
+    """Where it was made: the host part of the author's email (`cairn@<host>`)."""
 
 
 class GitStore:
@@ -98,6 +100,8 @@ class GitStore:
         self._stale_ref_lock_s = stale_ref_lock_s
         self._lock = _commit_lock_for(self.root)
         self._repo: git.Repo | None = None
+        self.on_commit: Callable[[str], object] | None = None
+        """Called with each new commit's sha, from the committing thread (the sync's push)."""
 
     def ensure_repo(self) -> bool:
         """Create the repository (branch `main`) if it does not exist yet.
@@ -132,7 +136,9 @@ class GitStore:
                 return CommitOutcome(
                     sha=None, error=_describe_git_error(error), lock_cleared=lock_cleared
                 )
-            return CommitOutcome(sha=sha, error=None, lock_cleared=lock_cleared)
+        if sha and self.on_commit is not None:
+            self.on_commit(sha)
+        return CommitOutcome(sha=sha, error=None, lock_cleared=lock_cleared)
 
     def committed(self, path: str) -> bytes | None:
         """The content of `path` (workspace-relative) in the last commit; None when the last
@@ -162,7 +168,7 @@ class GitStore:
             "core.quotePath=false",
             "log",
             f"--max-count={max(1, limit)}",
-            f"--format={_RECORD}%H{_FIELD}%h{_FIELD}%aI{_FIELD}%B{_FIELD}",
+            f"--format={_RECORD}%H{_FIELD}%h{_FIELD}%aI{_FIELD}%ae{_FIELD}%B{_FIELD}",
             "--name-only",
         ]
         if path is not None:
@@ -300,6 +306,7 @@ def _relative_to(path: Path, root: Path) -> str:
 
 
 def _parse_log_record(record: str) -> CommitInfo:
-    sha, short, when, body, names = (record.split(_FIELD) + [""] * 5)[:5]
+    sha, short, when, email, body, names = (record.split(_FIELD) + [""] * 6)[:6]
     files = [line for line in names.splitlines() if line.strip()]
-    return CommitInfo(sha=sha, short=short, message=body.strip(), when=when, files=files)
+    machine = email.partition("@")[2]
+    return CommitInfo(sha, short, body.strip(), when, files, machine)

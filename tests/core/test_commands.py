@@ -58,7 +58,13 @@ def test_the_registry_has_each_name_once_with_its_help_and_keys() -> None:
     assert all(commands.COMMAND_NAME.match(name) for name in names)
     assert all(c.help and not c.help.endswith(".") for c in commands.COMMANDS)
     keys = {c.name: c.key for c in commands.COMMANDS if c.key}
-    assert keys == {"/review": "f3", "/history": "f5", "/clear": "ctrl+l", "/exit": "ctrl+q"}
+    assert keys == {
+        "/review": "f3",
+        "/history": "f5",
+        "/conflicts": "f6",
+        "/clear": "ctrl+l",
+        "/exit": "ctrl+q",
+    }
     assert {c.name for c in commands.COMMANDS if c.tui_only} == set(keys)
     assert commands.find("/quit") is commands.find("/exit")
 

@@ -24,9 +24,10 @@ from shell.commands import parse as parse_command
 from shell.events import Error, Event, to_json
 from widgets.bridge import EventBridge
 from widgets.editor import edit_memory
+from widgets.git_log import machine_of
 from widgets.main_screen import MainScreen
 from widgets.messages import AgentEvent
-from widgets.palette import CairnCommands
+from widgets.palette import TUI_COMMAND_ACTIONS, CairnCommands
 from widgets.prompt import Prompt
 from widgets.replay import ReplayAgent, with_history
 from widgets.side_panes import SidePanes
@@ -71,6 +72,7 @@ class CairnApp(ThemedApp):
         Binding("f3", "review", "Review"),
         Binding("f4", "edit_memory", "Edit", show=False),
         Binding("f5", "history", "History", show=False),
+        Binding("f6", "resolve_conflicts", "Conflicts", show=False),
         Binding("ctrl+t", "cycle_theme", "Theme"),
     ]
 
@@ -113,7 +115,10 @@ class CairnApp(ThemedApp):
         )
         with Horizontal(id="main"):
             yield Transcript(id="transcript")
-            yield SidePanes(settings.workspace, settings.today, self.agent.git, id="side")
+            here = machine_of(settings.git_author_email)
+            yield SidePanes(
+                settings.workspace, settings.today, self.agent.git, here=here, id="side"
+            )
         yield SideStrip(id="strip")
         yield Prompt(id="prompt")
         yield Footer()
@@ -213,7 +218,7 @@ class CairnApp(ThemedApp):
             async with aclosing(make_stream()) as stream:  # type: ignore[type-var]
                 async for event in stream:
                     self._record(event)
-                    self.post_message(AgentEvent(event))
+                    self.post_message(AgentEvent(event, background=True))
         except Exception as error:
             self.post_message(AgentEvent(Error(kind="background", message=str(error))))
 
@@ -226,7 +231,7 @@ class CairnApp(ThemedApp):
         # Quitting takes the widgets down first: an event that comes after (a background index
         # sync) is in the trace already and has no widget left to show it.
         if self._bridge is not None and self.is_running:
-            await self._bridge.route(message.event)
+            await self._bridge.route(message.event, background=message.background)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "agent" or not event.worker.is_finished or not self.is_running:
@@ -267,15 +272,7 @@ class CairnApp(ThemedApp):
 
     async def _run_tui_command(self, name: str) -> None:
         """A command of `shell.commands` that acts on the screen (`tui_only`)."""
-        match name:
-            case "/review":
-                await self.action_review()
-            case "/history":
-                await self.action_history()
-            case "/clear":
-                await self.action_clear_view()
-            case "/exit":
-                self.exit()
+        await self.run_action(TUI_COMMAND_ACTIONS[name])
 
     async def _submit(self, text: str) -> None:
         await self.transcript.echo_user(text)
@@ -329,6 +326,12 @@ class CairnApp(ThemedApp):
         from widgets.history_screen import HistoryScreen  # loaded when first opened
 
         await self.push_screen(HistoryScreen(self.agent.settings, select=sha))
+
+    async def action_resolve_conflicts(self, file: str = "") -> None:
+        """The open sync conflicts, each settled with one key (F6, a click on its block)."""
+        from widgets.conflict_screen import open_conflicts  # loaded when first opened
+
+        await open_conflicts(self, file)
 
     async def action_edit_memory(self) -> None:
         """F4: the memory file in view in $EDITOR; the saved edit is committed as the user's."""

@@ -49,6 +49,14 @@ from shell.events import (
     SecretsRedacted,
     SessionStarted,
     StartupPreludeInjected,
+    SyncCloned,
+    SyncConflict,
+    SyncFailed,
+    SyncFinished,
+    SyncRecovered,
+    SyncRemoteAdded,
+    SyncResolved,
+    SyncStatusChanged,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -74,8 +82,10 @@ from widgets.format import (
     help_lines,
     mcp_notice,
     short_sha,
+    sync_line,
     tokens,
 )
+from widgets.sync_blocks import ConflictBlock, SyncBlock
 from widgets.tools_block import ToolsBlock
 
 if TYPE_CHECKING:
@@ -88,7 +98,7 @@ if TYPE_CHECKING:
 
 class EventBridge:
     """Routes each core event to the widgets that show it. Holds the little state that spans
-    events (the open flush block, the open compaction receipt)."""
+    events (the open flush block, the open compaction receipt, an offline sync said once)."""
 
     def __init__(
         self,
@@ -112,8 +122,12 @@ class EventBridge:
         self.live = True
         """False while a resumed session's past is shown: what it asked was answered then."""
         self._asking: dict[str, ApprovalScreen] = {}
+        self._offline_said = False
+        """A background sync found the remote unreachable and said so: its retries stay quiet
+        until a sync completes."""
 
-    async def route(self, event: Event) -> None:
+    async def route(self, event: Event, *, background: bool = False) -> None:
+        """Show `event`; `background`: it came between turns, not from what the user started."""
         transcript = self.transcript
         match event:
             case SessionStarted(session_id=session_id, resumed=resumed, model=model, demo=demo):
@@ -302,6 +316,33 @@ class EventBridge:
                     f"rejected {proposal.id}; it will not be proposed again: {proposal.text}"
                 )
                 self.status.show_review(waiting)
+            case SyncRemoteAdded() | SyncCloned() | SyncRecovered():
+                await transcript.add_notice(sync_line(event) or "")
+            case SyncConflict():
+                self.status.sync.conflict_seen(event)
+                await transcript.add_block(ConflictBlock(event))
+            case SyncFinished(pulled_commits=pulled, conflicts=conflicts):
+                self._offline_said = False
+                await self.side.synced(event.changed)
+                if pulled or conflicts:
+                    await transcript.add_block(SyncBlock(event))
+                elif not background:  # a /sync the user asked for: a quiet line
+                    await transcript.add_notice(sync_line(event) or "")
+            case SyncFailed(kind="offline") if background and self._offline_said:
+                pass  # a retry while offline: said once already
+            case SyncFailed(kind=kind):
+                self._offline_said = self._offline_said or (kind == "offline" and background)
+                await transcript.add_notice(sync_line(event) or "", "warning")
+            case SyncResolved(file=file):
+                self.status.sync.resolved(file)
+                for block in transcript.query(ConflictBlock):
+                    if block.file == file:
+                        block.resolve(event)
+                await transcript.add_notice(sync_line(event) or "")
+            case SyncStatusChanged():
+                self.status.sync.show(event)
+                if self.strip is not None:
+                    self.strip.sync.show(event)
             case _:
                 assert_never(event)  # a new event type needs a case here (mypy checks)
 

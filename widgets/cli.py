@@ -11,6 +11,7 @@
     cairn replay TRACE                            play a recorded trace back into the TUI
     cairn serve [--host H] [--port P]             the TUI in a browser, on 127.0.0.1:8000
     cairn tools [--json]                          the tools, their approvals, the MCP servers
+    cairn remote add URL | sync | init --remote URL   one memory on every machine (cli_sync.py)
     cairn history [--json] [-n N]                 the memory's commits (widgets/cli_memory.py)
     cairn revert SHA [--yes]                      undo one memory commit as a new commit
 
@@ -31,7 +32,7 @@ from typing import Any
 
 from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
 from shell.heavy_import import collector_paused
-from widgets import cli_tools
+from widgets import cli_sync, cli_tools
 
 EXIT_CLOSED_PIPE = 141
 """The exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for
@@ -116,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the folder to seed (default: --workspace, $CAIRN_WORKSPACE or a platform data dir)",
     )
     _common(init, inherit=True)
+    init.add_argument("--remote", metavar="URL", help="join a synced memory: clone URL")
 
     run = sub.add_parser("run", help="headless: one turn per message, one JSON event per line")
     _common(run, inherit=True)
@@ -225,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, _common)
     cli_tools.add_parser(sub)
+    cli_sync.add_parsers(sub, _common)
     _common(sub.choices["tools"], inherit=True)
     _model(sub.choices["tools"], inherit=True)
     return parser
@@ -255,6 +258,12 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 def dispatch(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     match args.command:
+        case "init" if args.remote:
+            return cli_sync.clone_command(settings, args.remote, sys.stdout)
+        case "remote":
+            return cli_sync.remote_command(settings, args, sys.stdout)
+        case "sync":
+            return cli_sync.sync_command(settings, args, sys.stdout)
         case "init":
             from shell.workspace import init_workspace
 

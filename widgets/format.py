@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
-from shell.events import ContextReport, HelpShown, McpServerInfo, TurnCancelled, TurnsDropped
+from shell.events import (
+    ContextReport,
+    Event,
+    HelpShown,
+    McpServerInfo,
+    SyncCloned,
+    SyncConflict,
+    SyncFailed,
+    SyncFinished,
+    SyncRecovered,
+    SyncRemoteAdded,
+    SyncResolved,
+    SyncStatusChanged,
+    TurnCancelled,
+    TurnsDropped,
+)
 from shell.text import counted, shorten
 
 
@@ -140,3 +156,68 @@ def mcp_notice(server: McpServerInfo) -> tuple[str, str]:
             return f"mcp {server.name} failed{detail}; its tools are not offered", "warning"
         case _:
             return f"mcp {server.name} stopped{detail}; its tools are no longer offered", "warning"
+
+
+def sync_line(event: Event) -> str | None:
+    """One line for a sync event (`shell.sync`), as the transcript and `cairn sync` say it."""
+    match event:
+        case SyncRemoteAdded(url=url):
+            return f"remote set: {url}"
+        case SyncCloned(url=url, directory=directory, commits=commits):
+            return f"cloned {url} into {directory} ({counted(commits, 'commit')})"
+        case SyncFinished():
+            came = (
+                f"{counted(event.pulled_commits, 'commit')} in ({counted(event.files, 'file')}, "
+                f"+{counted(event.lines_added, 'line')})"
+                if event.pulled_commits
+                else "nothing new in"
+            )
+            conflicts = f"; {counted(len(event.conflicts), 'conflict')} to review" * bool(
+                event.conflicts
+            )
+            return f"synced: {came}, {counted(event.pushed_commits, 'commit')} out{conflicts}"
+        case SyncConflict(file=file, side_file=side):
+            return f"sync conflict in {file}: kept yours; the remote's version is in {side}"
+        case SyncFailed(kind=kind, message=message):
+            return f"sync failed ({kind}): {message}"
+        case SyncResolved(file=file, take=take, commit=commit):
+            return f"resolved {file}: took {take}" + (f" ({short_sha(commit)})" if commit else "")
+        case SyncRecovered(detail=detail):
+            return f"recovered an interrupted sync: {detail}"
+    return None
+
+
+def sync_state(event: SyncStatusChanged, now: datetime) -> str:
+    """The status line's sync slot: "synced 2 min ago", "3 to push", "offline", "1 conflict"."""
+    if event.remote is None:
+        return ""
+    if event.conflicts:
+        return f"⇅ {counted(len(event.conflicts), 'conflict')}"
+    if event.offline:
+        return "⇅ offline"
+    if event.ahead:
+        return f"⇅ {event.ahead} to push"
+    if event.last_sync is None:
+        return "⇅ not synced"
+    minutes = int((now - datetime.fromisoformat(event.last_sync)).total_seconds() // 60)
+    return "⇅ synced just now" if minutes < 1 else f"⇅ synced {minutes} min ago"
+
+
+def sync_short(event: SyncStatusChanged, now: datetime) -> str:
+    """The sync slot's short form, for narrow status lines: "⇅ 2m", "⇅ 3↑", "⇅ off", "⇅ 1!"."""
+    if event.remote is None:
+        return ""
+    if event.conflicts:
+        return f"⇅ {len(event.conflicts)}!"
+    if event.offline:
+        return "⇅ off"
+    if event.ahead:
+        return f"⇅ {event.ahead}↑"
+    if event.last_sync is None:
+        return "⇅ —"
+    minutes = int((now - datetime.fromisoformat(event.last_sync)).total_seconds() // 60)
+    if minutes < 1:
+        return "⇅ now"
+    if minutes < 60:
+        return f"⇅ {minutes}m"
+    return f"⇅ {minutes // 60}h" if minutes < 48 * 60 else f"⇅ {minutes // 1440}d"

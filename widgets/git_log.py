@@ -1,4 +1,5 @@
-"""The workspace's recent commits: one per memory write, newest first."""
+"""The workspace's recent commits: one per memory write, newest first. A commit made on another
+machine says where it came from ("↓ laptop"); a sync's merge or resolve commit reads as such."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ class CommitLike(Protocol):
     @property
     def when(self) -> Any: ...
 
+    @property
+    def machine(self) -> str:
+        """Where it was made: the host part of its author's email ("" when unknown)."""
+        ...
+
 
 class GitLogSource(Protocol):
     def log(self, limit: int = 20) -> Sequence[CommitLike]: ...
@@ -36,11 +42,23 @@ def _when(value: Any) -> str:
     return str(value)[:16] if value else ""
 
 
-def commit_lines(commits: Sequence[CommitLike]) -> Text:
+def machine_of(email: str) -> str:
+    """The machine an author's email names: the host part of `cairn@<host>`."""
+    return email.rpartition("@")[2]
+
+
+def commit_lines(commits: Sequence[CommitLike], here: str = "") -> Text:
+    """One line per commit; `here` is this machine (a commit from another one is marked)."""
     text = Text()
     for commit in commits:
+        subject = commit.message.splitlines()[0] if commit.message else ""
+        synced = subject.startswith("sync:")
         text.append(commit.short[:7], style="bold")
-        text.append(f" {one_line(commit.message.splitlines()[0] if commit.message else '', 72)}")
+        if synced:
+            subject = "⇅ " + subject.removeprefix("sync:").strip()
+        text.append(f" {one_line(subject, 72)}", style="italic" if synced else "")
+        if commit.machine and here and commit.machine != here:
+            text.append(f"  ↓ {commit.machine}", style="bold")
         if when := _when(commit.when):
             text.append(f"  {when}", style="dim")
         text.append("\n")
@@ -58,9 +76,13 @@ class GitLog(VerticalScroll):
 
     LIMIT = 20
 
-    def __init__(self, source: GitLogSource | None, *, id: str | None = None) -> None:
+    def __init__(
+        self, source: GitLogSource | None, *, here: str = "", id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.source = source
+        self.here = here
+        """This machine's name (`machine_of` the session's git email)."""
         self.commits: list[CommitLike] = []
 
     def compose(self) -> ComposeResult:
@@ -79,5 +101,5 @@ class GitLog(VerticalScroll):
             self.query_one(".git-log--body", Static).update(Text(f"git log failed: {error}"))
             return
         self.commits = commits
-        body = commit_lines(commits) if commits else Text("no commits yet")
+        body = commit_lines(commits, self.here) if commits else Text("no commits yet")
         self.query_one(".git-log--body", Static).update(body)

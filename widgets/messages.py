@@ -14,3 +14,5 @@ class AgentEvent(Message):
     """One core event, posted by the agent worker for the bridge to route."""
 
     event: Event
+    background: bool = False
+    """Came between turns (`background_events`), not from a stream the user started."""

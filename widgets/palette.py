@@ -40,6 +40,15 @@ def slash_commands() -> tuple[PaletteCommand, ...]:
     )
 
 
+TUI_COMMAND_ACTIONS = {
+    "/review": "review",
+    "/history": "history",
+    "/conflicts": "resolve_conflicts",
+    "/clear": "clear_view",
+    "/exit": "quit",
+}
+"""The app action each `tui_only` command of `shell.commands` runs."""
+
 TUI_ACTIONS: tuple[PaletteCommand, ...] = (
     PaletteCommand("Toggle panes", "show or hide the memory panes", "f2", "toggle_side"),
     PaletteCommand(

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from socket import gethostname
 from typing import TYPE_CHECKING
 
 from shell.config import DreamSettings
@@ -22,6 +23,7 @@ from shell.events import (
     FlushStarted,
     MemoryWritten,
     SessionStarted,
+    Take,
     TurnStarted,
     UsageUpdated,
     from_json,
@@ -43,6 +45,7 @@ class ReplaySettings:
     day: str
     dreaming: DreamSettings = field(default_factory=lambda: DreamSettings(enabled=False))
     """A replay never dreams: the trace holds the sweeps it recorded."""
+    git_author_email: str = field(default_factory=lambda: f"cairn@{gethostname().split('.')[0]}")
 
     def today(self) -> str:
         return self.day
@@ -142,6 +145,9 @@ class ReplayAgent:
 
     def edited_by_user(self, path: str) -> AsyncIterator[Event]:
         return self._nothing()  # a replay has no core to commit with (F4 says so, widgets.editor)
+
+    def resolve_conflict(self, file: str, take: Take) -> AsyncIterator[Event]:
+        return self._nothing()  # the trace holds how its conflicts were settled
 
     async def _nothing(self) -> AsyncIterator[Event]:
         nothing: tuple[Event, ...] = ()

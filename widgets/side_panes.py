@@ -39,12 +39,15 @@ class SidePanes(Vertical):
         today: Callable[[], str],
         git: GitLogSource | None,
         *,
+        here: str = "",
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.workspace = workspace
         self.today = today
         self.git = git
+        self.here = here
+        """This machine, for the git log (commits from another one say where they came from)."""
         self.decisions: list[FlushGateEvaluated] = []
         """Every gate decision so far (the gate log shows them from this list)."""
 
@@ -67,7 +70,7 @@ class SidePanes(Vertical):
             with TabPane("Gates", id="tab-gates"):
                 yield GateLog(self.decisions, id="gate-log")
             with TabPane("Git", id="tab-git"):
-                yield GitLog(self.git, id="git-log")
+                yield GitLog(self.git, here=self.here, id="git-log")
 
     def on_mount(self) -> None:
         self.set_interval(POLL_SECONDS, self.poll)
@@ -119,4 +122,14 @@ class SidePanes(Vertical):
                 if isinstance(tab, TabPane) and tab.id:
                     self.query_one("#memory-tabs", TabbedContent).active = tab.id
         if log := next(iter(self.query(GitLog)), None):  # else it reads the log when it mounts
+            await log.reload()
+
+    async def synced(self, changed: list[str]) -> None:
+        """A sync brought files in: the panes showing them re-read them (what came in
+        highlighted, their tabs left as they are), and the log shows the new commits."""
+        for path in changed:
+            for pane in self.panes:
+                if pane.shows(self.workspace / path):
+                    await pane.show_write(0)
+        if log := next(iter(self.query(GitLog)), None):
             await log.reload()

@@ -10,6 +10,7 @@ from textual.widgets import Label
 
 from shell.events import FlushGateEvaluated, MemoryWritten
 from widgets.format import tokens
+from widgets.sync_status import SyncStatus
 
 REQUIRED_CONDITIONS = ("enabled", "not_flushed_this_cycle", "workspace_writable", "failures")
 """Gate conditions that must all hold for a flush (see shell/lifecycle/gate.py); the first
@@ -66,6 +67,7 @@ class SideStrip(Horizontal):
         }
         & > #strip-write.-none { color: $muted-text; }
         & > #strip-keys { color: $primary; }
+        & > SyncStatus { width: 14; }
     }
     """
 
@@ -77,6 +79,7 @@ class SideStrip(Horizontal):
     def compose(self) -> ComposeResult:
         yield Label("✎ no writes yet", id="strip-write", classes="-none")
         yield Label("gate: —", id="strip-gate")
+        yield SyncStatus(id="strip-sync")  # the status line has no room for it under 100 columns
         yield Label(Text.assemble(("F2", "bold"), " panes"), id="strip-keys")
 
     def memory_written(self, event: MemoryWritten) -> None:
@@ -88,6 +91,10 @@ class SideStrip(Horizontal):
     def gate_evaluated(self, event: FlushGateEvaluated) -> None:
         self.last_gate = event
         self.query_one("#strip-gate", Label).update(gate_summary(event))
+
+    @property
+    def sync(self) -> SyncStatus:
+        return self.query_one(SyncStatus)
 
     def describe(self) -> str:
         """The strip as plain text (for tests)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from shell.dreaming import Decision, Preview
-from shell.events import ApprovalChoice, DreamTrigger, Event
+from shell.events import ApprovalChoice, DreamTrigger, Event, Take
 from widgets.git_log import GitLogSource
 
 
@@ -32,6 +32,11 @@ class SettingsLike(Protocol):
 
     @property
     def dreaming(self) -> DreamSettingsLike: ...
+
+    @property
+    def git_author_email(self) -> str:
+        """`cairn@<host>`: the host names this machine in the git log pane."""
+        ...
 
     def today(self) -> str: ...
 
@@ -93,6 +98,10 @@ class AgentSource(Protocol):
     def edited_by_user(self, path: str) -> AsyncIterator[Event]:
         """Memory file `path` (workspace-relative) was saved in the user's editor: commit it as
         their edit (or say it is unchanged) and re-index it."""
+        ...
+
+    def resolve_conflict(self, file: str, take: Take) -> AsyncIterator[Event]:
+        """Settle a sync conflict: keep the local file, take the remote's, or both."""
         ...
 
     def background_events(self) -> AsyncIterator[Event]:

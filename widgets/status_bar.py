@@ -1,5 +1,5 @@
 """The one-line status bar: model (+ demo badge), what is still loading, session id, token
-meter, compactions, index, and the proposals waiting for review."""
+meter, compactions, index, the sync, and the proposals waiting for review."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from textual.widgets import Label
 
 from widgets.lookahead import LookAhead
 from widgets.meters import CompactionCounter, IndexStatus, TokenMeter
+from widgets.sync_status import SyncStatus
 
 DEMO_BADGE = "DEMO — offline demo brain"
 
@@ -76,6 +77,7 @@ class StatusBar(Horizontal):
         yield LookAhead(id="lookahead")
         yield CompactionCounter(id="compactions")
         yield IndexStatus(id="index-status")
+        yield SyncStatus(id="sync-status")
         # The slots after the meter keep their width whether they show anything or not, so the
         # meter never changes width (and its marks never move) when they do.
         yield Label("💭 0 to review", id="status-review", classes="status-review -idle")
@@ -127,3 +129,7 @@ class StatusBar(Horizontal):
     @property
     def index_status(self) -> IndexStatus:
         return self.query_one(IndexStatus)
+
+    @property
+    def sync(self) -> SyncStatus:
+        return self.query_one(SyncStatus)

@@ -43,6 +43,7 @@ def demo_settings(workspace: Path, **changes: Any) -> Settings:
         clock=Clock(),
         timer=Ticks(),
         session_token=lambda: "000001",
+        git_author_email="cairn@localhost",  # the default names this host: shas would vary by host
     )
     return replace(settings, **changes)
 

@@ -33,6 +33,7 @@ class FakeCommit:
     message: str
     when: datetime
     files: tuple[str, ...] = ()
+    machine: str = ""
 
 
 @dataclass

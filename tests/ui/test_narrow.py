@@ -19,7 +19,7 @@ from tests.ui.scenarios import usage
 from widgets.app import CairnApp
 from widgets.blocks import CompactionReceipt
 from widgets.memory_panes import MemoryFilePane, written_lines
-from widgets.palette import palette_commands
+from widgets.palette import TUI_COMMAND_ACTIONS, palette_commands
 from widgets.side_strip import SideStrip
 from widgets.tool_call import ToolCallCard
 
@@ -203,6 +203,13 @@ def test_the_palette_lists_every_command_of_the_registry() -> None:
     assert [c.name for c in COMMANDS] == names[: len(COMMANDS)]
     assert {"Toggle panes", "Cycle theme"} <= set(names)
     assert {"/clear", "/exit", "/compact", "/help"} <= set(names)
+
+
+def test_every_tui_only_command_runs_an_action_of_the_app() -> None:
+    tui_only = {c.name for c in COMMANDS if c.tui_only}
+    assert set(TUI_COMMAND_ACTIONS) == tui_only
+    for action in TUI_COMMAND_ACTIONS.values():
+        assert callable(getattr(CairnApp, f"action_{action}", None)), action
 
 
 async def test_new_names_its_flush_for_new_in_the_block_and_the_strip(demo_app: MakeApp) -> None:

@@ -1,0 +1,73 @@
+"""One memory on two machines, as a user runs it: `cairn init --remote`, `cairn remote add`,
+`cairn run` (which pushes what it wrote), `cairn sync` and `cairn sync --resolve`."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.e2e.test_cli import cairn, events_of
+
+
+def test_two_machines_share_one_memory_and_a_conflict_waits_for_review(tmp_path: Path) -> None:
+    remote = tmp_path / "memory.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    laptop, server = tmp_path / "laptop", tmp_path / "server"
+
+    assert cairn("init", str(laptop), home=tmp_path).returncode == 0
+    added = cairn("remote", "add", str(remote), "--workspace", str(laptop), home=tmp_path)
+    assert added.returncode == 0, added.stderr
+    assert f"remote set: {remote}" in added.stdout and "synced:" in added.stdout
+
+    said = "remember that the deploy key lives in the blue vault"
+    ran = cairn("run", "--demo", "--workspace", str(laptop), said, home=tmp_path)
+    pushed = [e for e in events_of(ran) if e["type"] == "sync_finished"]
+    assert pushed and pushed[-1]["pushed_commits"] >= 1  # pushed before `cairn run` exits
+
+    joined = cairn("init", "--remote", str(remote), str(server), home=tmp_path)
+    assert joined.returncode == 0, joined.stderr
+    assert f"cloned {remote} into {server}" in joined.stdout
+    found = cairn("search", "where is the deploy key?", "--workspace", str(server), home=tmp_path)
+    assert "blue vault" in found.stdout and "memory/" in found.stdout
+
+    (laptop / "MEMORY.md").write_text("# Memory\n\n- editor: helix\n", encoding="utf-8")
+    (server / "MEMORY.md").write_text("# Memory\n\n- editor: vim\n", encoding="utf-8")
+    assert cairn("sync", "--workspace", str(laptop), home=tmp_path).returncode == 0
+    synced = cairn("sync", "--workspace", str(server), home=tmp_path)
+    assert synced.returncode == 0, synced.stdout
+    assert "sync conflict in MEMORY.md: kept yours" in synced.stdout
+    assert "-- editor: vim" in synced.stdout and "+- editor: helix" in synced.stdout
+    assert "cairn sync --resolve MEMORY.md --take local|remote|both" in synced.stdout
+    assert (server / "MEMORY.md").read_text(encoding="utf-8").endswith("- editor: vim\n")
+
+    resolved = cairn(
+        "sync",
+        "--resolve",
+        "MEMORY.md",
+        "--take",
+        "both",
+        "--workspace",
+        str(server),
+        home=tmp_path,
+    )
+    assert resolved.returncode == 0 and "resolved MEMORY.md: took both" in resolved.stdout
+    memory = (server / "MEMORY.md").read_text(encoding="utf-8")
+    assert "- editor: vim" in memory and "- editor: helix" in memory and "<<<<" not in memory
+
+
+def test_a_secret_in_an_outside_edit_stops_the_push(tmp_path: Path) -> None:
+    remote = tmp_path / "memory.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    ws = tmp_path / "ws"
+    assert cairn("init", "--remote", str(remote), str(ws), home=tmp_path).returncode == 0
+    key = "AKIAIOSFODNN7REALKEY"
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory" / "2026-12-01.md").write_text(f"- aws key {key}\n", encoding="utf-8")
+    synced = cairn("sync", "--workspace", str(ws), home=tmp_path)
+    assert synced.returncode == 1
+    assert "sync failed (secret)" in synced.stdout and "memory/2026-12-01.md:1" in synced.stdout
+    assert key not in synced.stdout + synced.stderr
+    remote_log = subprocess.run(
+        ["git", "-C", str(remote), "log", "--all", "-p"], capture_output=True, text=True
+    ).stdout
+    assert key not in remote_log

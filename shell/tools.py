@@ -147,6 +147,7 @@ class Tool:
                 preview = await self.preview(arguments) if self.preview else CallPreview(self.name)
                 if (denied := await approve(self, preview, context)) is not None:
                     raise ToolError(denied)
+                started = timer()  # the call's own time, not the user's to decide
             result = await self.run(arguments, context)
         except ToolError as error:
             result = ToolResult(content=f"Error: {error}", error=str(error))

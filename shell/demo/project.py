@@ -8,12 +8,15 @@
         read_file → edit_file (which the user approves, seeing the diff)
     "list the files", "grep PATTERN", "show me FILE"
         list_files, grep, read_file, and a short account of what came back
+    "call TOOL with key=value …" (or a JSON object)
+        any tool offered, an MCP server's included, and what it returned
 
 A question ("how do I run the tests here?") is the rules' ordinary recall, with a citation.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -21,17 +24,19 @@ from typing import Any
 from shell.demo.messages import DemoReply, PlannedCall, ToolOutcome
 
 _READ_AND_REMEMBER = re.compile(
-    r"\bread\s+(?:the\s+)?(?P<path>[\w./-]+\.\w+)\b.*\bremember\b.*\btests?\b", re.IGNORECASE
+    r"\bread\s+(?:the\s+)?(?P<path>[\w./-]+)\b.*\bremember\b.*\btests?\b", re.IGNORECASE
 )
 _RUN_TESTS = re.compile(r"^\W*(?:please\s+)?run\s+(?:the\s+)?tests?\W*$", re.IGNORECASE)
 _LIST = re.compile(r"^\W*(?:please\s+)?list\s+(?:the\s+|all\s+)?files\b", re.IGNORECASE)
 _GREP = re.compile(r"^\W*(?:please\s+)?(?:grep|search the code)\s+(?:for\s+)?(?P<pattern>.+)$")
-_SHOW = re.compile(r"^\W*(?:please\s+)?(?:show me|read|open)\s+(?P<path>[\w./-]+\.\w+)\W*$")
+_SHOW = re.compile(r"^\W*(?:please\s+)?(?:show me|read|open)\s+(?P<path>[\w./-]+)\W*$")
 _REPLACE = re.compile(
     r'^\W*(?:please\s+)?(?:replace|change)\s+"(?P<old>[^"]+)"\s+(?:with|to)\s+"(?P<new>[^"]*)"'
     r"\s+in\s+(?P<path>[\w./-]+)\W*$",
     re.IGNORECASE,
 )
+_CALL = re.compile(r"^\W*call\s+(?P<tool>[\w-]+)(?:\s+with\s+(?P<arguments>.+))?$", re.I)
+_PAIR = re.compile(r"(\w+)\s*=\s*(\"[^\"]*\"|\S+)")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _TEST_WORD = re.compile(r"\b(?:py)?tests?\b|\btox\b|\bnox\b", re.IGNORECASE)
 _MAKE_TARGET = re.compile(r"^(tests?)\s*:")
@@ -42,9 +47,17 @@ def _call(name: str, **arguments: Any) -> DemoReply:
     return DemoReply(tool_calls=(PlannedCall(name, arguments),))
 
 
+def is_project_request(text: str) -> bool:
+    """Whether `text` asks for work on the project (an order, not a fact to keep)."""
+    patterns = (_READ_AND_REMEMBER, _REPLACE, _RUN_TESTS, _LIST, _GREP, _SHOW, _CALL)
+    return any(pattern.search(text) for pattern in patterns)
+
+
 def project_turn(text: str, names: set[str]) -> DemoReply | None:
     """The first call of a project request, or None when `text` is none (or its tool is not
     offered: no project folder)."""
+    if (match := _CALL.match(text.strip())) and match.group("tool") in names:
+        return _call(match.group("tool"), **_arguments(match.group("arguments") or ""))
     if (match := _READ_AND_REMEMBER.search(text)) and "read_file" in names:
         return _call("read_file", path=match.group("path"), lines=400)
     if (match := _REPLACE.match(text)) and "read_file" in names:
@@ -67,8 +80,10 @@ def after_project_tools(prompt: str, results: Sequence[ToolOutcome]) -> DemoRepl
     last = results[-1] if results else None
     if last is None:
         return None
-    if last.error is not None and last.name in _PROJECT_TOOLS:
+    if last.error is not None and (last.name in _PROJECT_TOOLS or _CALL.match(prompt)):
         return DemoReply(text=f"{last.name} did not run: {_sentence(last.error)}")
+    if _CALL.match(prompt) and last.name not in _PROJECT_TOOLS:
+        return DemoReply(text=f"{last.name} returned:\n\n{last.content[:600]}")
     payload = last.payload()
     match last.name:
         case "read_file" if _READ_AND_REMEMBER.search(prompt):
@@ -156,3 +171,12 @@ def _command_report(payload: dict[str, Any]) -> str:
 def _sentence(text: str) -> str:
     text = " ".join(text.split())
     return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """`key=value` pairs ("timezone=UTC", quoted values kept whole), or a JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {key: raw.strip('"') for key, raw in _PAIR.findall(text)}
+    return value if isinstance(value, dict) else {}

@@ -36,7 +36,7 @@ from shell.demo.messages import (
     tool_calls_of,
     tool_names,
 )
-from shell.demo.project import after_project_tools, project_turn
+from shell.demo.project import after_project_tools, is_project_request, project_turn
 from shell.demo.summary import summary_reply
 from shell.memory.paths import daily_note
 from shell.text import collapse, display_line, normalized, sentences
@@ -285,7 +285,7 @@ def _flush_turn(messages: Sequence[Any], names: set[str]) -> DemoReply:
         role, text = field(message, "role"), message_text(message)
         if _is_control(message):
             known.append(text)
-        elif role == "user":
+        elif role == "user" and not is_project_request(text):
             stated.extend(durable_facts(text))
         elif role == "tool":
             known.append(json_strings(text))

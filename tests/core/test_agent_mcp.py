@@ -3,6 +3,7 @@ real servers (mcp-server-time, and the fake that dies mid-call), approved by the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sys
@@ -14,6 +15,8 @@ from shell.build import build_agent
 from shell.config import McpServerSettings, Settings, ToolSettings
 from shell.events import (
     ApprovalDecided,
+    ApprovalRequested,
+    AssistantMessage,
     Event,
     McpServerChanged,
     ToolCallFinished,
@@ -95,3 +98,23 @@ async def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_completes(
     assert events[-1] == TurnFinished(turn=1, reason="completed")
     offered = {tool["function"]["name"] for tool in fake_openai.requests[-1]["tools"]}
     assert "fake__echo" not in offered and "time__get_current_time" in offered
+
+
+async def test_the_demo_brain_calls_an_mcp_tool_after_approval(demo_settings: Settings) -> None:
+    agent = build_agent(replace(demo_settings, mcp=(TIME,)), index_in_background=False)
+    seen: list[Event] = [event async for event in agent.start()]
+    async with contextlib.aclosing(
+        agent.submit("call time__get_current_time with timezone=UTC")
+    ) as events:
+        async for event in events:
+            seen.append(event)
+            if isinstance(event, ApprovalRequested):
+                assert event.detail and '"timezone": "UTC"' in event.detail
+                asyncio.get_running_loop().call_soon(
+                    agent.answer_approval, event.call_id, "allow_once", ""
+                )
+    await agent.aclose()
+    [decided] = [e for e in seen if isinstance(e, ApprovalDecided)]
+    assert decided.by == "user" and decided.allowed
+    said = [e.text for e in seen if isinstance(e, AssistantMessage)][-1]
+    assert said.startswith("time__get_current_time returned:") and "datetime" in said

@@ -12,7 +12,14 @@ import pytest
 from shell.agent import Agent
 from shell.build import build_agent
 from shell.config import Settings, ToolSettings
-from shell.events import ApprovalRequested, AssistantMessage, Event, FileEdited, Notice
+from shell.events import (
+    ApprovalRequested,
+    AssistantMessage,
+    Event,
+    FileEdited,
+    MemoryWritten,
+    Notice,
+)
 
 
 @pytest.fixture
@@ -86,3 +93,15 @@ async def test_below_4k_tokens_project_tools_wait_to_be_asked_for(
     )
     asked = replace(small, tools=ToolSettings(project="on"))
     assert "read_file" in {tool.name for tool in build_agent(asked).toolbox}
+
+
+async def test_a_makefile_test_target_is_remembered_with_its_line(
+    agent: Agent, project: Path, demo_settings: Settings
+) -> None:
+    (project / "Makefile").write_text("check:\n\tflake8 .\n\ntest:\n\tpython3 -m unittest\n")
+    events = await turn(agent, "read Makefile and remember how to run the tests")
+    [written] = [e for e in events if isinstance(e, MemoryWritten)]
+    note = (demo_settings.workspace / written.path).read_text()
+    assert "- tests: run them with `make test` (source: Makefile#L4)" in note
+    flushed = await turn(agent, "/flush")
+    assert not [e for e in flushed if isinstance(e, MemoryWritten)]  # an order is no fact

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 DEMO_MODEL = "cairn-demo/brain"
 """The offline demo brain: a litellm custom provider (shell/demo/) the composition root adds."""
@@ -33,6 +33,9 @@ MODEL_FOR_KEY = {
 """With no model configured, the first provider key found (in this order) picks a small model of
 that provider; litellm reads the key itself."""
 KEY_ENV_VARS = tuple(MODEL_FOR_KEY)
+
+
+TableT = TypeVar("TableT", "DreamSettings", "ToolSettings")
 
 
 class ConfigError(Exception):
@@ -234,10 +237,24 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
 
 
 def _coerce_table(name: str, value: Any, current: DreamSettings) -> DreamSettings:
-    if isinstance(value, DreamSettings):
-        return value
     if isinstance(value, bool | str):  # `dreaming = false`, CAIRN_DREAMING=off
         return replace(current, enabled=_coerce(f"{name}.enabled", value, current.enabled))
+    return _coerce_fields(name, value, current)
+
+
+def _coerce_tools(name: str, value: Any, current: ToolSettings) -> ToolSettings:
+    tools = _coerce_fields(name, value, current)
+    if tools.approval not in ("ask", "yes"):
+        raise ConfigError(f"[{name}] approval {tools.approval!r} must be ask or yes")
+    if tools.project not in ("auto", "on", "off"):
+        raise ConfigError(f"[{name}] project {tools.project!r} must be auto, on or off")
+    return tools
+
+
+def _coerce_fields(name: str, value: Any, current: TableT) -> TableT:
+    """A table of settings (`[dreaming]`, `[tools]`) over `current`, each field coerced."""
+    if isinstance(value, type(current)):
+        return value
     if not isinstance(value, Mapping):
         raise ConfigError(f"setting {name!r} must be a table of settings, not {value!r}")
     known = {f.name for f in fields(current)}
@@ -247,25 +264,6 @@ def _coerce_table(name: str, value: Any, current: DreamSettings) -> DreamSetting
         key: _coerce(f"{name}.{key}", raw, getattr(current, key)) for key, raw in value.items()
     }
     return replace(current, **coerced)
-
-
-def _coerce_tools(name: str, value: Any, current: ToolSettings) -> ToolSettings:
-    if isinstance(value, ToolSettings):
-        return value
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"setting {name!r} must be a table of settings, not {value!r}")
-    known = {f.name for f in fields(current)}
-    if unknown := set(value) - known:
-        raise ConfigError(f"[{name}]: unknown settings {sorted(unknown)}")
-    coerced = {
-        key: _coerce(f"{name}.{key}", raw, getattr(current, key)) for key, raw in value.items()
-    }
-    tools = replace(current, **coerced)
-    if tools.approval not in ("ask", "yes"):
-        raise ConfigError(f"[{name}] approval {tools.approval!r} must be ask or yes")
-    if tools.project not in ("auto", "on", "off"):
-        raise ConfigError(f"[{name}] project {tools.project!r} must be auto, on or off")
-    return tools
 
 
 def _coerce_mcp(value: Any) -> tuple[McpServerSettings, ...]:

@@ -45,17 +45,6 @@ class ApprovalScreen(ModalScreen[ApprovalChoice]):
     DEFAULT_CSS = """
     ApprovalScreen {
         align: center middle;
-        & > #approval {
-            width: 100%;
-            max-width: 110;
-            height: auto;
-            max-height: 100%;
-            border: round $warning;
-            border-title-color: $warning;
-            border-title-style: bold;
-            background: $surface;
-            padding: 0 1;
-        }
         & #approval-summary { height: auto; max-height: 2; text-style: bold; }
         & #approval-body {
             height: auto;
@@ -94,7 +83,7 @@ class ApprovalScreen(ModalScreen[ApprovalChoice]):
         event = self.event
         mcp = mcp_parts(event.tool)
         tool = f"{mcp[0]}: {mcp[1]}" if mcp else event.tool
-        with Vertical(id="approval") as box:
+        with Vertical(id="approval", classes="modal-box") as box:
             box.border_title = f"allow {tool}? ({event.risk})"
             yield Static(Text(event.summary), id="approval-summary")
             with VerticalScroll(id="approval-body", can_focus=False):

@@ -45,17 +45,6 @@ class ConflictScreen(ModalScreen[Take | None]):
     DEFAULT_CSS = """
     ConflictScreen {
         align: center middle;
-        & > #conflicts {
-            width: 100%;
-            max-width: 110;
-            height: auto;
-            max-height: 100%;
-            border: round $warning;
-            border-title-color: $warning;
-            border-title-style: bold;
-            background: $surface;
-            padding: 0 1;
-        }
         & #conflict-files { height: auto; max-height: 4; border: none; padding: 0; }
         & #conflict-summary { height: auto; margin: 1 0 0 0; }
         & #conflict-body {
@@ -88,7 +77,7 @@ class ConflictScreen(ModalScreen[Take | None]):
         self.taken: Take | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="conflicts") as box:
+        with Vertical(id="conflicts", classes="modal-box") as box:
             box.border_title = f"sync conflicts ({len(self.files)})"
             yield OptionList(
                 *(Option(file, id=file) for file in self.files), id="conflict-files", compact=True

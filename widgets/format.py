@@ -187,37 +187,24 @@ def sync_line(event: Event) -> str | None:
     return None
 
 
-def sync_state(event: SyncStatusChanged, now: datetime) -> str:
-    """The status line's sync slot: "synced 2 min ago", "3 to push", "offline", "1 conflict"."""
+def sync_state(event: SyncStatusChanged, now: datetime, *, short: bool = False) -> str:
+    """The status line's sync slot: "synced 2 min ago", "3 to push", "offline", "1 conflict";
+    `short` for narrow status lines: "⇅ 2m", "⇅ 3↑", "⇅ off", "⇅ 1!"."""
     if event.remote is None:
         return ""
-    if event.conflicts:
-        return f"⇅ {counted(len(event.conflicts), 'conflict')}"
+    if conflicts := len(event.conflicts):
+        return f"⇅ {conflicts}!" if short else f"⇅ {counted(conflicts, 'conflict')}"
     if event.offline:
-        return "⇅ offline"
+        return "⇅ off" if short else "⇅ offline"
     if event.ahead:
-        return f"⇅ {event.ahead} to push"
+        return f"⇅ {event.ahead}↑" if short else f"⇅ {event.ahead} to push"
     if event.last_sync is None:
-        return "⇅ not synced"
-    minutes = int((now - datetime.fromisoformat(event.last_sync)).total_seconds() // 60)
-    return "⇅ synced just now" if minutes < 1 else f"⇅ synced {minutes} min ago"
-
-
-def sync_short(event: SyncStatusChanged, now: datetime) -> str:
-    """The sync slot's short form, for narrow status lines: "⇅ 2m", "⇅ 3↑", "⇅ off", "⇅ 1!"."""
-    if event.remote is None:
-        return ""
-    if event.conflicts:
-        return f"⇅ {len(event.conflicts)}!"
-    if event.offline:
-        return "⇅ off"
-    if event.ahead:
-        return f"⇅ {event.ahead}↑"
-    if event.last_sync is None:
-        return "⇅ —"
+        return "⇅ —" if short else "⇅ not synced"
     minutes = int((now - datetime.fromisoformat(event.last_sync)).total_seconds() // 60)
     if minutes < 1:
-        return "⇅ now"
+        return "⇅ now" if short else "⇅ synced just now"
+    if not short:
+        return f"⇅ synced {minutes} min ago"
     if minutes < 60:
         return f"⇅ {minutes}m"
     return f"⇅ {minutes // 60}h" if minutes < 48 * 60 else f"⇅ {minutes // 1440}d"

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from textual.widget import Widget
 
 from shell.events import SyncConflict, SyncStatusChanged
-from widgets.format import sync_short, sync_state
+from widgets.format import sync_state
 
 REFRESH_S = 30.0
 
@@ -69,7 +69,11 @@ class SyncStatus(Widget):
             return ""
         now = self._now()
         long = sync_state(self.state, now)
-        return long if len(long) <= self.content_region.width else sync_short(self.state, now)
+        return (
+            long
+            if len(long) <= self.content_region.width
+            else sync_state(self.state, now, short=True)
+        )
 
     def render(self) -> str:
         return self.text

@@ -136,6 +136,8 @@ class GitStore:
                 return CommitOutcome(
                     sha=None, error=_describe_git_error(error), lock_cleared=lock_cleared
                 )
+            finally:
+                _release(repo)
         if sha and self.on_commit is not None:
             self.on_commit(sha)
         return CommitOutcome(sha=sha, error=None, lock_cleared=lock_cleared)
@@ -146,13 +148,15 @@ class GitStore:
         with self._lock:
             if not (self.root / ".git").exists():
                 return None
+            repo = self._open()
             try:
-                repo = self._open()
                 if not repo.head.is_valid():
                     return None
                 data: bytes = (repo.head.commit.tree / path).data_stream.read()
             except KeyError:  # not in the last commit
                 return None
+            finally:
+                _release(repo)
             return data
 
     def log(self, limit: int = 20, path: str | None = None) -> list[CommitInfo]:
@@ -280,6 +284,13 @@ class GitStore:
             return None
         moment = self._clock()
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _release(repo: git.Repo) -> None:
+    """End the `git cat-file` processes GitPython keeps for reading objects: each holds pipes
+    open until the Repo is collected, and a long session (or test run) ran out of descriptors
+    (select() refuses a descriptor past 1024)."""
+    repo.git.clear_cache()
 
 
 def _describe_git_error(error: Exception) -> str:

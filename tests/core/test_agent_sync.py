@@ -47,14 +47,17 @@ async def turn(agent: Agent, text: str) -> list[Event]:
         return [event async for event in events]
 
 
-async def settled(agent: Agent, kind: type[Event], limit: float = 60.0) -> list[Event]:
-    """The background sync events up to the first of `kind` (at most `limit` seconds)."""
+async def settled(agent: Agent, limit: float = 60.0) -> list[Event]:
+    """The background sync events up to the status that follows the next sync's end (the
+    status said at start comes before any sync, and does not count)."""
     seen: list[Event] = []
 
     async def collect() -> None:
+        ended = False
         async for event in agent.sync.events():
             seen.append(event)
-            if isinstance(event, kind):
+            ended = ended or isinstance(event, SyncFinished | SyncFailed)
+            if ended and isinstance(event, SyncStatusChanged):
                 return
 
     await asyncio.wait_for(collect(), limit)
@@ -67,10 +70,10 @@ async def test_a_fact_remembered_on_one_machine_is_recalled_on_the_other(
     remote = str(bare(tmp_path))
     laptop = machine(demo_settings, tmp_path / "laptop", remote, "laptop")
     [_ async for _ in laptop.start()]
-    added = await settled(laptop, SyncStatusChanged)
+    added = await settled(laptop)
     assert isinstance(added[-2], SyncFinished)  # the remote was added and both sides merged
     await turn(laptop, "remember that the staging database is on port 6543")
-    pushed = await settled(laptop, SyncStatusChanged)  # the push after the write
+    pushed = await settled(laptop)  # the push after the write
     [finished] = [e for e in pushed if isinstance(e, SyncFinished)]
     assert finished.pushed_commits >= 1
     assert pushed[-1] == replace(pushed[-1], ahead=0, offline=False)
@@ -78,7 +81,7 @@ async def test_a_fact_remembered_on_one_machine_is_recalled_on_the_other(
 
     server = machine(demo_settings, tmp_path / "server", remote, "server")
     [_ async for _ in server.start()]
-    came = await settled(server, SyncStatusChanged)
+    came = await settled(server)
     [merged] = [e for e in came if isinstance(e, SyncFinished)]
     assert merged.pulled_commits >= 2 and any(p.startswith("memory/") for p in merged.changed)
     answer = await turn(server, "which port is the staging database on?")
@@ -98,7 +101,7 @@ async def test_an_unreachable_remote_is_a_notice_and_the_turn_completes(
     [_ async for _ in agent.start()]
     events = await turn(agent, "remember that the backup runs at 02:00")
     assert isinstance(events[-1], TurnFinished) and events[-1].reason == "completed"
-    failed = await settled(agent, SyncStatusChanged)
+    failed = await settled(agent)
     assert [e.kind for e in failed if isinstance(e, SyncFailed)] == ["offline"]
     status = failed[-1]
     assert isinstance(status, SyncStatusChanged) and status.offline and status.retry_in_s == 5.0

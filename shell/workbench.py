@@ -54,8 +54,9 @@ class Workbench:
         self.outputs = OutputStore(settings.state_dir / "outputs")
         self.window = window
         self.project: ProjectRoot | None = None
-        self._project_off = ""
-        """Why the project tools are not offered, said once at start ("" when they are)."""
+        self._project_decided = False
+        self._project_notice: Notice | None = None
+        """Why the project tools are not offered, said once at start."""
         if window.resolved:
             self._offer_project_tools()
         servers = [server for server in settings.mcp if server.enabled]
@@ -64,10 +65,10 @@ class Workbench:
     async def start(self) -> AsyncIterator[Event]:
         """Offer the project tools (the window is resolved by now), and start the MCP servers
         (each bounded by its startup timeout) and offer theirs."""
-        if self.project is None and not self._project_off:
+        if not self._project_decided:
             self._offer_project_tools()
-        if self._project_off.strip():
-            yield Notice(self._project_off)
+        if self._project_notice is not None:
+            yield self._project_notice
         if self.hub is None:
             return
         for event in await self.hub.start():
@@ -75,13 +76,13 @@ class Workbench:
         self.toolbox.add(self.hub.tools())
 
     def _offer_project_tools(self) -> None:
+        self._project_decided = True
         folder, wanted = self.settings.project, self.settings.tools.project
         if folder is None or wanted == "off":
-            self._project_off = " "  # decided: none wanted, nothing to say
             return
         window = self.window.budget.window
         if wanted == "auto" and window < PROJECT_TOOLS_MIN_WINDOW:
-            self._project_off = (
+            self._project_notice = Notice(
                 f"Project tools are off: at a {window:,}-token window their schemas would take "
                 'a quarter of it. --project DIR (or [tools] project = "on") offers them anyway.'
             )

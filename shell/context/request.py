@@ -88,7 +88,7 @@ class RequestBuilder:
         parts = [
             prompts.CAIRN_IDENTITY,
             prompts.MEMORY_RECALL,
-            *([prompts.project_rules(str(project))] if (project := self.settings.project) else []),
+            *([prompts.project_rules(str(folder))] if (folder := self._project()) else []),
             f"Current date: {self.settings.today()}",
             f"# Project Context\n\n{self.bootstrap().text}",
         ]
@@ -97,6 +97,11 @@ class RequestBuilder:
         if self.conversation.prelude:
             parts.append(self.conversation.prelude)
         return "\n\n".join(parts)
+
+    def _project(self) -> Path | None:
+        """The project folder, when its tools are offered (`shell.workbench`)."""
+        offered = any(tool.source == "project" for tool in self.toolbox)
+        return self.settings.project if offered else None
 
     def request(self, messages: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """The messages of a call with `messages` (default: the conversation as it stands)."""

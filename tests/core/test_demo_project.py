@@ -87,12 +87,14 @@ async def test_below_4k_tokens_project_tools_wait_to_be_asked_for(
     agent = build_agent(small, index_in_background=False)
     started = [event async for event in agent.start()]
     assert "read_file" not in {tool.name for tool in agent.toolbox}
+    assert "## Project" not in agent.request_builder.system_prompt()  # no rules for no tools
     assert any(
         isinstance(e, Notice) and e.message.startswith("Project tools are off: at a 2,048")
         for e in started
     )
-    asked = replace(small, tools=ToolSettings(project="on"))
-    assert "read_file" in {tool.name for tool in build_agent(asked).toolbox}
+    asked = build_agent(replace(small, tools=ToolSettings(project="on")))
+    assert "read_file" in {tool.name for tool in asked.toolbox}
+    assert f"project folder {project}" in asked.request_builder.system_prompt()
 
 
 async def test_a_makefile_test_target_is_remembered_with_its_line(

@@ -59,17 +59,8 @@ class DiffView(Widget):
         return max(0, len(self.lines) - self.collapsed_lines)
 
     def _style(self, line: str) -> Style:
-        if line.startswith(("+++", "---", "diff --git", "index ")):
-            part = "diff--file"
-        elif line.startswith("+"):
-            part = "diff--added"
-        elif line.startswith("-"):
-            part = "diff--removed"
-        elif line.startswith("@@"):
-            part = "diff--hunk"
-        else:
-            return Style()
-        return self.get_component_rich_style(part, partial=True)
+        part = diff_part(line)
+        return self.get_component_rich_style(f"diff--{part}", partial=True) if part else Style()
 
     def render(self) -> Text:
         lines = self.lines
@@ -93,3 +84,12 @@ class DiffView(Widget):
     def set_diff(self, diff: str) -> None:
         self.diff = diff
         self.refresh(layout=True)
+
+
+def diff_part(line: str) -> str | None:
+    """What a line of a unified diff is: "file", "added", "removed", "hunk", or None."""
+    if line.startswith(("+++", "---", "diff --git", "index ")):
+        return "file"
+    if line.startswith(("+", "-", "@@")):
+        return {"+": "added", "-": "removed", "@": "hunk"}[line[0]]
+    return None

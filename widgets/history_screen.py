@@ -21,27 +21,21 @@ from textual.widgets import DataTable, Footer, Static
 
 from shell.memory.history import HistoryCommit, MemoryHistory
 from shell.text import shorten
+from widgets.diff_view import diff_part
 from widgets.side_panes import SidePanes
 from widgets.source import SettingsLike
 
 LIMIT = 200
 
 
+_STYLES = {"file": "bold", "added": "green", "removed": "red", "hunk": "cyan"}
+
+
 def coloured_diff(diff: str) -> Text:
     """A unified diff, coloured by line prefix."""
     text = Text()
     for line in diff.splitlines():
-        if line.startswith(("+++", "---", "diff --git", "index ")):
-            style = "bold"
-        elif line.startswith("+"):
-            style = "green"
-        elif line.startswith("-"):
-            style = "red"
-        elif line.startswith("@@"):
-            style = "cyan"
-        else:
-            style = ""
-        text.append(line + "\n", style=style)
+        text.append(line + "\n", style=_STYLES.get(diff_part(line) or "", ""))
     text.rstrip()
     return text
 

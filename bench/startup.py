@@ -126,7 +126,7 @@ def measure(runs: int) -> dict[str, float]:
                 [PYTHON, "-c", BARE_APP], env, ["bare-app-ready"]
             )[0],
             "cairn TUI": lambda: in_terminal(
-                [*CAIRN, "--demo"], env, ["cairn-demo/brain", "Got it."], b"hi\r"
+                [*CAIRN, "--demo"], env, ["cairn-demo/brain", "Hello! I'm Cairn"], b"hi\r"
             ),
             "cairn run hi": lambda: timed_command([*CAIRN, "run", "--demo", "hi"], env),
             "import lancedb + load MiniLM": lambda: timed_command(

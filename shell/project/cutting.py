@@ -27,18 +27,46 @@ def result_budget(window_tokens: int) -> int:
 
 
 def fit_result(result: ToolResult, call_id: str, outputs: OutputStore, budget: int) -> ToolResult:
-    """`result`, or `result` cut to about `budget` characters with a marker."""
+    """`result`, or `result` cut to about `budget` characters with a marker: a JSON object is
+    cut inside its biggest field (a text by lines, a list by items), anything else as text."""
     content = result.content
     if len(content) <= budget:
         return result
     payload = _json_object(content)
-    texts = {k: v for k, v in (payload or {}).items() if isinstance(v, str)}
-    if payload is None or not texts:
-        return replace(result, content=cut_text(content, budget, call_id, outputs))
-    key = max(texts, key=lambda k: len(texts[k]))
-    room = max(MIN_CHARS // 2, len(texts[key]) - (len(content) - budget))
-    payload[key] = cut_text(texts[key], room, call_id, outputs)
-    return replace(result, content=json.dumps(payload, ensure_ascii=False))
+    fields = {k: v for k, v in (payload or {}).items() if isinstance(v, str | list)}
+    if payload is not None and fields:
+        sizes = {k: len(json.dumps(v, ensure_ascii=False)) for k, v in fields.items()}
+        key = max(sizes, key=lambda k: sizes[k])
+        room = max(MIN_CHARS // 2, sizes[key] - (len(content) - budget))
+        value = fields[key]
+        payload[key] = (
+            cut_text(value, room, call_id, outputs)
+            if isinstance(value, str)
+            else cut_items(value, room, call_id, outputs)
+        )
+        cut = json.dumps(payload, ensure_ascii=False)
+        if len(cut) <= budget + MIN_CHARS:
+            return replace(result, content=cut)
+    return replace(result, content=cut_text(content, budget, call_id, outputs))
+
+
+def cut_items(items: list[Any], budget: int, call_id: str, outputs: OutputStore) -> list[Any]:
+    """The first items of `items` that fit `budget` characters as JSON, then a marker item;
+    the whole list is kept under the call's id, one item a line."""
+    ref = outputs.keep(call_id, "\n".join(json.dumps(i, ensure_ascii=False) for i in items))
+    kept: list[Any] = []
+    used = 0
+    for item in items:
+        used += len(json.dumps(item, ensure_ascii=False)) + 2
+        if used > budget:
+            break
+        kept.append(item)
+    cut = len(items) - len(kept)
+    marker = (
+        f"[… {cut:,} more items cut here to fit the context. The whole list is kept: "
+        f'read_file(path="{ref}", from={len(kept) + 1}) reads on, one item a line …]'
+    )
+    return [*kept, marker]
 
 
 def cut_text(text: str, budget: int, call_id: str, outputs: OutputStore) -> str:

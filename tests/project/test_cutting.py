@@ -47,3 +47,18 @@ def test_the_budget_follows_the_window() -> None:
     assert result_budget(4_096) == 2_048
     assert result_budget(1_000_000) == 48_000
     assert result_budget(512) == 1_000
+
+
+def test_a_json_list_is_cut_by_items_and_the_result_fits(tmp_path: Path) -> None:
+    paths = [f"src/package_{n:04}/module.py" for n in range(500)]
+    listing = ToolResult(json.dumps({"path": ".", "files": paths, "total": 500}))
+    outputs = OutputStore(tmp_path)
+    fitted = fit_result(listing, "call_9", outputs, 2_048)
+    assert len(fitted.content) <= 2_048 + 1_000
+    payload = json.loads(fitted.content)
+    assert payload["total"] == 500 and payload["files"][0] == paths[0]
+    kept = len(payload["files"]) - 1
+    marker = payload["files"][-1]
+    assert f"{500 - kept:,} more items cut" in marker and f"from={kept + 1}" in marker
+    whole = outputs.find("output:call_9").read_text().splitlines()
+    assert json.loads(whole[kept]) == paths[kept]  # from= points at the first item cut

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from shell.events.base import BaseEvent
+from shell.events.base import BaseEvent, frozen
 
 # --- dreaming ------------------------------------------------------------------------------
 
@@ -44,7 +43,7 @@ the shell or the assistant), a heading with no body, score or system metadata, a
 dreaming's own output, and Cairn's control texts (flush and compaction prompts, the prelude)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceRef:
     """Lines of a memory file a proposal comes from, and the date of the note."""
 
@@ -61,7 +60,7 @@ class SourceRef:
         return f"{self.path}#{lines}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Signals:
     """The deep phase's six signals (each 0 to 1) and the light and REM phases' boosts."""
 
@@ -75,7 +74,7 @@ class Signals:
     rem: float = 0.0
 
 
-@dataclass(frozen=True)
+@frozen
 class Proposal:
     """A change dreaming proposes for MEMORY.md; nothing is written until a person accepts it.
 
@@ -102,7 +101,7 @@ class Proposal:
     replaces_line: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Reinforced:
     """A fact of the light phase's notes, and how often it was restated and recalled."""
 
@@ -112,7 +111,7 @@ class Reinforced:
     recalled: int
 
 
-@dataclass(frozen=True)
+@frozen
 class Theme:
     """A word that recurs in the REM phase's notes, and on how many days."""
 
@@ -121,14 +120,14 @@ class Theme:
     days: int
 
 
-@dataclass(frozen=True)
+@frozen
 class CandidateTruth:
     text: str
     citation: str
     confidence: float
 
 
-@dataclass(frozen=True)
+@frozen
 class Stopped:
     """How many recalled units one reason kept from being proposed."""
 
@@ -137,14 +136,14 @@ class Stopped:
     junk: JunkKind | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class DreamSweepStarted(BaseEvent):
     type: ClassVar[str] = "dream_sweep_started"
     sweep_id: str
     trigger: DreamTrigger
 
 
-@dataclass(frozen=True)
+@frozen
 class LightSleepFinished(BaseEvent):
     """The light phase: the last days' notes, near-duplicates merged, reinforcement counted."""
 
@@ -157,7 +156,7 @@ class LightSleepFinished(BaseEvent):
     reinforced: list[Reinforced]
 
 
-@dataclass(frozen=True)
+@frozen
 class RemSleepFinished(BaseEvent):
     """The REM phase: a week of notes, recurring themes and candidate truths."""
 
@@ -169,7 +168,7 @@ class RemSleepFinished(BaseEvent):
     truths: list[CandidateTruth]
 
 
-@dataclass(frozen=True)
+@frozen
 class DeepSleepFinished(BaseEvent):
     """The deep phase: recalled units ranked and gated; what stopped the rest."""
 
@@ -182,13 +181,13 @@ class DeepSleepFinished(BaseEvent):
     by_rule: int
 
 
-@dataclass(frozen=True)
+@frozen
 class DreamProposed(BaseEvent):
     type: ClassVar[str] = "dream_proposed"
     proposal: Proposal
 
 
-@dataclass(frozen=True)
+@frozen
 class DreamSweepFinished(BaseEvent):
     """`outcome`: written (a block went into DREAMS.md), nothing_new (the same as the last
     block, so none was written). `open`: proposals waiting for review, this sweep's and older."""
@@ -202,7 +201,7 @@ class DreamSweepFinished(BaseEvent):
     duration_ms: float
 
 
-@dataclass(frozen=True)
+@frozen
 class DreamSweepSkipped(BaseEvent):
     """No sweep ran: dreaming is off, another process is sweeping, or the sweep failed (and
     left every file as it was)."""
@@ -212,7 +211,7 @@ class DreamSweepSkipped(BaseEvent):
     detail: str
 
 
-@dataclass(frozen=True)
+@frozen
 class ProposalsWaiting(BaseEvent):
     """At the start of a session: how many of dreaming's proposals wait for review."""
 
@@ -220,7 +219,7 @@ class ProposalsWaiting(BaseEvent):
     count: int
 
 
-@dataclass(frozen=True)
+@frozen
 class MemoryBudget:
     """MEMORY.md's size against its share of the bootstrap at the current window."""
 
@@ -233,7 +232,7 @@ class MemoryBudget:
         return self.chars > self.budget
 
 
-@dataclass(frozen=True)
+@frozen
 class ProposalAccepted(BaseEvent):
     """A person accepted a proposal: `text` went into MEMORY.md in commit `commit`."""
 
@@ -246,7 +245,7 @@ class ProposalAccepted(BaseEvent):
     budget: MemoryBudget
 
 
-@dataclass(frozen=True)
+@frozen
 class ProposalRejected(BaseEvent):
     """A person rejected a proposal; it is remembered by content and does not come back."""
 

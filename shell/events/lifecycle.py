@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from shell.events.base import BaseEvent
+from shell.events.base import BaseEvent, frozen
 from shell.events.turns import UsageUpdated
 
 FlushTrigger = Literal["tokens", "transcript_size", "manual", "overflow", "new_session"]
@@ -27,7 +26,7 @@ GateConditionName = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class GateCondition:
     """One condition of the flush gate with the numbers it was decided on."""
 
@@ -43,7 +42,7 @@ class GateCondition:
 # --- the memory lifecycle ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class FlushGateEvaluated(BaseEvent):
     """The flush gate's decision with every condition. Emitted before every model call,
     including the ones that say no."""
@@ -58,7 +57,7 @@ class FlushGateEvaluated(BaseEvent):
     before: GateOccasion = "model_call"
 
 
-@dataclass(frozen=True)
+@frozen
 class FlushStarted(BaseEvent):
     type: ClassVar[str] = "flush_started"
     target: str
@@ -66,7 +65,7 @@ class FlushStarted(BaseEvent):
     trigger: FlushTrigger
 
 
-@dataclass(frozen=True)
+@frozen
 class FlushFinished(BaseEvent):
     type: ClassVar[str] = "flush_finished"
     outcome: FlushEnding
@@ -78,13 +77,13 @@ class FlushFinished(BaseEvent):
     failures: int = 0
 
 
-@dataclass(frozen=True)
+@frozen
 class CompactionSkipped(BaseEvent):
     type: ClassVar[str] = "compaction_skipped"
     reason: str
 
 
-@dataclass(frozen=True)
+@frozen
 class CompactionStarted(BaseEvent):
     type: ClassVar[str] = "compaction_started"
     trigger: CompactionTrigger
@@ -92,7 +91,7 @@ class CompactionStarted(BaseEvent):
     focus: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class CompactionFinished(BaseEvent):
     """The compaction receipt."""
 
@@ -111,7 +110,7 @@ class CompactionFinished(BaseEvent):
     when the model's summary passed."""
 
 
-@dataclass(frozen=True)
+@frozen
 class CompactionFailed(BaseEvent):
     """Compaction gave up; history was kept as it was."""
 
@@ -121,7 +120,7 @@ class CompactionFailed(BaseEvent):
     attempts: int
 
 
-@dataclass(frozen=True)
+@frozen
 class ContextReport(BaseEvent):
     """`/context`: what the next prompt holds (`usage`, the meter's own figures), and what the
     bootstrap left out. `bootstrap_cut` maps each bootstrap file cut to fit its budget to its
@@ -139,7 +138,7 @@ class ContextReport(BaseEvent):
     bootstrap_cut: dict[str, int]
 
 
-@dataclass(frozen=True)
+@frozen
 class TurnsDropped(BaseEvent):
     """Even after flush and compaction the prompt would exceed the window by our count: the
     oldest `turns` whole turns left the context (they stay in the session's transcript).
@@ -154,7 +153,7 @@ class TurnsDropped(BaseEvent):
     flushed: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class ContextReinjected(BaseEvent):
     """After a compaction, these AGENTS.md sections went back into the system prompt."""
 
@@ -164,7 +163,7 @@ class ContextReinjected(BaseEvent):
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class StartupPreludeInjected(BaseEvent):
     """A new session's first call got recent daily notes as untrusted background."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar, Literal
 
-from shell.events.base import BaseEvent
+from shell.events.base import BaseEvent, frozen
 
 WriteReason = Literal["tool", "flush", "dream", "user"]
 WriteState = Literal["committed", "unchanged", "failed"]
@@ -15,7 +15,7 @@ SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "re
 # --- memory writes -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class MemoryWritten(BaseEvent):
     """A memory file was written through the one door, or would have been (`outcome`).
 
@@ -45,7 +45,7 @@ class MemoryWritten(BaseEvent):
         return "failed" if self.commit_error else "unchanged"
 
 
-@dataclass(frozen=True)
+@frozen
 class SecretsRedacted(BaseEvent):
     """Credentials in a memory write were replaced by `[REDACTED <kind>]` before the file was
     written and committed. The values themselves are never in an event."""
@@ -55,7 +55,7 @@ class SecretsRedacted(BaseEvent):
     kinds: list[str]
 
 
-@dataclass(frozen=True)
+@frozen
 class GitLockCleared(BaseEvent):
     """Stale git lock files (a killed git left them) were removed; `path` lists them."""
 
@@ -67,7 +67,7 @@ class GitLockCleared(BaseEvent):
 # --- recall --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class SearchHit:
     """One recalled unit, cited with its window.
 
@@ -92,7 +92,7 @@ class SearchHit:
     window around it cites; the hit log counts recalls by it."""
 
 
-@dataclass(frozen=True)
+@frozen
 class SearchPerformed(BaseEvent):
     """One memory search. `time_frame`: the time the query named ("last week: 2026-11-23 to
     …"). `call_id`: the memory_search call it answered ("" for `cairn search`)."""
@@ -108,7 +108,7 @@ class SearchPerformed(BaseEvent):
     call_id: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class IndexSyncProgress(BaseEvent):
     type: ClassVar[str] = "index_sync_progress"
     files_done: int
@@ -117,7 +117,7 @@ class IndexSyncProgress(BaseEvent):
     embedded: int
 
 
-@dataclass(frozen=True)
+@frozen
 class IndexSynced(BaseEvent):
     type: ClassVar[str] = "index_synced"
     files_changed: int
@@ -128,7 +128,7 @@ class IndexSynced(BaseEvent):
     trigger: SyncTrigger
 
 
-@dataclass(frozen=True)
+@frozen
 class IndexRebuilt(BaseEvent):
     """The index was rebuilt from the files (missing, corrupt, or identity changed)."""
 

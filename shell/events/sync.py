@@ -6,10 +6,10 @@ in a remote's address never reaches an event, a message or a log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar, Literal
 
-from shell.events.base import BaseEvent
+from shell.events.base import BaseEvent, frozen
 
 FailureKind = Literal["offline", "auth", "rewritten", "secret", "conflict", "error"]
 """Why a sync failed (see `SyncFailed`)."""
@@ -18,7 +18,7 @@ Take = Literal["local", "remote", "both"]
 remote's lines it lacks)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncRemoteAdded(BaseEvent):
     """The workspace now syncs with `url` (its history is merged by the sync that follows)."""
 
@@ -26,7 +26,7 @@ class SyncRemoteAdded(BaseEvent):
     url: str
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncCloned(BaseEvent):
     """A workspace was cloned from `url` into `directory`, with `commits` commits."""
 
@@ -36,7 +36,7 @@ class SyncCloned(BaseEvent):
     commits: int
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncConflict(BaseEvent):
     """Both sides changed a curated file in ways that do not merge cleanly.
 
@@ -53,7 +53,7 @@ class SyncConflict(BaseEvent):
     side_file: str
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncFinished(BaseEvent):
     """A sync fetched, merged and pushed.
 
@@ -73,7 +73,7 @@ class SyncFinished(BaseEvent):
     """Files edited outside Cairn and not yet committed, committed before the merge."""
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncFailed(BaseEvent):
     """A sync, clone or resolve did not complete; `message` is one line, without secrets.
 
@@ -88,7 +88,7 @@ class SyncFailed(BaseEvent):
     message: str
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncResolved(BaseEvent):
     """A conflict was settled by taking `take`; `commit` is the new commit (None when the local
     version was kept unchanged)."""
@@ -99,7 +99,7 @@ class SyncResolved(BaseEvent):
     commit: str | None
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncRecovered(BaseEvent):
     """What an interrupted git operation left behind was cleaned up at start-up."""
 
@@ -107,7 +107,7 @@ class SyncRecovered(BaseEvent):
     detail: str
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncStatusChanged(BaseEvent):
     """Where the sync stands, for the status line: after every sync attempt, and at start.
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar, Literal
 
-from shell.events.base import BaseEvent
+from shell.events.base import BaseEvent, frozen
 
 ToolRisk = Literal["read", "memory", "write", "execute"]
 """What a call may do: read, or write memory (both run freely: memory writes are committed and
@@ -20,7 +20,7 @@ McpTransport = Literal["stdio", "http"]
 McpState = Literal["starting", "ready", "failed", "stopped"]
 
 
-@dataclass(frozen=True)
+@frozen
 class ApprovalRequested(BaseEvent):
     """A call that writes or executes waits for the user: the TUI shows a modal with what it
     will do. Answered by `Agent.answer_approval(call_id, …)`; followed by `ApprovalDecided`.
@@ -42,7 +42,7 @@ class ApprovalRequested(BaseEvent):
     detail: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class ApprovalDecided(BaseEvent):
     """How a call that writes or executes was decided, and by whom. `reason`: what the model
     is told when it is denied (the user's words, or the policy's), or what allowed it (the
@@ -57,7 +57,7 @@ class ApprovalDecided(BaseEvent):
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class CommandOutput(BaseEvent):
     """A piece of a running command's output (stdout and stderr as they came), for its card.
     The core bounds how much it sends: a command that prints megabytes is sampled, not
@@ -68,7 +68,7 @@ class CommandOutput(BaseEvent):
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class CommandFinished(BaseEvent):
     """A `run_command` ended, just before its `ToolCallFinished`.
 
@@ -88,7 +88,7 @@ class CommandFinished(BaseEvent):
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class FileEdited(BaseEvent):
     """A project file changed by `edit_file` or `write_file`. `diff`: unified, bounded."""
 
@@ -101,7 +101,7 @@ class FileEdited(BaseEvent):
     created: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class McpServerInfo:
     """One configured MCP server as it stands."""
 
@@ -112,7 +112,7 @@ class McpServerInfo:
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class McpServerChanged(BaseEvent):
     """An MCP server started, failed to start, or stopped (died mid-session, or at the end).
     A failure is one notice in the TUI, never a crash: `server.detail` says why."""
@@ -121,7 +121,7 @@ class McpServerChanged(BaseEvent):
     server: McpServerInfo
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolInfo:
     """One tool the model may call, as `/tools` lists it. `source`: "memory", "project" or
     "mcp:<server>"; `approval`: how a call is decided now ("free" for reads, "ask", or
@@ -134,7 +134,7 @@ class ToolInfo:
     description: str
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolsListed(BaseEvent):
     """`/tools`: every tool the model may call, and the MCP servers."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Literal
 
-from shell.events.base import BaseEvent
+from shell.events.base import BaseEvent, frozen
 
 WindowSource = Literal["config", "demo", "model_info", "assumed"]
 """Where the context window came from: the settings, the demo brain, litellm's model info, or
@@ -33,7 +33,7 @@ TurnEnding = Literal["completed", "empty", "tool_limit", "error", "cancelled"]
 # --- turns and the model -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class SessionStarted(BaseEvent):
     """A session is ready: new, or resumed from `.cairn/sessions`."""
 
@@ -45,7 +45,7 @@ class SessionStarted(BaseEvent):
     demo: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class TurnStarted(BaseEvent):
     type: ClassVar[str] = "turn_started"
     session_id: str
@@ -53,7 +53,7 @@ class TurnStarted(BaseEvent):
     prompt: str
 
 
-@dataclass(frozen=True)
+@frozen
 class TextDelta(BaseEvent):
     """A piece of streamed assistant text."""
 
@@ -61,7 +61,7 @@ class TextDelta(BaseEvent):
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class AssistantMessage(BaseEvent):
     """The assistant's complete text for one model call (after streaming)."""
 
@@ -69,7 +69,7 @@ class AssistantMessage(BaseEvent):
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolCallStarted(BaseEvent):
     type: ClassVar[str] = "tool_call_started"
     call_id: str
@@ -77,7 +77,7 @@ class ToolCallStarted(BaseEvent):
     arguments: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolCallFinished(BaseEvent):
     type: ClassVar[str] = "tool_call_finished"
     call_id: str
@@ -87,7 +87,7 @@ class ToolCallFinished(BaseEvent):
     duration_ms: float = 0.0
 
 
-@dataclass(frozen=True)
+@frozen
 class UsageUpdated(BaseEvent):
     """How full the context is, from the one ContextBudget.
 
@@ -110,7 +110,7 @@ class UsageUpdated(BaseEvent):
     calibrated: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Loading(BaseEvent):
     """Something the session needs is still loading (`done` false), or has loaded (`done` true):
     said by the start while it loads in the background, and by a model call that has to wait.
@@ -123,7 +123,7 @@ class Loading(BaseEvent):
     done: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class ModelRetry(BaseEvent):
     """A model call failed in a retryable way and will be tried again after `delay_s`.
 
@@ -138,7 +138,7 @@ class ModelRetry(BaseEvent):
     discard_partial: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Error(BaseEvent):
     """Something went wrong; `kind` is a short stable name (auth, bad_request, overflow, …).
 
@@ -152,7 +152,7 @@ class Error(BaseEvent):
     discard_partial: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Notice(BaseEvent):
     """A plain informational line for the user (e.g. "flush exhausted for this cycle")."""
 
@@ -161,7 +161,7 @@ class Notice(BaseEvent):
     level: NoticeLevel = "info"
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolCallStopped(BaseEvent):
     """A tool call the model asked for that never ran: the turn was cancelled before it began.
     It ends the call's card instead of a `ToolCallFinished` (a call already running when the
@@ -173,7 +173,7 @@ class ToolCallStopped(BaseEvent):
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen
 class TurnCancelled(BaseEvent):
     """The receipt of a turn the user cancelled, just before its `TurnFinished("cancelled")`:
     what had happened before it stopped.
@@ -194,7 +194,7 @@ class TurnCancelled(BaseEvent):
     commits: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen
 class CommandHelp:
     """One slash command as `/help` lists it (see `shell.commands.Command`)."""
 
@@ -205,7 +205,7 @@ class CommandHelp:
     tui_only: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class HelpShown(BaseEvent):
     """`/help`: every slash command, with its arguments, what it does and its key in the TUI."""
 
@@ -213,7 +213,7 @@ class HelpShown(BaseEvent):
     commands: list[CommandHelp]
 
 
-@dataclass(frozen=True)
+@frozen
 class TurnFinished(BaseEvent):
     """`reason`: completed, empty (the model answered nothing), tool_limit, error, cancelled."""
 
@@ -225,7 +225,7 @@ class TurnFinished(BaseEvent):
 # --- bootstrap and workspace ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class BootstrapTruncated(BaseEvent):
     """A bootstrap file did not fit its budget; the model saw head + tail with a marker."""
 
@@ -236,7 +236,7 @@ class BootstrapTruncated(BaseEvent):
     reason: Literal["per_file", "total"]
 
 
-@dataclass(frozen=True)
+@frozen
 class BootstrapMissing(BaseEvent):
     type: ClassVar[str] = "bootstrap_missing"
     file: str

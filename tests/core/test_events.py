@@ -61,6 +61,26 @@ def test_events_are_frozen() -> None:
         event.text = "changed"  # type: ignore[misc]
 
 
+def test_events_compare_hash_and_print_as_frozen_dataclasses_do() -> None:
+    """`@frozen` shares `__eq__`, `__hash__` and `__repr__` instead of generating them."""
+    notice = events.Notice(message="hi")
+    assert notice == events.Notice("hi") and hash(notice) == hash(events.Notice("hi"))
+    assert notice != events.Notice("hi", level="warning")
+    assert {notice, events.Notice("hi")} == {notice}
+    assert repr(notice) == "Notice(message='hi', level='info')"
+
+    @dataclasses.dataclass(frozen=True)
+    class Twin:
+        message: str
+        level: str = "info"
+
+    assert notice != Twin("hi") and notice.__eq__(Twin("hi")) is NotImplemented
+    with pytest.raises(TypeError, match="unhashable"):  # a list field, as with a dataclass
+        hash(events.SecretsRedacted(path="MEMORY.md", kinds=["api key"]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del notice.message  # type: ignore[misc]
+
+
 def test_every_event_class_is_in_the_union_the_bridge_matches() -> None:
     assert set(events.EVENT_CLASSES) == set(events.BaseEvent.__subclasses__())
     notice = events.Notice(message="hi")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible, Static
 
 from shell.events import (
     CompactionFailed,
@@ -42,19 +42,6 @@ class UserMessage(Static):
 
     def describe(self) -> str:
         return f"user: {self.text}"
-
-
-class AssistantReply(Markdown):
-    """The assistant's streamed answer for one model call."""
-
-    DEFAULT_CSS = """
-    AssistantReply { height: auto; margin: 0 0 1 0; padding: 0 1; background: transparent; }
-    AssistantReply.-cut { opacity: 50%; }
-    """
-
-    def describe(self) -> str:
-        cut = " (cut, not kept)" if self.has_class("-cut") else ""
-        return f"assistant{cut}: {self.source.strip()}"
 
 
 class NoticeLine(Static):
@@ -216,6 +203,8 @@ class CompactionReceipt(Vertical):
         self.summary = event.summary
         self.query_one(".compaction--line", Static).update(Text(self.text))
         title = "summary by rule" if event.fallback else "summary"
+        from textual.widgets import Markdown  # see `widgets.reply`
+
         self.mount(Collapsible(Markdown(event.summary), title=title, collapsed=True))
 
     def fail(self, event: CompactionFailed) -> None:

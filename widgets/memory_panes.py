@@ -12,8 +12,6 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownBlock
 
 from widgets.follow import follow_end
 
@@ -74,6 +72,10 @@ class MemoryFilePane(VerticalScroll):
         they are now (an edit made outside Cairn may move them)."""
 
     def compose(self) -> ComposeResult:
+        # Textual's Markdown costs 35 ms of imports: the panes mount after the first frame
+        # (`SidePanes`), so it is loaded then, not before that frame.
+        from textual.widgets import Markdown
+
         yield Markdown("")
 
     async def on_mount(self) -> None:
@@ -106,6 +108,8 @@ class MemoryFilePane(VerticalScroll):
             self.written = set()  # the daily note moved on to a new date
         self._signature = signature
         self.text = read_for_pane(signature[0])
+        from textual.widgets import Markdown
+
         await self.query_one(Markdown).update(self.text)
         self._mark_written()
         return True
@@ -120,6 +124,8 @@ class MemoryFilePane(VerticalScroll):
 
     def _mark_written(self) -> None:
         """Highlight each block whose lines were all written (a list item, not its list)."""
+        from textual.widgets.markdown import MarkdownBlock
+
         lines = self.text.splitlines()
         for block in self.query(MarkdownBlock):
             start, end = block.source_range

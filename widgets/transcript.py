@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -11,8 +11,7 @@ from textual.containers import VerticalScroll
 from textual.geometry import Offset, Region
 from textual.reactive import var
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from shell.events import (
     ApprovalDecided,
@@ -25,8 +24,13 @@ from shell.events import (
     ToolCallStarted,
     ToolCallStopped,
 )
-from widgets.blocks import AssistantReply, NoticeLine, UserMessage
+from widgets.blocks import NoticeLine, UserMessage
 from widgets.tool_call import ToolCallCard
+
+if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownStream
+
+    from widgets.reply import AssistantReply
 
 STREAM_INTERVAL_S = 1 / 20
 """Deltas that come closer together than this are written to the answer together: each write
@@ -148,9 +152,11 @@ class Transcript(VerticalScroll):
 
     async def append_text(self, delta: str) -> None:
         if self._stream is None:
+            from widgets.reply import AssistantReply  # loaded by the first answer
+
             self._reply = AssistantReply()
             await self.add_block(self._reply)
-            self._stream = Markdown.get_stream(self._reply)
+            self._stream = AssistantReply.get_stream(self._reply)
         self._held.append(delta)
         if monotonic() - self._written_at >= STREAM_INTERVAL_S:
             await self._write_held()
@@ -169,6 +175,8 @@ class Transcript(VerticalScroll):
         streamed = self._stream is not None
         await self._close_stream()
         if not streamed and full_text:
+            from widgets.reply import AssistantReply
+
             await self.add_block(AssistantReply(full_text))
 
     async def discard_partial(self) -> None:

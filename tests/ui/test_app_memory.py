@@ -20,8 +20,9 @@ from tests.ui.conftest import MakeApp, send, started
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
-from widgets.blocks import AssistantReply, MemoryWriteLine
+from widgets.blocks import MemoryWriteLine
 from widgets.memory_panes import MemoryFilePane
+from widgets.reply import AssistantReply
 from widgets.tool_call import ToolCallCard
 
 

@@ -14,7 +14,8 @@ from tests.ui.conftest import MakeApp, send, settle, started, until
 from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import DAILY, SIZE
 from widgets.app import CairnApp
-from widgets.blocks import AssistantReply, MemoryWriteLine, NoticeLine
+from widgets.blocks import MemoryWriteLine, NoticeLine
+from widgets.reply import AssistantReply
 from widgets.tool_call import ToolCallCard
 
 TOLD = "remember that locker 0.2 holds the spare keys"

@@ -39,13 +39,20 @@ from typing import Any, cast
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from bench.startup import BARE_APP, CAIRN, PYTHON, in_terminal, terminal_environment
+from bench.startup import (
+    BARE_APP,
+    CAIRN,
+    PYTHON,
+    compile_cairn,
+    in_terminal,
+    terminal_environment,
+)
 from shell.build import build_agent
 from shell.config import DEMO_MODEL, Settings
 from shell.events import AssistantMessage, BaseEvent, TextDelta, TurnFinished, TurnStarted
 from shell.text.tokens import CONTEXT_ENCODING, count_tokens
 from widgets.app import CairnApp
-from widgets.blocks import AssistantReply
+from widgets.reply import AssistantReply
 
 MAX_LAG_S = 0.5
 """How far behind its schedule the rendered answer may fall and still keep up."""
@@ -221,6 +228,7 @@ def first_frames_in_terminal(runs: int) -> dict[str, float]:
     """As `bench.startup`: fresh processes in an 80×24 pseudo-terminal, imports included."""
     bare: list[float] = []
     cairn: list[float] = []
+    compile_cairn()
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder) / "ws"
         env = terminal_environment(workspace)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from shell.agent import Agent
-from shell.config import DEMO_CONTEXT_WINDOW, Settings
-from shell.context.budget import ContextBudget, ContextWindow
+from shell.config import Settings
+from shell.context.budget import ContextWindow, configured_budget
 from shell.context.calibration import CalibrationStore
 from shell.context.counter import TokenCounter
 from shell.context.request import RequestBuilder
@@ -62,7 +62,7 @@ def build_agent(
         record.needs_reinjection = True  # the rules re-injected after compaction live in memory
     conversation = Conversation(sessions, record, messages)
     resolved = bool(settings.context_window) or settings.demo
-    window = ContextWindow(_budget(settings), resolved=resolved)
+    window = ContextWindow(configured_budget(settings), resolved=resolved)
     llm = _model(settings)
     recall = RecallService(settings, outside_edits=files.commit_outside_edits)
     sync = SyncService(
@@ -133,16 +133,4 @@ def _model(settings: Settings) -> LLM:
         max_attempts=settings.max_attempts,
         base_delay=settings.retry_base_delay,
         timeout=settings.request_timeout,
-    )
-
-
-def _budget(settings: Settings) -> ContextBudget:
-    """The configured window's budget; the demo's window, or a placeholder the agent resolves
-    at start (`ContextWindow.resolve`), when none is configured."""
-    return ContextBudget(
-        settings.context_window or DEMO_CONTEXT_WINDOW,
-        reserve_cap=settings.reserve_tokens,
-        soft_cap=settings.soft_margin_tokens,
-        tail_cap=settings.keep_tail_tokens,
-        window_source="config" if settings.context_window else "demo",
     )

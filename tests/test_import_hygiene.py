@@ -51,3 +51,19 @@ def test_a_search_from_the_shell_never_loads_litellm(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert output.stdout.split("\n")[-2] == "['lancedb']"
+
+
+def test_the_tuis_first_frame_waits_for_neither_the_agent_nor_markdown() -> None:
+    """What `cairn` imports before its first frame: the agent is built after it
+    (`widgets.source.AgentPlan`), Markdown comes with the first answer or pane, the keys panel
+    when it is opened."""
+    code = (
+        "import sys, widgets.cli, widgets.app, widgets.source, shell.context.budget\n"
+        "later = ('shell.build', 'shell.agent', 'git', 'litellm', 'lancedb', 'markdown_it',"
+        " 'textual.widgets._markdown', 'textual.widgets._help_panel')\n"
+        "print([m for m in later if m in sys.modules])\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert output.stdout.strip() == "[]"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import select
-import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -16,8 +14,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.events import Resize
-from textual.widgets import Footer, HelpPanel, Input
+from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from shell.commands import parse as parse_command
@@ -32,32 +29,18 @@ from widgets.prompt import Prompt
 from widgets.replay import ReplayAgent, with_history
 from widgets.side_panes import SidePanes
 from widgets.side_strip import SideStrip
-from widgets.source import AgentSource
+from widgets.source import AgentPlan, AgentSource
 from widgets.status_bar import StatusBar
-from widgets.theme_choice import ThemedApp
+from widgets.terminal import TerminalApp
 from widgets.transcript import Transcript
 
-NARROW_WIDTH = 100
-"""Below this many columns the side panes fold into a one-line strip (F2 opens them over the
-transcript)."""
-TERMINAL_CHECK_S = 2.0
-"""How often the TUI checks that its terminal is still there."""
 IDLE_CHECK_S = 30.0
 """How often the TUI checks whether it has been idle long enough to dream."""
 CANCEL_GRACE_S = 5.0
 """How long a cancelled turn has to reach its next safe point before its stream is cancelled."""
-COMPACT_WIDTH = 150
-"""Below this many columns the status bar shortens the session id."""
 
 
-def hung_up(fd: int) -> bool:
-    """Whether the terminal behind `fd` has hung up (its other end closed)."""
-    poller = select.poll()
-    poller.register(fd, 0)  # no events asked for: only hang-up and error are reported
-    return any(mask & (select.POLLHUP | select.POLLERR) for _, mask in poller.poll(0))
-
-
-class CairnApp(ThemedApp):
+class CairnApp(TerminalApp):
     """The Cairn TUI: transcript, memory panes, meters, and a prompt, driven by one agent."""
 
     CSS_PATH = "app.tcss"
@@ -78,7 +61,7 @@ class CairnApp(ThemedApp):
 
     def __init__(
         self,
-        agent: AgentSource,
+        agent: AgentSource | AgentPlan,
         *,
         trace: Path | None = None,
         theme_dir: Path | None = None,
@@ -86,7 +69,13 @@ class CairnApp(ThemedApp):
         after_first_frame: Callable[[], object] | None = None,
     ) -> None:
         super().__init__(theme_dir=theme_dir, config_dir=config_dir)
-        self.agent = agent
+        self.agent: AgentSource
+        self._plan = agent if isinstance(agent, AgentPlan) else None
+        """The agent to build once the first frame is on screen; None once built."""
+        if not isinstance(agent, AgentPlan):
+            self.agent = agent
+        self.build_error: Exception | None = None
+        """Why the planned agent could not be built (the app then quits; `run_tui` raises it)."""
         self._after_first_frame = after_first_frame
         self.trace_path = trace
         self.busy = False
@@ -103,11 +92,12 @@ class CairnApp(ThemedApp):
     def compose(self) -> ComposeResult:
         # The width classes go on before the widgets mount, so their styles apply once.
         self._sync_width(self.size.width)
-        settings, budget = self.agent.settings, self.agent.budget
+        source = self._plan or self.agent
+        settings, budget = source.settings, source.budget
         yield StatusBar(
             model=settings.model,
             demo=settings.demo,
-            session_id=self.agent.session_id,
+            session_id="" if self._plan else self.agent.session_id,
             window=budget.window,
             flush_threshold=budget.flush_threshold,
             compaction_threshold=budget.compaction_threshold,
@@ -116,9 +106,8 @@ class CairnApp(ThemedApp):
         with Horizontal(id="main"):
             yield Transcript(id="transcript")
             here = machine_of(settings.git_author_email)
-            yield SidePanes(
-                settings.workspace, settings.today, self.agent.git, here=here, id="side"
-            )
+            git = None if self._plan else self.agent.git
+            yield SidePanes(settings.workspace, settings.today, git, here=here, id="side")
         yield SideStrip(id="strip")
         yield Prompt(id="prompt")
         yield Footer()
@@ -127,6 +116,30 @@ class CairnApp(ThemedApp):
         if self.trace_path is not None:
             self.trace_path.parent.mkdir(parents=True, exist_ok=True)
             self._trace_file = self.trace_path.open("a", encoding="utf-8")
+        # The agent is built (from a plan) and started once the first frame is on screen, so
+        # nothing competes with painting; until then a prompt sent (or typed ahead) is queued.
+        self._set_busy(True)
+        if self._after_first_frame is not None:
+            self.call_after_refresh(self._after_first_frame)
+        self.call_after_refresh(self._start_agent)
+        dreaming = (self._plan or self.agent).settings.dreaming
+        if dreaming.enabled and dreaming.idle_minutes > 0:
+            self.set_interval(IDLE_CHECK_S, self.dream_if_idle)
+
+    async def _start_agent(self) -> None:
+        if self._plan is not None:
+            try:
+                self.agent = self._plan.build()
+            except Exception as error:  # e.g. no such session: the app quits, `run_tui` raises
+                self.build_error = error
+                self.exit(return_code=1)
+                return
+            self._plan = None
+            settings = self.agent.settings
+            self.status_bar.show_session(
+                model=settings.model, session_id=self.agent.session_id, demo=settings.demo
+            )
+            await self.side_panes.attach_history(self.agent.git)
         # A trace played back holds its decisions: it asks no one.
         answer = None if isinstance(self.agent, ReplayAgent) else self.agent.answer_approval
         bridge = self._bridge = EventBridge(
@@ -136,17 +149,8 @@ class CairnApp(ThemedApp):
             self.query_one(SideStrip),
             answer=answer,
         )
-        # The agent starts once the first frame is on screen, so nothing competes with painting;
-        # until it has, a prompt sent (or typed ahead) waits in the queue.
-        self._set_busy(True)
-        if self._after_first_frame is not None:
-            self.call_after_refresh(self._after_first_frame)
-        self.call_after_refresh(self.run_events, lambda: with_history(self.agent, bridge))
+        self.run_events(lambda: with_history(self.agent, bridge))
         self.run_background(self.agent.background_events)
-        if not self.is_headless and sys.__stdin__ is not None and sys.__stdin__.isatty():
-            self.set_interval(TERMINAL_CHECK_S, self._exit_if_terminal_gone)
-        if self.agent.settings.dreaming.enabled and self.agent.settings.dreaming.idle_minutes > 0:
-            self.set_interval(IDLE_CHECK_S, self.dream_if_idle)
 
     def dream_if_idle(self) -> bool:
         """Sweep once after `[dreaming] idle_minutes` without a key or a turn, never during
@@ -167,18 +171,23 @@ class CairnApp(ThemedApp):
         self._last_activity = self._clock()
         self._dreamt_since_activity = False
 
-    def _exit_if_terminal_gone(self) -> None:
-        """Quit (saving the session) when the terminal hung up, e.g. an SSH connection dropped.
-        Textual's input thread reads end-of-file from a hung-up tty in a loop and never exits:
-        under `make run` that left cairn at 100% CPU after the terminal closed."""
-        if sys.__stdin__ is not None and hung_up(sys.__stdin__.fileno()):
-            self.exit()
-
     async def on_unmount(self) -> None:
         if self._trace_file is not None:
             self._trace_file.close()
             self._trace_file = None
-        await self.agent.aclose()
+        if self.started:
+            await self.agent.aclose()
+
+    @property
+    def started(self) -> bool:
+        """Whether the agent is built (it is from the start unless the app was given a plan)."""
+        return self._plan is None
+
+    def _has_agent(self) -> bool:
+        """For an action that needs the agent: whether it is built, else say so."""
+        if not self.started:
+            self.notify("Cairn is still starting; try again in a moment.", timeout=3)
+        return self.started
 
     @property
     def transcript(self) -> Transcript:
@@ -256,8 +265,9 @@ class CairnApp(ThemedApp):
         text = event.value.strip()
         self.prompt.clear()
         if not text:
-            if isinstance(self.agent, ReplayAgent) and self.agent.stepped and not self.busy:
-                self.run_events(lambda: self.agent.submit(""))  # replay: next turn
+            replay = self.agent if self.started else None
+            if isinstance(replay, ReplayAgent) and replay.stepped and not self.busy:
+                self.run_events(lambda: replay.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)
         invocation = parse_command(text)
@@ -282,7 +292,7 @@ class CairnApp(ThemedApp):
 
     async def action_cancel_turn(self) -> None:
         """Esc: close the keys panel or the panes overlay if one is open, else cancel the turn."""
-        if self.screen.query(HelpPanel):
+        if self.screen.query("HelpPanel"):
             self.action_hide_help_panel()
             self.prompt.focus()
             return
@@ -292,7 +302,8 @@ class CairnApp(ThemedApp):
         if self.busy:
             dropped = len(self.queued)
             self.queued.clear()
-            self._cancel_turn()
+            if self.started:
+                self._cancel_turn()
             if dropped:
                 await self.transcript.add_notice(f"dropped {dropped} queued prompt(s)")
 
@@ -313,6 +324,8 @@ class CairnApp(ThemedApp):
 
     async def action_review(self) -> None:
         """Open dreaming's review queue (F3, /review)."""
+        if not self._has_agent():
+            return
         previews = await asyncio.to_thread(self.agent.open_proposals)
         if not previews:
             self.notify("Nothing waits for review. /dream runs a sweep.", timeout=3)
@@ -325,68 +338,46 @@ class CairnApp(ThemedApp):
         """Memory history: commits, diffs, revert (F5, /history, a click on a write card)."""
         from widgets.history_screen import HistoryScreen  # loaded when first opened
 
-        await self.push_screen(HistoryScreen(self.agent.settings, select=sha))
+        await self.push_screen(HistoryScreen((self._plan or self.agent).settings, select=sha))
 
     async def action_resolve_conflicts(self, file: str = "") -> None:
         """The open sync conflicts, each settled with one key (F6, a click on its block)."""
+        if not self._has_agent():
+            return
         from widgets.conflict_screen import open_conflicts  # loaded when first opened
 
         await open_conflicts(self, file)
 
     async def action_edit_memory(self) -> None:
         """F4: the memory file in view in $EDITOR; the saved edit is committed as the user's."""
+        if not self._has_agent():
+            return
         await edit_memory(self)
 
     async def action_clear_view(self) -> None:
         await self.transcript.clear_view()
 
-    def action_show_help_panel(self) -> None:
-        """The keys panel opens over the side area (in #main, see app.tcss), not beside it."""
-        if not self.screen.query(HelpPanel):
-            self.screen.query_one("#main").mount(HelpPanel())
-
-    @property
-    def side_overlay_open(self) -> bool:
-        """Whether the panes are open over the transcript (narrow terminals, after F2)."""
-        return self.screen.has_class("-narrow", "-side-toggled")
-
-    def action_toggle_side(self) -> None:
-        """F2: hide or show the side column; on a narrow terminal, open or close the panes over
-        the transcript. Closing the overlay gives the prompt its focus back."""
-        self.screen.toggle_class("-side-toggled")
-        if not self.side_overlay_open and self.prompt.display:
-            self.prompt.focus()
-
-    def on_resize(self, event: Resize) -> None:
-        self._sync_width(event.size.width)
-
-    def _sync_width(self, width: int) -> None:
-        screen = self.screen
-        wanted = {"-narrow": width < NARROW_WIDTH, "-compact": width < COMPACT_WIDTH}
-        if all(screen.has_class(name) == wanted[name] for name in wanted):
-            return
-        # One style update for both: each re-applies the styles of every widget on the screen.
-        for name, present in wanted.items():
-            screen.set_class(present, name, update=False)
-        screen.update_node_styles()
-
 
 def run_tui(
-    agent: AgentSource,
+    agent: AgentSource | AgentPlan,
     *,
     trace: Path | None = None,
     after_first_frame: Callable[[], object] | None = None,
 ) -> None:
-    """Open the TUI on `agent` and return when the user quits. User themes are TOML files in
-    `<config dir>/themes`, the chosen theme is kept in `<config dir>/state.toml`;
-    `after_first_frame` runs once the first frame is on screen."""
+    """Open the TUI on `agent` (or on one built from a plan after the first frame) and return
+    when the user quits; a plan that failed to build raises its error once the app is closed.
+    User themes are TOML files in `<config dir>/themes`, the chosen theme is kept in
+    `<config dir>/state.toml`; `after_first_frame` runs once the first frame is on screen."""
     from shell.config import config_dir
 
     folder = config_dir()
-    CairnApp(
+    app = CairnApp(
         agent,
         trace=trace,
         theme_dir=folder / "themes",
         config_dir=folder,
         after_first_frame=after_first_frame,
-    ).run()
+    )
+    app.run()
+    if app.build_error is not None:
+        raise app.build_error

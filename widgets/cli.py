@@ -344,15 +344,21 @@ def dispatch(args: argparse.Namespace) -> int:
             return 0
         case _:
             # What the first frame builds stays: the collector waits until it is on screen
-            # (0.64 s → 0.56 s to the first frame, median of 9 pairs).
-            # The `with` also ends the pause when the build fails or the TUI quits before it.
+            # (0.64 s → 0.56 s to the first frame, median of 9 pairs), or the TUI quits.
             with contextlib.ExitStack() as startup:
                 startup.enter_context(collector_paused())
-                from shell.build import build_agent
+                from shell.context.budget import configured_budget
                 from widgets.app import run_tui
+                from widgets.source import AgentPlan, AgentSource
 
-                agent = build_agent(settings, session_id=args.session, resume=args.resume)
-                run_tui(agent, trace=args.trace, after_first_frame=startup.close)
+                def build() -> AgentSource:  # after the first frame: see `AgentPlan`
+                    with collector_paused():
+                        from shell.build import build_agent
+
+                        return build_agent(settings, session_id=args.session, resume=args.resume)
+
+                plan = AgentPlan(settings, configured_budget(settings), build)
+                run_tui(plan, trace=args.trace, after_first_frame=startup.close)
             return 0
 
 

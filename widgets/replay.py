@@ -15,7 +15,6 @@ from socket import gethostname
 from typing import TYPE_CHECKING
 
 from shell.config import DreamSettings
-from shell.dreaming import Decision, Preview
 from shell.events import (
     ApprovalChoice,
     DreamTrigger,
@@ -32,6 +31,7 @@ from shell.memory.paths import note_date
 from widgets.git_log import GitLogSource
 
 if TYPE_CHECKING:
+    from shell.dreaming import Decision, Preview
     from widgets.app import CairnApp
     from widgets.bridge import EventBridge
     from widgets.source import AgentSource

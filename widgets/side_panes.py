@@ -104,6 +104,15 @@ class SidePanes(Vertical):
         for pane in self.panes:
             await pane.reload()
 
+    async def attach_history(self, git: GitLogSource | None) -> None:
+        """The agent is built (after the first frame): its history feeds the git log, and the
+        panes re-read their files, which the build may have just created."""
+        self.git = git
+        if log := next(iter(self.query(GitLog)), None):  # else it reads the log when it mounts
+            log.source = git
+            await log.reload()
+        await self.poll()
+
     async def add_gate_decision(self, event: FlushGateEvaluated) -> None:
         self.decisions.append(event)
         if log := next(iter(self.query(GateLog)), None):

@@ -3,13 +3,16 @@ app also runs a recorded trace (`widgets.replay`) or a test's scripted fake."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from shell.dreaming import Decision, Preview
 from shell.events import ApprovalChoice, DreamTrigger, Event, Take
 from widgets.git_log import GitLogSource
+
+if TYPE_CHECKING:
+    from shell.dreaming import Decision, Preview
 
 
 class DreamSettingsLike(Protocol):
@@ -109,3 +112,16 @@ class AgentSource(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class AgentPlan:
+    """An agent still to be built: what the first frame shows of it, and how to build it.
+
+    `CairnApp` paints its first frame from the settings and the budget alone, then calls
+    `build` (blocking, on the event loop, so nothing can see the app without its agent), so
+    the core's imports and the workspace's opening no longer delay that frame."""
+
+    settings: SettingsLike
+    budget: BudgetLike
+    build: Callable[[], AgentSource]

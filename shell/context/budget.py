@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from shell.config import DEMO_CONTEXT_WINDOW, Settings
 from shell.events import Notice, WindowSource
 
 UNKNOWN_WINDOW = 128_000
@@ -64,6 +65,18 @@ class ContextBudget:
 
     def over_compaction(self, tokens: int) -> bool:
         return tokens >= self.compaction_threshold
+
+
+def configured_budget(settings: Settings) -> ContextBudget:
+    """The configured window's budget; the demo's window, or a placeholder the agent resolves
+    at start (`ContextWindow.resolve`), when none is configured."""
+    return ContextBudget(
+        settings.context_window or DEMO_CONTEXT_WINDOW,
+        reserve_cap=settings.reserve_tokens,
+        soft_cap=settings.soft_margin_tokens,
+        tail_cap=settings.keep_tail_tokens,
+        window_source="config" if settings.context_window else "demo",
+    )
 
 
 class ContextWindow:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from bench.startup import CAIRN, terminal_environment
-from widgets.app import TERMINAL_CHECK_S
+from widgets.terminal import TERMINAL_CHECK_S
 
 
 def test_the_tui_exits_when_its_terminal_hangs_up(tmp_path: Path) -> None:

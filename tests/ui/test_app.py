@@ -12,6 +12,8 @@ from pathlib import Path
 from textual.message import Message
 from textual.widgets import Label
 
+from shell.build import build_agent
+from shell.context.budget import configured_budget
 from shell.events import (
     AssistantMessage,
     Error,
@@ -22,13 +24,16 @@ from shell.events import (
     TurnStarted,
 )
 from shell.heavy_import import collector_paused
-from tests.ui.conftest import MakeApp, send, settle, started, until
+from shell.session.store import SessionNotFound
+from tests.ui.conftest import MakeApp, demo_settings, send, settle, started, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import SIZE, painted
 from tests.ui.scenarios import QUICK, QUICK_ANSWER, SLOW, blocking_agent
 from widgets.app import CairnApp
-from widgets.blocks import AssistantReply, NoticeLine, UserMessage
+from widgets.blocks import NoticeLine, UserMessage
 from widgets.messages import AgentEvent
+from widgets.reply import AssistantReply
+from widgets.source import AgentPlan, AgentSource
 
 
 def routed(seen: list[Message]) -> list[object]:
@@ -162,6 +167,44 @@ async def test_a_prompt_typed_before_the_agent_started_waits_and_is_answered(
         await until(pilot, lambda: agent.submitted == [QUICK])
         await settle(app, pilot)
         assert app.query(AssistantReply).last().source == QUICK_ANSWER
+
+
+async def test_a_planned_agent_is_built_after_the_first_frame(workspace: Path) -> None:
+    """`cairn` paints before it builds the agent; a prompt typed meanwhile is answered."""
+    settings = demo_settings(workspace)
+    built: list[str] = []
+
+    def build() -> AgentSource:
+        built.append("agent")
+        return build_agent(settings, index_in_background=False)
+
+    app = CairnApp(
+        AgentPlan(settings, configured_budget(settings), build),
+        after_first_frame=lambda: built.append(f"first frame, {app.started=}"),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "hi"
+        await pilot.press("enter")
+        await started(app, pilot)
+        await until(pilot, lambda: bool(app.query(AssistantReply)))
+        await settle(app, pilot)
+        assert built == ["first frame, app.started=False", "agent"]
+        assert "000001" in painted(app.query_one("#status-session-short", Label))
+        assert "Hello! I'm Cairn" in app.query(AssistantReply).last().source
+
+
+async def test_a_plan_that_fails_to_build_closes_the_app_with_its_error(
+    workspace: Path,
+) -> None:
+    settings = demo_settings(workspace)
+
+    def build() -> AgentSource:
+        raise SessionNotFound("no session 'gone'")
+
+    app = CairnApp(AgentPlan(settings, configured_budget(settings), build))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.build_error is not None)
+    assert str(app.build_error) == "no session 'gone'" and app.return_code == 1
 
 
 async def test_the_status_bar_names_what_is_still_loading(workspace: Path) -> None:

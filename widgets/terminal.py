@@ -1,0 +1,75 @@
+"""How the app lives in its terminal: a layout that follows the width (on a narrow terminal the
+side panes fold into a strip and F2 opens them over the transcript), the keys panel, and
+quitting when the terminal hangs up."""
+
+from __future__ import annotations
+
+import select
+import sys
+
+from textual.events import Resize
+
+from widgets.theme_choice import ThemedApp
+
+NARROW_WIDTH = 100
+"""Below this many columns the side panes fold into a one-line strip (F2 opens them over the
+transcript)."""
+COMPACT_WIDTH = 150
+"""Below this many columns the status bar shortens the session id."""
+TERMINAL_CHECK_S = 2.0
+"""How often the TUI checks that its terminal is still there."""
+
+
+def hung_up(fd: int) -> bool:
+    """Whether the terminal behind `fd` has hung up (its other end closed)."""
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked for: only hang-up and error are reported
+    return any(mask & (select.POLLHUP | select.POLLERR) for _, mask in poller.poll(0))
+
+
+class TerminalApp(ThemedApp):
+    """The terminal side of the Cairn app (see the module); `CairnApp` builds on it."""
+
+    def on_mount(self) -> None:
+        if not self.is_headless and sys.__stdin__ is not None and sys.__stdin__.isatty():
+            self.set_interval(TERMINAL_CHECK_S, self._exit_if_terminal_gone)
+
+    def _exit_if_terminal_gone(self) -> None:
+        """Quit (saving the session) when the terminal hung up, e.g. an SSH connection dropped.
+        Textual's input thread reads end-of-file from a hung-up tty in a loop and never exits:
+        under `make run` that left cairn at 100% CPU after the terminal closed."""
+        if sys.__stdin__ is not None and hung_up(sys.__stdin__.fileno()):
+            self.exit()
+
+    def action_show_help_panel(self) -> None:
+        """The keys panel opens over the side area (in #main, see app.tcss), not beside it."""
+        if not self.screen.query("HelpPanel"):
+            from textual.widgets import HelpPanel  # 20 ms of imports: loaded when first opened
+
+            self.screen.query_one("#main").mount(HelpPanel())
+
+    @property
+    def side_overlay_open(self) -> bool:
+        """Whether the panes are open over the transcript (narrow terminals, after F2)."""
+        return self.screen.has_class("-narrow", "-side-toggled")
+
+    def action_toggle_side(self) -> None:
+        """F2: hide or show the side column; on a narrow terminal, open or close the panes over
+        the transcript. Closing the overlay gives the prompt its focus back."""
+        self.screen.toggle_class("-side-toggled")
+        prompt = self.screen.query_one("#prompt")
+        if not self.side_overlay_open and prompt.display:
+            prompt.focus()
+
+    def on_resize(self, event: Resize) -> None:
+        self._sync_width(event.size.width)
+
+    def _sync_width(self, width: int) -> None:
+        screen = self.screen
+        wanted = {"-narrow": width < NARROW_WIDTH, "-compact": width < COMPACT_WIDTH}
+        if all(screen.has_class(name) == wanted[name] for name in wanted):
+            return
+        # One style update for both: each re-applies the styles of every widget on the screen.
+        for name, present in wanted.items():
+            screen.set_class(present, name, update=False)
+        screen.update_node_styles()

@@ -189,6 +189,7 @@ async def test_a_planned_agent_is_built_after_the_first_frame(workspace: Path) -
         await until(pilot, lambda: bool(app.query(AssistantReply)))
         await settle(app, pilot)
         assert built == ["first frame, app.started=False", "agent"]
+        await until(pilot, lambda: bool(app.side_panes.git_log.commits))  # the agent's history
         assert "000001" in painted(app.query_one("#status-session-short", Label))
         assert "Hello! I'm Cairn" in app.query(AssistantReply).last().source
 

@@ -12,11 +12,12 @@ _T = TypeVar("_T")
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def frozen(cls: type[_T]) -> type[_T]:
-    """`@dataclass(frozen=True)`, made in half the time: the events' ~75 classes were a third
-    of Cairn's imports before the TUI's first frame (44 ms), most of it compiling the six
-    methods a frozen dataclass generates for each. This one compiles three (`__init__` and the
-    frozen `__setattr__`, `__delattr__`); `__eq__`, `__hash__` and `__repr__` are shared, and
-    behave as the generated ones do (equal when of the same class with equal fields)."""
+    """`@dataclass(frozen=True)`, made faster. The events' ~75 classes were a third of Cairn's
+    imports before the TUI's first frame, most of it compiling the six methods a frozen
+    dataclass generates for each. This one compiles three (`__init__` and the frozen
+    `__setattr__`, `__delattr__`): importing the events took 31 ms instead of 56. `__eq__`,
+    `__hash__` and `__repr__` are shared, and behave as the generated ones do (equal when of
+    the same class with equal fields)."""
     made = dataclass(frozen=True, eq=False, repr=False)(cls)
     names = tuple(f.name for f in fields(made))  # type: ignore[arg-type]
     values: Callable[[Any], Any] = operator.attrgetter(*names) if names else lambda _: ()

@@ -8,7 +8,9 @@ executes. It also fits each tool result to the window before it enters the trans
 The project tools' schemas cost about 560 tokens even in their compact form: below
 `PROJECT_TOOLS_MIN_WINDOW` they are offered only when asked for (`--project`, or
 `[tools] project = "on"`), since at 2,048 tokens they would leave a weak model a quarter of its
-window; the session says so once at start.
+window; the session says so once at start. The MCP servers' tools were asked for by name in
+the config, so they are offered at any window; when their schemas take a quarter of it or more,
+the session says so once, with the figures.
 """
 
 from __future__ import annotations
@@ -18,15 +20,20 @@ from collections.abc import AsyncIterator
 from shell.approvals import Approvals
 from shell.config import Settings
 from shell.context.budget import ContextWindow
+from shell.context.counter import TokenCounter
+from shell.context.request import COMPACT_TOOLS_BELOW
 from shell.events import ApprovalChoice, Event, Notice, ToolInfo, ToolsListed
 from shell.mcp import McpHub
 from shell.project import project_tools
 from shell.project.cutting import fit_result, result_budget
 from shell.project.outputs import OutputStore
 from shell.project.root import ProjectRoot
-from shell.tools import Toolbox, ToolResult
+from shell.text import counted
+from shell.tools import Tool, Toolbox, ToolResult
 
 PROJECT_TOOLS_MIN_WINDOW = 4_096
+MCP_SHARE_NOTICE = 0.25
+"""The share of the window the MCP tools' schemas may take before the session says so."""
 
 
 class Workbench:
@@ -73,7 +80,26 @@ class Workbench:
             return
         for event in await self.hub.start():
             yield event
-        self.toolbox.add(self.hub.tools())
+        tools = self.hub.tools()
+        self.toolbox.add(tools)
+        if notice := self._mcp_share(tools):
+            yield notice
+
+    def _mcp_share(self, tools: list[Tool]) -> Notice | None:
+        """A warning when the MCP tools' schemas, as the request will send them, take
+        `MCP_SHARE_NOTICE` of the window or more."""
+        window = self.window.budget.window
+        compact = window < COMPACT_TOOLS_BELOW
+        tokens = TokenCounter().tools([tool.schema(compact=compact) for tool in tools])
+        if not tools or tokens < window * MCP_SHARE_NOTICE:
+            return None
+        return Notice(
+            f"The MCP servers' {counted(len(tools), 'tool')} take {tokens:,} tokens of the "
+            f"{window:,}-token window ({tokens / window:.0%}) before any message. To give the "
+            "model room, set enabled = false in the [mcp.<name>] table of a server it can do "
+            "without.",
+            level="warning",
+        )
 
     def _offer_project_tools(self) -> None:
         self._project_decided = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from shell.events import (
     AssistantMessage,
     Event,
     McpServerChanged,
+    Notice,
     ToolCallFinished,
     TurnFinished,
 )
@@ -118,3 +120,29 @@ async def test_the_demo_brain_calls_an_mcp_tool_after_approval(demo_settings: Se
     assert decided.by == "user" and decided.allowed
     said = [e.text for e in seen if isinstance(e, AssistantMessage)][-1]
     assert said.startswith("time__get_current_time returned:") and "datetime" in said
+
+
+async def test_mcp_schemas_that_crowd_a_small_window_are_said_with_their_figures(
+    fake_settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(repo)], check=True)
+    git = McpServerSettings(
+        "git", command=str(BIN / "mcp-server-git"), args=("--repository", str(repo))
+    )
+    warnings: dict[int, list[str]] = {}
+    for window in (2_048, 32_000):
+        settings = replace(fake_settings, mcp=(TIME, git), context_window=window)
+        agent = build_agent(settings, index_in_background=False, interactive=False)
+        try:
+            started = [event async for event in agent.start()]
+        finally:
+            await agent.aclose()
+        warnings[window] = [
+            e.message for e in started if isinstance(e, Notice) and "MCP" in e.message
+        ]
+    [said] = warnings[2_048]
+    assert "of the 2,048-token window" in said and "enabled = false" in said
+    tokens = int(said.split(" take ")[1].split(" tokens")[0].replace(",", ""))
+    assert tokens >= 2_048 // 4
+    assert warnings[32_000] == []

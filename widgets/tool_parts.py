@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from shell.events import ApprovalDecided, CommandFinished
-from shell.text import shorten
+from shell.text import byte_size, shorten
 from widgets.format import duration, one_line
 
 TAIL_LINES = 12
@@ -78,14 +78,6 @@ def approval_text(event: ApprovalDecided) -> str:
     return f"denied: {event.reason or event.by}"
 
 
-def byte_count(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f} KiB"
-    return f"{count / (1024 * 1024):.1f} MiB"
-
-
 def command_ending(event: CommandFinished) -> str:
     """How a command ended: "exit 0 · 12 ms · 3 B", "killed at timeout · 2.0 s · …"."""
     match event.ended:
@@ -97,7 +89,7 @@ def command_ending(event: CommandFinished) -> str:
             how = "stopped (esc)"
         case _:
             how = f"failed to start: {event.detail}" if event.detail else "failed to start"
-    parts = [how, duration(event.duration_ms), byte_count(event.output_bytes)]
+    parts = [how, duration(event.duration_ms), byte_size(event.output_bytes)]
     if event.output_ref:
         parts.append(f"whole output: read_file {event.output_ref}")
     return " · ".join(parts)

@@ -13,6 +13,7 @@ from typing import Literal
 from shell.context.budget import ContextBudget
 from shell.events import FlushGateEvaluated, GateCondition, GateOccasion
 from shell.session.record import FlushCycle
+from shell.text import byte_size
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,6 @@ def _percent(value: int, whole: int) -> int:
     return round(100 * value / whole) if whole > 0 else 0
 
 
-def _size(num_bytes: int) -> str:
-    if num_bytes >= 1024 * 1024:
-        return f"{num_bytes / (1024 * 1024):.1f} MiB"
-    if num_bytes >= 1024:
-        return f"{num_bytes / 1024:.1f} KiB"
-    return f"{num_bytes} B"
-
-
 def evaluate_flush_gate(inputs: GateInputs, budget: ContextBudget) -> FlushDecision:
     """Decide whether to run a memory flush before the next model call.
 
@@ -105,9 +98,9 @@ def _tokens_text(inputs: GateInputs, budget: ContextBudget) -> str:
 
 
 def _size_text(inputs: GateInputs) -> str:
-    size, force = _size(inputs.transcript_bytes), inputs.force_flush_transcript_bytes
+    size, force = byte_size(inputs.transcript_bytes), inputs.force_flush_transcript_bytes
     return (
-        f"transcript {size} / {_size(force)}"
+        f"transcript {size} / {byte_size(force)}"
         if force > 0
         else f"transcript {size} (size trigger off)"
     )
@@ -202,6 +195,6 @@ def _summary(
             f"not yet flushed {cycle}"
         )
     return (
-        f"yes: transcript {_size(inputs.transcript_bytes)} ≥ "
-        f"{_size(inputs.force_flush_transcript_bytes)}, not yet flushed {cycle}"
+        f"yes: transcript {byte_size(inputs.transcript_bytes)} ≥ "
+        f"{byte_size(inputs.force_flush_transcript_bytes)}, not yet flushed {cycle}"
     )

@@ -29,6 +29,7 @@ from shell.events import Event
 from shell.events.tools import CommandEnding, CommandFinished, CommandOutput
 from shell.project.outputs import OutputStore
 from shell.project.root import ProjectRoot
+from shell.text import byte_size
 from shell.tools import CallContext, CallPreview, Tool, ToolResult, json_result
 
 MAX_COMMAND_CHARS = 10_000
@@ -356,7 +357,7 @@ class _Capture:
             data = _from_char_start(data)
         text = self._decoder.decode(data)
         if self._dropped:
-            text = f"\n… {_size(self._dropped)} not shown …\n{text}"
+            text = f"\n… {byte_size(self._dropped)} not shown …\n{text}"
         self._pending.clear()
         self._dropped, self._resync, self._last_emit = 0, False, now
         if text:
@@ -370,7 +371,9 @@ class _Capture:
             return (self._head + self._tail).decode("utf-8", "replace"), False
         tail = bytes(self._tail[-TAIL_BYTES:])
         cut = self.total - len(self._head) - len(tail)
-        whole = "the whole output" if self.spooled == self.total else f"its first {_size(DISK_CAP)}"
+        whole = "the whole output"
+        if self.spooled != self.total:
+            whole = f"its first {byte_size(DISK_CAP)}"
         head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self._head))
         tail_text = _from_char_start(tail).decode("utf-8", "replace")
         note = f'\n… {cut} bytes cut; read_file("{ref}") reads {whole} …\n'
@@ -379,7 +382,8 @@ class _Capture:
     def spool_note(self) -> str:
         if self.spooled == self.total:
             return ""
-        return f"output past {_size(DISK_CAP)} not kept ({_size(self.total - self.spooled)})"
+        lost = byte_size(self.total - self.spooled)
+        return f"output past {byte_size(DISK_CAP)} not kept ({lost})"
 
 
 def _from_char_start(data: bytes) -> bytes:
@@ -388,11 +392,3 @@ def _from_char_start(data: bytes) -> bytes:
     while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:
         start += 1
     return data[start:]
-
-
-def _size(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f} KB"
-    return f"{count / (1024 * 1024):.1f} MB"

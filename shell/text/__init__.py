@@ -85,6 +85,15 @@ def sentences(text: str) -> list[str]:
     return found
 
 
+def byte_size(count: int) -> str:
+    """A byte count for people: "512 B", "3.4 KiB", "1.2 MiB"."""
+    if count >= 1024 * 1024:
+        return f"{count / (1024 * 1024):.1f} MiB"
+    if count >= 1024:
+        return f"{count / 1024:.1f} KiB"
+    return f"{count} B"
+
+
 def counted(count: int, noun: str) -> str:
     """`count` and the noun, plural unless the count is one: "1 line", "3 lines"."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

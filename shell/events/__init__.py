@@ -78,6 +78,7 @@ from shell.events.sync import (
     FailureKind,
     SyncCloned,
     SyncConflict,
+    SyncEvent,
     SyncFailed,
     SyncFinished,
     SyncRecovered,
@@ -293,14 +294,7 @@ Event = (
     | FileEdited
     | McpServerChanged
     | ToolsListed
-    | SyncRemoteAdded
-    | SyncCloned
-    | SyncConflict
-    | SyncFinished
-    | SyncFailed
-    | SyncResolved
-    | SyncRecovered
-    | SyncStatusChanged
+    | SyncEvent
 )
 
 EVENT_TYPES: dict[str, type[BaseEvent]] = {cls.type: cls for cls in BaseEvent.__subclasses__()}

@@ -50,7 +50,7 @@ from shell.config import DreamSettings, Settings
 from shell.dreaming import Dreamer
 from shell.dreaming.signals import score, signals
 from shell.events import DeepSleepFinished, DreamProposed, DreamSweepFinished, Event
-from shell.memory.files import MemoryFiles
+from shell.memory.files.door import MemoryFiles
 from shell.memory.hit_log import Recall
 from shell.memory.paths import daily_note
 from shell.memory.service import RecallService

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.dream_year import JUNK, ONCE_QUESTION, PLANTED, Planted, filler_line
 from shell.memory.paths import daily_note
-from shell.memory.search_result import SearchHit
+from shell.memory.search.result import SearchHit
 from shell.memory.service import RecallService
 
 NOW = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)

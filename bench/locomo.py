@@ -41,8 +41,8 @@ from shell.memory.index.chunking import Chunk
 from shell.memory.index.embed import TOKENIZER_DIR, MiniLMEmbedder
 from shell.memory.index.memory_index import MemoryIndex
 from shell.memory.paths import daily_note
-from shell.memory.search import MemorySearch
-from shell.memory.windows import FileViews
+from shell.memory.search.pipeline import MemorySearch
+from shell.memory.search.windows import FileViews
 
 KS = (1, 5, 10)
 SYSTEMS = {

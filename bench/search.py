@@ -63,7 +63,7 @@ class InjectedEmbedder:
 def build_cairn(corpus: Corpus, directory: Path) -> Any:
     from shell.memory.index.chunking import make_chunk
     from shell.memory.index.memory_index import MemoryIndex
-    from shell.memory.search import MemorySearch
+    from shell.memory.search.pipeline import MemorySearch
 
     chunks = [
         make_chunk(

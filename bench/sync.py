@@ -31,10 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from shell.events.sync import SyncConflict, SyncFailed, SyncFinished
-from shell.memory.git import GitStore
+from shell.git.store import GitStore
 from shell.sync import SyncEngine, clone_workspace
-from shell.sync.prepare import ATTRIBUTES, ATTRIBUTES_FILE
-from shell.workspace import seed_workspace
+from shell.workspace import ATTRIBUTES, ATTRIBUTES_FILE, seed_workspace
 
 TARGET_RATIO = 1.5
 MARKERS = ("<<<<<<<", ">>>>>>>")

@@ -35,10 +35,10 @@ from typing import Any
 from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandOutput
-from shell.project.command import command_tool
-from shell.project.outputs import OutputStore
-from shell.project.root import ProjectRoot
-from shell.tools import CallContext, Tool
+from shell.tools.project.command import command_tool
+from shell.tools.project.outputs import OutputStore
+from shell.tools.project.root import ProjectRoot
+from shell.tools.toolbox import CallContext, Tool
 
 TARGET_SEARCH_RATIO = 1.5
 TARGET_RSS_GROWTH_MB = 50.0
@@ -125,7 +125,7 @@ def _searches(rg: str) -> list[tuple[str, dict[str, Any], list[str]]]:
 
 
 async def bench_search(files: int, runs: int) -> dict[str, Any]:
-    from shell.project.files import file_tools, find_rg
+    from shell.tools.project.files import file_tools, find_rg
 
     rg = find_rg()
     if rg is None:

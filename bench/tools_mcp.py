@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from shell.config import McpServerSettings
-from shell.mcp import McpHub
+from shell.tools.mcp import McpHub
 
 TARGET_OVERHEAD_MS = 20.0
 ARGUMENTS = {"timezone": "UTC"}

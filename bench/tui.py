@@ -52,7 +52,7 @@ from shell.config import DEMO_MODEL, Settings
 from shell.events import AssistantMessage, BaseEvent, TextDelta, TurnFinished, TurnStarted
 from shell.text.tokens import CONTEXT_ENCODING, count_tokens
 from widgets.app import CairnApp
-from widgets.reply import AssistantReply
+from widgets.cards.reply import AssistantReply
 
 MAX_LAG_S = 0.5
 """How far behind its schedule the rendered answer may fall and still keep up."""

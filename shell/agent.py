@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from shell import commands
-from shell.calls import ModelCall, ToolDone, run_tool_calls
-from shell.cancel import Cancellation, TurnLog
 from shell.config import Settings
 from shell.context.budget import ContextBudget, ContextWindow
 from shell.context.request import RequestBuilder
@@ -36,9 +34,11 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
 )
+from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
 from shell.lifecycle.reinject import startup_prelude
-from shell.memory.git import GitStore
+from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
+from shell.loop.cancel import Cancellation, TurnLog
 from shell.memory.service import RecallService
 from shell.memory.user_edit import commit_user_edit
 from shell.model import LLM, ModelError, ModelReply
@@ -47,8 +47,8 @@ from shell.session.record import SessionRecord
 from shell.session.views import ViewRecorder
 from shell.streams import merged
 from shell.sync.service import SyncService
-from shell.tools import Toolbox
-from shell.workbench import Workbench
+from shell.tools.toolbox import Toolbox
+from shell.tools.workbench import Workbench
 from shell.workspace import recovery_notices
 
 
@@ -178,7 +178,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         return self.workbench.answer(call_id, choice, reason)
 
     def cancel(self) -> bool:
-        """Ask the turn under way to stop at its next safe point (`shell.cancel`): it ends
+        """Ask the turn under way to stop at its next safe point (`shell.loop.cancel`): it ends
         with a `TurnCancelled` receipt. False when no turn is running."""
         return self._cancel.request()
 

@@ -12,9 +12,9 @@ from shell.context.counter import TokenCounter
 from shell.context.request import RequestBuilder
 from shell.demo import register as register_demo
 from shell.dreaming import Dreamer
+from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
+from shell.memory.files.door import MemoryFiles
 from shell.memory.service import RecallService
 from shell.memory.tools import memory_tools
 from shell.model import LLM
@@ -22,8 +22,8 @@ from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.store import SessionStore
 from shell.sync.service import SyncService
-from shell.tools import Toolbox
-from shell.workbench import Workbench
+from shell.tools.toolbox import Toolbox
+from shell.tools.workbench import Workbench
 from shell.workspace import init_workspace
 
 
@@ -44,7 +44,7 @@ def build_agent(
 
     `index_in_background`: see `Agent`; headless runs pass False, so they index only to search.
     `interactive`: a person can answer approvals (the TUI); headless runs pass False, so what
-    no allow rule covers is denied (`shell.approvals`).
+    no allow rule covers is denied (`shell.tools.approvals`).
     """
     git = init_workspace(settings)
     files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)

@@ -81,8 +81,8 @@ class DreamSettings:
 
 @dataclass(frozen=True)
 class ToolSettings:
-    """The project tools and their approvals (`shell.approvals`): the config's `[tools]` table,
-    `CAIRN_TOOLS_<NAME>`, and the flags `--yes` and `--allow`."""
+    """The project tools and their approvals (`shell.tools.approvals`): the config's `[tools]`
+    table, `CAIRN_TOOLS_<NAME>`, and the flags `--yes` and `--allow`."""
 
     approval: str = "ask"
     """"ask": calls that write or execute ask first (headless: denied without an allow rule);
@@ -148,7 +148,7 @@ class Settings:
     """Watch memory files and re-index edits made outside Cairn."""
     secrets: str = "redact"
     """A memory write holding a credential: "redact" it before the commit, "block" the write,
-    or "off" (`shell.memory.secrets`)."""
+    or "off" (`shell.secrets.detect`)."""
     recency_weight: float = 0.03
     """memory_search: the most recency adds to a hit's order (0 turns recency off)."""
     recency_half_life_days: float = 30.0

@@ -13,10 +13,14 @@ from typing import Literal
 from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event, Notice
 from shell.fsio import remove_stale_temp_files
-from shell.memory.git import GitStore
-from shell.sync.prepare import ATTRIBUTES
+from shell.git.store import GitStore
 from shell.text import shorten, trim_middle
 
+ATTRIBUTES_FILE = ".gitattributes"
+UNION_RULE = "memory/**/*.md merge=union"
+ATTRIBUTES = (
+    f"# Cairn: daily notes are append-only; a merge keeps the lines of both sides.\n{UNION_RULE}\n"
+)
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "MEMORY.md")
 BOOTSTRAP_SHARE = 4
 """The bootstrap files take at most 1/BOOTSTRAP_SHARE of the window."""

@@ -21,16 +21,16 @@ from shell.commands import parse as parse_command
 from shell.events import Error, Event, to_json
 from widgets.bridge import EventBridge
 from widgets.editor import edit_memory
-from widgets.git_log import machine_of
-from widgets.main_screen import MainScreen
 from widgets.messages import AgentEvent
 from widgets.palette import TUI_COMMAND_ACTIONS, CairnCommands
+from widgets.panes.git_log import machine_of
+from widgets.panes.side import SidePanes
+from widgets.panes.strip import SideStrip
 from widgets.prompt import Prompt
 from widgets.replay import ReplayAgent, with_history
-from widgets.side_panes import SidePanes
-from widgets.side_strip import SideStrip
+from widgets.screens.main import MainScreen
 from widgets.source import AgentPlan, AgentSource
-from widgets.status_bar import StatusBar
+from widgets.status.bar import StatusBar
 from widgets.terminal import TerminalApp
 from widgets.transcript import Transcript
 
@@ -330,13 +330,13 @@ class CairnApp(TerminalApp):
         if not previews:
             self.notify("Nothing waits for review. /dream runs a sweep.", timeout=3)
             return
-        from widgets.dream_review import DreamReview  # loaded when first opened
+        from widgets.screens.dream_review import DreamReview  # loaded when first opened
 
         await self.push_screen(DreamReview(previews))
 
     async def action_history(self, sha: str = "") -> None:
         """Memory history: commits, diffs, revert (F5, /history, a click on a write card)."""
-        from widgets.history_screen import HistoryScreen  # loaded when first opened
+        from widgets.screens.history import HistoryScreen  # loaded when first opened
 
         await self.push_screen(HistoryScreen((self._plan or self.agent).settings, select=sha))
 
@@ -344,7 +344,7 @@ class CairnApp(TerminalApp):
         """The open sync conflicts, each settled with one key (F6, a click on its block)."""
         if not self._has_agent():
             return
-        from widgets.conflict_screen import open_conflicts  # loaded when first opened
+        from widgets.screens.conflict import open_conflicts  # loaded when first opened
 
         await open_conflicts(self, file)
 

@@ -68,31 +68,31 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
 )
-from widgets.blocks import (
+from shell.sync.describe import sync_line
+from shell.text import short_sha
+from widgets.cards.blocks import (
     CompactionReceipt,
     ContextBlock,
     FlushBlock,
     MemoryWriteLine,
     ReinjectionBlock,
 )
-from widgets.dream_block import DreamBlock
+from widgets.cards.dream_block import DreamBlock
+from widgets.cards.sync_blocks import ConflictBlock, SyncBlock
+from widgets.cards.tools_block import ToolsBlock
 from widgets.format import (
     cancel_receipt,
     dropped_text,
     help_lines,
     mcp_notice,
-    short_sha,
-    sync_line,
     tokens,
 )
-from widgets.sync_blocks import ConflictBlock, SyncBlock
-from widgets.tools_block import ToolsBlock
 
 if TYPE_CHECKING:
-    from widgets.approval import Answer, ApprovalScreen
-    from widgets.side_panes import SidePanes
-    from widgets.side_strip import SideStrip
-    from widgets.status_bar import StatusBar
+    from widgets.panes.side import SidePanes
+    from widgets.panes.strip import SideStrip
+    from widgets.screens.approval import Answer, ApprovalScreen
+    from widgets.status.bar import StatusBar
     from widgets.transcript import Transcript
 
 
@@ -350,7 +350,7 @@ class EventBridge:
         """Open the approval modal for a call that waits now (never for one in the past)."""
         if self.answer is None or not self.live:
             return
-        from widgets.approval import ApprovalScreen  # loaded when first asked
+        from widgets.screens.approval import ApprovalScreen  # loaded when first asked
 
         screen = self._asking[event.call_id] = ApprovalScreen(event, self.answer)
         await self.transcript.app.push_screen(screen)

@@ -11,9 +11,10 @@
     cairn replay TRACE                            play a recorded trace back into the TUI
     cairn serve [--host H] [--port P]             the TUI in a browser, on 127.0.0.1:8000
     cairn tools [--json]                          the tools, their approvals, the MCP servers
-    cairn remote add URL | sync | init --remote URL   one memory on every machine (cli_sync.py)
-    cairn history [--json] [-n N]                 the memory's commits (widgets/cli_memory.py)
-    cairn revert SHA [--yes]                      undo one memory commit as a new commit
+    cairn remote add URL | sync | init --remote URL   one memory on every machine
+    (shell/headless/sync.py) cairn history [--json] [-n N]                 the memory's commits
+    (shell/headless/history.py) cairn revert SHA [--yes]                      undo one memory commit
+    as a new commit
 
 Errors print one clear line and exit non-zero; never a traceback. A reader that closes the
 pipe early (`cairn run … | head -1`) ends the command quietly with exit code 141.
@@ -31,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from shell.config import DEMO_MODEL, ConfigError, Settings, load_settings
+from shell.headless import sync as cli_sync
+from shell.headless import tools as cli_tools
 from shell.heavy_import import collector_paused
-from widgets import cli_sync, cli_tools
 
 EXIT_CLOSED_PIPE = 141
 """The exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for
@@ -223,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_tools.add_options(serve, inherit=True)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (warns if wider)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
-    from widgets.cli_memory import add_parsers
+    from shell.headless.history import add_parsers
 
     add_parsers(sub, _common)
     cli_tools.add_parser(sub)
@@ -271,7 +273,7 @@ def dispatch(args: argparse.Namespace) -> int:
             print(f"Workspace ready at {settings.workspace}")
             return 0
         case "run":
-            from shell.headless import run_headless
+            from shell.headless.run import run_headless
 
             return asyncio.run(
                 run_headless(
@@ -283,7 +285,7 @@ def dispatch(args: argparse.Namespace) -> int:
                 )
             )
         case "search":
-            from shell.headless import search_command
+            from shell.headless.run import search_command
 
             if args.k < 1 or args.k > 50:
                 raise ConfigError("-k must be between 1 and 50")
@@ -291,13 +293,13 @@ def dispatch(args: argparse.Namespace) -> int:
                 settings, " ".join(args.query), k=args.k, as_json=args.json, out=sys.stdout
             )
         case "index":
-            from shell.headless import index_command
+            from shell.headless.run import index_command
 
             action = "status" if args.status else "rebuild" if args.rebuild else "sync"
             return index_command(settings, action=action, out=sys.stdout)
         case "dream":
             from shell.dreaming import Decision
-            from shell.headless import dream_command
+            from shell.headless.run import dream_command
 
             decisions = [
                 *(Decision("accept", i, over_budget=args.over_budget) for i in args.apply),
@@ -318,11 +320,11 @@ def dispatch(args: argparse.Namespace) -> int:
                 )
             )
         case "history":
-            from widgets.cli_memory import history_command
+            from shell.headless.history import history_command
 
             return history_command(settings, limit=args.n, as_json=args.json, out=sys.stdout)
         case "revert":
-            from widgets.cli_memory import revert_command
+            from shell.headless.history import revert_command
 
             return revert_command(settings, args.sha, yes=args.yes, out=sys.stdout)
         case "tools":

@@ -8,21 +8,13 @@ from typing import Any
 
 from shell.events import (
     ContextReport,
-    Event,
     HelpShown,
     McpServerInfo,
-    SyncCloned,
-    SyncConflict,
-    SyncFailed,
-    SyncFinished,
-    SyncRecovered,
-    SyncRemoteAdded,
-    SyncResolved,
     SyncStatusChanged,
     TurnCancelled,
     TurnsDropped,
 )
-from shell.text import counted, shorten
+from shell.text import counted, short_sha, shorten
 
 
 def tokens(count: int) -> str:
@@ -52,10 +44,6 @@ def one_line(value: Any, limit: int = 80) -> str:
         text = str(value)
     text = " ".join(text.split())
     return shorten(text, limit)
-
-
-def short_sha(sha: str | None) -> str:
-    return (sha or "")[:7]
 
 
 def context_lines(report: ContextReport) -> list[str]:
@@ -156,35 +144,6 @@ def mcp_notice(server: McpServerInfo) -> tuple[str, str]:
             return f"mcp {server.name} failed{detail}; its tools are not offered", "warning"
         case _:
             return f"mcp {server.name} stopped{detail}; its tools are no longer offered", "warning"
-
-
-def sync_line(event: Event) -> str | None:
-    """One line for a sync event (`shell.sync`), as the transcript and `cairn sync` say it."""
-    match event:
-        case SyncRemoteAdded(url=url):
-            return f"remote set: {url}"
-        case SyncCloned(url=url, directory=directory, commits=commits):
-            return f"cloned {url} into {directory} ({counted(commits, 'commit')})"
-        case SyncFinished():
-            came = (
-                f"{counted(event.pulled_commits, 'commit')} in ({counted(event.files, 'file')}, "
-                f"+{counted(event.lines_added, 'line')})"
-                if event.pulled_commits
-                else "nothing new in"
-            )
-            conflicts = f"; {counted(len(event.conflicts), 'conflict')} to review" * bool(
-                event.conflicts
-            )
-            return f"synced: {came}, {counted(event.pushed_commits, 'commit')} out{conflicts}"
-        case SyncConflict(file=file, side_file=side):
-            return f"sync conflict in {file}: kept yours; the remote's version is in {side}"
-        case SyncFailed(kind=kind, message=message):
-            return f"sync failed ({kind}): {message}"
-        case SyncResolved(file=file, take=take, commit=commit):
-            return f"resolved {file}: took {take}" + (f" ({short_sha(commit)})" if commit else "")
-        case SyncRecovered(detail=detail):
-            return f"recovered an interrupted sync: {detail}"
-    return None
 
 
 def sync_state(event: SyncStatusChanged, now: datetime, *, short: bool = False) -> str:

@@ -28,7 +28,7 @@ from shell.events import (
     from_json,
 )
 from shell.memory.paths import note_date
-from widgets.git_log import GitLogSource
+from widgets.panes.git_log import GitLogSource
 
 if TYPE_CHECKING:
     from shell.dreaming import Decision, Preview

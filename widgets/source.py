@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from shell.events import ApprovalChoice, DreamTrigger, Event, Take
-from widgets.git_log import GitLogSource
+from widgets.panes.git_log import GitLogSource
 
 if TYPE_CHECKING:
     from shell.dreaming import Decision, Preview

@@ -24,13 +24,13 @@ from shell.events import (
     ToolCallStarted,
     ToolCallStopped,
 )
-from widgets.blocks import NoticeLine, UserMessage
-from widgets.tool_call import ToolCallCard
+from widgets.cards.blocks import NoticeLine, UserMessage
+from widgets.cards.tool_call import ToolCallCard
 
 if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
-    from widgets.reply import AssistantReply
+    from widgets.cards.reply import AssistantReply
 
 STREAM_INTERVAL_S = 1 / 20
 """Deltas that come closer together than this are written to the answer together: each write
@@ -152,7 +152,7 @@ class Transcript(VerticalScroll):
 
     async def append_text(self, delta: str) -> None:
         if self._stream is None:
-            from widgets.reply import AssistantReply  # loaded by the first answer
+            from widgets.cards.reply import AssistantReply  # loaded by the first answer
 
             self._reply = AssistantReply()
             await self.add_block(self._reply)
@@ -175,7 +175,7 @@ class Transcript(VerticalScroll):
         streamed = self._stream is not None
         await self._close_stream()
         if not streamed and full_text:
-            from widgets.reply import AssistantReply
+            from widgets.cards.reply import AssistantReply
 
             await self.add_block(AssistantReply(full_text))
 

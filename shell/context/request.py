@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from shell import prompts
 from shell.config import Settings
@@ -30,12 +30,19 @@ from shell.context.calibration import Calibration, CalibrationStore
 from shell.context.counter import TokenCounter
 from shell.events import BootstrapTruncated, ContextReport, UsageUpdated
 from shell.session.conversation import Conversation
-from shell.tools import Toolbox
 from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
 
 COMPACT_TOOLS_BELOW = 16_000
 """Below this window the tool schemas are compact: 851 → 339 tokens (at 2,048 tokens the full
 schemas took 42% of the window)."""
+
+
+class OfferedTools(Protocol):
+    """What a request needs of the session's toolbox (`shell.tools.toolbox.Toolbox`)."""
+
+    def schemas(self, *, compact: bool = False) -> list[dict[str, Any]]: ...
+
+    def offers(self, source: str) -> bool: ...
 
 
 class RequestBuilder:
@@ -44,7 +51,7 @@ class RequestBuilder:
         settings: Settings,
         *,
         counter: TokenCounter,
-        toolbox: Toolbox,
+        toolbox: OfferedTools,
         window: ContextWindow,
         conversation: Conversation,
         calibrations: CalibrationStore,
@@ -99,9 +106,8 @@ class RequestBuilder:
         return "\n\n".join(parts)
 
     def _project(self) -> Path | None:
-        """The project folder, when its tools are offered (`shell.workbench`)."""
-        offered = any(tool.source == "project" for tool in self.toolbox)
-        return self.settings.project if offered else None
+        """The project folder, when its tools are offered (`shell.tools.workbench`)."""
+        return self.settings.project if self.toolbox.offers("project") else None
 
     def request(self, messages: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """The messages of a call with `messages` (default: the conversation as it stands)."""

@@ -39,7 +39,7 @@ from shell.demo.messages import (
 from shell.demo.project import after_project_tools, is_project_request, project_turn
 from shell.demo.summary import summary_reply
 from shell.memory.paths import daily_note
-from shell.text import collapse, display_line, normalized, sentences
+from shell.text import collapse, display_line, normalized, sentences, short_sha
 from shell.text.small_talk import SmallTalk, small_talk
 from shell.text.stop_words import STOP_WORDS
 
@@ -331,7 +331,7 @@ def _append_confirmation(payload: dict[str, Any]) -> str:
     path = payload.get("path") or "memory"
     commit = payload.get("commit")
     if isinstance(commit, str) and commit:
-        return f"Noted — saved to {path} (commit {commit[:7]})."
+        return f"Noted — saved to {path} (commit {short_sha(commit)})."
     reason = payload.get("commitError") or "no commit was made"
     return f"Noted — saved to {path}, but not committed ({reason})."
 

@@ -12,8 +12,8 @@ through the memory index:
 What is never proposed is in `junk`. Proposals wait in a review queue (`state`, in
 `.cairn/dreams/`) and in DREAMS.md (`diary`); accepting one changes MEMORY.md by exactly its line
 (`review`), in its own commit. `Dreamer` (`dreamer`) is the whole of it for one workspace. This
-package reads memory and writes through `shell.memory.files`; it knows nothing of the agent loop,
-the lifecycle or the TUI.
+package reads memory and writes through `shell.memory.files.door`; it knows nothing of the agent
+loop, the lifecycle or the TUI.
 """
 
 from __future__ import annotations

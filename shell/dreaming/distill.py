@@ -120,7 +120,7 @@ class DistilCall:
         """The call's events (retries); asked with a response format first, and once more
         without one when the provider refuses it (llama-cpp-python answers a JSON-schema
         format with a 500)."""
-        from shell.calls import ModelCall
+        from shell.loop.calls import ModelCall
         from shell.model import ModelError
 
         if not self._asked:

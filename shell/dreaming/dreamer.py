@@ -42,15 +42,15 @@ from shell.events import (
     ProposalRejected,
 )
 from shell.fsio import LockBusy
-from shell.memory.file_types import Edit, WriteOutcome
-from shell.memory.files import CURATED_FILE, DIARY_FILE, MemoryFiles
+from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
+from shell.memory.files.values import Edit, WriteOutcome
 from shell.memory.hit_log import dreams_dir
 from shell.text import collapse, normalized, shorten
 from shell.workspace import SEEDS, bootstrap_budgets, memory_room
 
 if TYPE_CHECKING:
     from shell.dreaming.sweep import Plan
-    from shell.memory.git import GitStore
+    from shell.git.store import GitStore
     from shell.memory.service import RecallService
     from shell.model import LLM
 

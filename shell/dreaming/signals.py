@@ -29,7 +29,7 @@ from datetime import date, datetime
 
 from shell.events import Signals
 from shell.memory.hit_log import Recall
-from shell.memory.ranking import naming_words
+from shell.memory.search.ranking import naming_words
 
 FREQUENCY_FULL = 6
 DIVERSITY_FULL = 4

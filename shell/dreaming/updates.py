@@ -20,7 +20,7 @@ from shell.dreaming.junk import junk_kind, statement
 from shell.dreaming.notes import Notes, NoteUnit
 from shell.dreaming.signals import concepts
 from shell.memory.paths import CURATED_FILE
-from shell.memory.ranking import jaccard, word_tokens
+from shell.memory.search.ranking import jaccard, word_tokens
 from shell.text import normalized
 
 SIMILARITY = 0.45

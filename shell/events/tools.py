@@ -10,7 +10,7 @@ from shell.events.base import BaseEvent, frozen
 ToolRisk = Literal["read", "memory", "write", "execute"]
 """What a call may do: read, or write memory (both run freely: memory writes are committed and
 can be reverted), write project files, or execute (run a command, call an MCP server's tool);
-write and execute ask first (`shell.approvals`)."""
+write and execute ask first (`shell.tools.approvals`)."""
 ApprovalChoice = Literal["allow_once", "allow_session", "deny"]
 DecidedBy = Literal["user", "rule", "session", "yes", "headless", "cancel"]
 """Who decided: the user in the TUI; an allow rule of the config; an earlier "allow for this

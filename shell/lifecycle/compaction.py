@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
-from shell.calls import ModelCall
 from shell.context.counter import TokenCounter
 from shell.events import (
     CompactionFailed,
@@ -29,6 +28,7 @@ from shell.events import (
 from shell.lifecycle.rule_summary import answered, summarise
 from shell.lifecycle.summary_check import is_unavailable, quality_problems
 from shell.lifecycle.transcript import render_transcript
+from shell.loop.calls import ModelCall
 from shell.messages import content_text, is_summary_message, summary_message, summary_text
 from shell.text.small_talk import small_talk
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
-from shell.calls import ModelCall, ToolDone, run_tool_calls
 from shell.events import (
     Event,
     FlushEnding,
@@ -21,8 +20,9 @@ from shell.events import (
     FlushTrigger,
     MemoryWritten,
 )
+from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.text import shorten
-from shell.tools import Tool, Toolbox
+from shell.tools.toolbox import Tool, Toolbox
 
 if TYPE_CHECKING:
     from shell.model import LLM

@@ -34,7 +34,7 @@ from shell.lifecycle.flush import FlushOutcome, run_flush
 from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
 from shell.lifecycle.reinject import reinjection_block
 from shell.lifecycle.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
-from shell.memory.files import MemoryFiles
+from shell.memory.files.door import MemoryFiles
 from shell.memory.paths import daily_note
 from shell.memory.tools import pinned_append_tool
 from shell.messages import is_summary_message

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import difflib
 
-
-def split_lines(text: str) -> list[str]:
-    """Lines without their endings; a final newline does not start another line."""
-    if not text:
-        return []
-    lines = text.replace("\r\n", "\n").split("\n")
-    return lines[:-1] if lines[-1] == "" else lines
+from shell.text import split_lines
 
 
 def fit(lines: list[str], max_chars: int) -> tuple[list[str], bool]:

@@ -20,7 +20,7 @@ import re
 from datetime import date
 from pathlib import Path, PurePosixPath
 
-from shell.tools import ToolError
+from shell.tools.toolbox import ToolError
 
 _DATED_NOTE = re.compile(
     r"^memory/(?:[^/]+/)*(?P<date>\d{4}-\d{2}-\d{2})(?:-[^/]+)?\.md$", re.IGNORECASE

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 from shell.config import Settings
 from shell.events import Error, Event, IndexSyncProgress, SyncTrigger
-from shell.tools import Tool
+from shell.tools.toolbox import Tool
 
 if TYPE_CHECKING:
     from shell.memory.hit_log import HitLog
     from shell.memory.index.memory_index import MemoryIndex
     from shell.memory.index.watch import MemoryWatcher
-    from shell.memory.search import MemorySearch, SearchResult
+    from shell.memory.search.pipeline import MemorySearch, SearchResult
 
 
 OutsideEdits = Callable[[set[str]], Sequence[Event]]
@@ -61,7 +61,7 @@ class RecallService:
     @property
     def searcher(self) -> MemorySearch:
         if self._searcher is None:
-            from shell.memory.search import MemorySearch
+            from shell.memory.search.pipeline import MemorySearch
 
             self._searcher = MemorySearch(
                 self.index,
@@ -85,7 +85,7 @@ class RecallService:
         return self._hit_log
 
     def tool(self) -> Tool:
-        from shell.memory.search_tool import search_tool
+        from shell.memory.search.tool import search_tool
 
         return search_tool(_LazySearcher(self), before_search=self.before_search)
 

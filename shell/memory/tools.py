@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from shell.events import Event, WriteReason
-from shell.memory.file_types import ReadResult, WriteOutcome
-from shell.memory.files import MemoryFiles, MemoryPathError
+from shell.memory.files.door import MemoryFiles, MemoryPathError
+from shell.memory.files.values import ReadResult, WriteOutcome
 from shell.memory.paths import daily_note
-from shell.tools import CallContext, Tool, ToolError, ToolResult, json_result
+from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 
 MAX_GET_LINES = 2000
 

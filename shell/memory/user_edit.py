@@ -12,9 +12,9 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from shell.events import Event, Notice
-from shell.memory.files import MemoryFiles
+from shell.memory.files.door import MemoryFiles
 from shell.memory.service import RecallService
-from shell.tools import ToolError
+from shell.tools.toolbox import ToolError
 
 
 async def commit_user_edit(

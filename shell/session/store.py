@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from shell.fsio import write_atomically
-from shell.memory.secrets import redact_values
 from shell.messages import summary_message
+from shell.secrets.detect import redact_values
 from shell.session.record import SessionRecord
 from shell.session.views import ViewLog
 
@@ -115,7 +115,7 @@ class SessionStore:
 
         Entries: `{"kind": "message", "message": {...}}`, a `compaction_entry(...)`, or
         `{"kind": "event", ...}` (ignored when rebuilding messages). Secrets in it are redacted
-        (`shell.memory.secrets.redact_values`): nothing detected as one is written to disk.
+        (`shell.secrets.detect.redact_values`): nothing detected as one is written to disk.
         """
         path = self._transcript_path(session_id)
         self.folder.mkdir(parents=True, exist_ok=True)

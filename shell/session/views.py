@@ -17,7 +17,7 @@ in the core (`ViewRecorder`), so headless runs leave the same log.
 - The log is bounded: past `MAX_BYTES` it is rewritten with only its newer half (cut at a turn
   boundary), after a notice that earlier turns are not shown and the last compaction receipt of
   the cut part, so the compaction counter stays right.
-- Nothing detected as a secret is written (`shell.memory.secrets.redacted_json`, as for the
+- Nothing detected as a secret is written (`shell.secrets.detect.redacted_json`, as for the
   session file and a trace): a resumed view shows a secret the user typed redacted.
 """
 
@@ -47,7 +47,7 @@ from shell.events import (
     to_json,
 )
 from shell.fsio import write_atomically
-from shell.memory.secrets import redacted_json
+from shell.secrets.detect import redacted_json
 
 MAX_BYTES = 1024 * 1024
 """A log larger than this keeps only its newer half (a demo turn takes 2–4 KB: a few hundred

@@ -10,9 +10,9 @@ cleanup after a kill and the resolving of conflicts in repair.py, the persisted 
 
 from __future__ import annotations
 
+from shell.git.runner import redact_url
 from shell.sync.clone import clone_workspace
 from shell.sync.engine import SyncEngine
-from shell.sync.gitcmd import redact_url
 from shell.sync.state import Backoff, SyncStatus
 
 __all__ = ["Backoff", "SyncEngine", "SyncStatus", "clone_workspace", "redact_url"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shell.events.sync import SyncCloned, SyncEvent, SyncFailed
-from shell.sync.gitcmd import Git, GitFailure, redact_url
+from shell.git.runner import Git, GitFailure, redact_url
 from shell.sync.prepare import ensure_ignored
 from shell.sync.state import SavedState, save_state
 

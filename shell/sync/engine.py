@@ -3,7 +3,7 @@
 `SyncEngine.sync()` fetches the remote, merges it (`shell.sync.merge`: daily notes as a union
 of lines, curated files cleanly or not at all), scans what would leave for secrets, and pushes;
 a push that loses a race fetches, merges and tries again. Every step that touches the tree or
-HEAD holds the repository's commit lock (`shell.memory.git._commit_lock_for`), so a memory write
+HEAD holds the repository's commit lock (`shell.git.store._commit_lock_for`), so a memory write
 never interleaves with a merge; the network waits happen outside it. Failures are values: a
 `SyncFailed` event of a kind the caller can act on (`offline` → retry with `Backoff`).
 
@@ -24,12 +24,12 @@ from shell.events.sync import (
     SyncRemoteAdded,
     Take,
 )
-from shell.memory.git import _commit_lock_for
-from shell.sync.gitcmd import Git, GitFailure, classify, one_line, redact_url
+from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
+from shell.git.store import _commit_lock_for
+from shell.secrets.push_scan import describe_findings, scan_outgoing
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
 from shell.sync.repair import recover_repository, resolve_conflict
-from shell.sync.secrets_check import describe_findings, scan_outgoing
 from shell.sync.state import (
     ConflictRecord,
     SavedState,

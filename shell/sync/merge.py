@@ -25,8 +25,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shell.git.runner import Git
 from shell.memory.paths import in_memory_tree
-from shell.sync.gitcmd import Git
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _ZERO = "0" * 40

@@ -12,13 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from shell.fsio import write_atomically
-from shell.sync.gitcmd import Git
+from shell.git.runner import Git
+from shell.workspace import ATTRIBUTES, ATTRIBUTES_FILE, UNION_RULE
 
-ATTRIBUTES_FILE = ".gitattributes"
-UNION_RULE = "memory/**/*.md merge=union"
-ATTRIBUTES = (
-    f"# Cairn: daily notes are append-only; a merge keeps the lines of both sides.\n{UNION_RULE}\n"
-)
 TRACKED = ("MEMORY.md", "AGENTS.md", "SOUL.md", "DREAMS.md", "memory")
 """The paths whose uncommitted edits a sync commits first."""
 OUTSIDE_EDIT = "edit made outside Cairn, committed before a sync"

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shell.git.runner import Git, GitFailure, classify, one_line
 from shell.memory.paths import is_memory_file
-from shell.sync.gitcmd import Git, GitFailure, classify, one_line
 from shell.sync.merge import Conflict, build_merge
 from shell.sync.state import SYNC_DIR
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from shell.events.sync import SyncEvent, SyncFailed, SyncRecovered, SyncResolved, Take
 from shell.fsio import write_atomically
-from shell.sync.gitcmd import Git, GitFailure
+from shell.git.runner import Git, GitFailure
 from shell.sync.prepare import commit_files
 from shell.sync.pull import INCOMING, JOURNAL
 from shell.sync.state import close_conflict, find_conflict

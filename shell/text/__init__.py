@@ -27,6 +27,19 @@ HEAD_SHARE, TAIL_SHARE = 0.70, 0.20
 """What `trim_middle` keeps of its limit: OpenClaw's bootstrap rule, the marker in the rest."""
 
 
+def short_sha(sha: str | None) -> str:
+    """A commit's short name, as every front end shows it."""
+    return (sha or "")[:7]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings (`\\n` or `\\r\\n`); a final newline starts no line."""
+    if not text:
+        return []
+    lines = text.replace("\r\n", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
 def shorten(text: str, limit: int, marker: str = ELLIPSIS) -> str:
     """`text` unchanged when it has at most `limit` characters, else its head and `marker`,
     `limit` characters in all: with "…", the first `limit - 1` characters ("…" alone when

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
+from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles
 from tests.core.index_helpers import CountingEmbedder, daily
 from tests.fakes.openai_server import FakeOpenAI, fake_openai_server
 

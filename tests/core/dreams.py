@@ -11,9 +11,9 @@ from typing import Any
 from shell.config import DEMO_MODEL, DreamSettings, Settings
 from shell.dreaming import Dreamer
 from shell.events import Event
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
-from shell.memory.search_result import SearchHit
+from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles
+from shell.memory.search.result import SearchHit
 from shell.memory.service import RecallService
 from shell.model import LLM
 from shell.workspace import init_workspace

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shell.memory.search import SearchResult
+from shell.memory.search.pipeline import SearchResult
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -53,7 +53,7 @@ async def test_mid_turn_tool_results_past_both_thresholds_flush_before_compactin
         await collect(agent.submit(f"small talk {i}"))
     big = "\n".join(f"line {n}: the quick brown fox jumps over the lazy dog" for n in range(300))
     (settings.workspace / "memory" / "2026-11-01.md").write_text(big)
-    # One result takes at most an eighth of the window (`shell.project.cutting`): six reads of
+    # One result takes at most an eighth of the window (`shell.tools.fitting`): six reads of
     # 40 lines each carry the prompt past both thresholds in one round.
     reads = [
         (

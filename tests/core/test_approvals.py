@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from shell.approvals import Approvals, matching_rule
 from shell.config import ToolSettings
 from shell.events import ApprovalDecided, ApprovalRequested, Event
-from shell.tools import CallContext, CallPreview, Tool, Toolbox, ToolResult
+from shell.tools.approvals import Approvals, matching_rule
+from shell.tools.toolbox import CallContext, CallPreview, Tool, Toolbox, ToolResult
 
 
 def command_tool(ran: list[str]) -> Tool:

@@ -16,7 +16,7 @@ import git
 
 from shell import events as ev
 from shell.config import Settings
-from shell.memory.git import _commit_lock_for
+from shell.git.store import _commit_lock_for
 from tests.core.agent_helpers import of, started
 from tests.fakes.openai_script import Fault, Reply
 from tests.fakes.openai_server import FakeOpenAI

@@ -12,7 +12,7 @@ import pytest
 from shell import commands
 from shell import events as ev
 from shell.config import DEMO_MODEL, Settings
-from shell.headless import run_headless
+from shell.headless.run import run_headless
 from tests.conftest import Clock
 from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply

@@ -54,7 +54,7 @@ async def test_no_hits_means_the_brain_says_it_found_nothing(litellm: Any) -> No
 
 def search_payload(*snippets: tuple[str, int], nothing_relevant: bool = False) -> str:
     """What the real memory_search tool returns, built with its own result types."""
-    from shell.memory.search import SearchHit, SearchResult
+    from shell.memory.search.pipeline import SearchHit, SearchResult
 
     hits = [
         SearchHit(

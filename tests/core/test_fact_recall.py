@@ -11,8 +11,8 @@ import pytest
 from shell.config import load_settings
 from shell.memory.index.embed import MiniLMEmbedder
 from shell.memory.index.memory_index import MemoryIndex
-from shell.memory.ranking import asks_only_about_time
-from shell.memory.search import MemorySearch
+from shell.memory.search.pipeline import MemorySearch
+from shell.memory.search.ranking import asks_only_about_time
 from shell.workspace import SEEDS
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

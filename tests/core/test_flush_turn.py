@@ -13,12 +13,12 @@ import pytest
 
 from shell import prompts
 from shell.events import FlushFinished, FlushStarted, MemoryWritten, TextDelta, ToolCallFinished
+from shell.git.store import GitStore
 from shell.lifecycle.flush import FlushOutcome, run_flush
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
+from shell.memory.files.door import MemoryFiles
 from shell.memory.tools import pinned_append_tool
 from shell.model import LLM
-from shell.tools import Tool
+from shell.tools.toolbox import Tool
 from tests.fakes.openai_script import Fault, Reply
 from tests.fakes.openai_server import FakeOpenAI, fake_openai_server
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from shell.build import build_agent
 from shell.config import Settings
-from shell.tools import Toolbox
+from shell.tools.toolbox import Toolbox
 from shell.workspace import init_workspace
 
 HOSTILE_PATHS = [

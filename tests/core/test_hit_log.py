@@ -16,7 +16,7 @@ from shell.memory.hit_log import (
     dreams_dir,
     query_hash,
 )
-from shell.memory.search import SearchHit
+from shell.memory.search.pipeline import SearchHit
 
 START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

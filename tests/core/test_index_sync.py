@@ -225,7 +225,7 @@ async def test_watcher_awaits_an_async_callback(notes: Path) -> None:
 def test_invalid_utf8_binary_and_enormous_lines_are_indexed_safely(
     notes: Path, embedder: CountingEmbedder
 ) -> None:
-    from shell.memory.search import MemorySearch
+    from shell.memory.search.pipeline import MemorySearch
 
     memory = notes / "memory"
     (memory / "2026-11-20.md").write_bytes(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from shell.memory.files import MemoryFiles, MemoryPathError
-from shell.memory.git import GitStore
-from shell.tools import ToolError
+from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles, MemoryPathError
+from shell.tools.toolbox import ToolError
 
 # --- confinement ---------------------------------------------------------------------------
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import git
 import pytest
 
-from shell.memory.file_types import MemoryWriteError
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
+from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles
+from shell.memory.files.values import MemoryWriteError
 from tests.core.conftest import FIXED
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -196,8 +196,8 @@ def test_two_threads_with_separate_doors_lose_no_append(memory_root: Path) -> No
 def test_another_process_appending_at_the_same_time_loses_nothing(memory_root: Path) -> None:
     script = (
         "import sys; from pathlib import Path\n"
-        "from shell.memory.files import MemoryFiles\n"
-        "from shell.memory.git import GitStore\n"
+        "from shell.memory.files.door import MemoryFiles\n"
+        "from shell.git.store import GitStore\n"
         "root = Path(sys.argv[1]); files = MemoryFiles(root, GitStore(root))\n"
         "for n in range(30): files.append('memory/shared.md', f'- child {n}', reason='tool')\n"
     )

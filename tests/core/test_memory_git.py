@@ -11,8 +11,8 @@ import git
 import pytest
 
 from shell.events import GitLockCleared
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
+from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles
 
 FIXED = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 

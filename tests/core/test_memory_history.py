@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from shell.config import Settings
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
-from shell.memory.history import MemoryHistory, commit_kind
+from shell.git.history import MemoryHistory, commit_kind
+from shell.git.store import GitStore
+from shell.headless.history import revert_command
+from shell.memory.files.door import MemoryFiles
 from widgets.cli import build_parser, dispatch
-from widgets.cli_memory import revert_command
 
 
 @pytest.fixture

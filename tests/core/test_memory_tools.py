@@ -13,10 +13,10 @@ import git
 import pytest
 
 from shell.events import GitLockCleared, MemoryWritten
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
+from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles
 from shell.memory.tools import memory_tools, pinned_append_tool
-from shell.tools import Tool, Toolbox, ToolResult
+from shell.tools.toolbox import Tool, Toolbox, ToolResult
 
 FIXED = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 

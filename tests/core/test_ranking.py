@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import pytest
 
 from shell.memory.paths import note_date
-from shell.memory.ranking import (
+from shell.memory.search.ranking import (
     blend,
     citation,
     decay_factor,

@@ -13,8 +13,8 @@ from shell.events import SearchPerformed
 from shell.memory.hit_log import HitLog, dreams_dir
 from shell.memory.index.embed import MiniLMEmbedder
 from shell.memory.index.memory_index import MemoryIndex
-from shell.memory.search import NOTHING_RELEVANT, MemorySearch, SearchError
-from shell.memory.search_tool import search_tool
+from shell.memory.search.pipeline import NOTHING_RELEVANT, MemorySearch, SearchError
+from shell.memory.search.tool import search_tool
 from tests.core.search_helpers import NOW, paths, write_notes
 
 NOTES = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shell.memory.index.memory_index import MemoryIndex
-from shell.memory.search import MemorySearch
+from shell.memory.search.pipeline import MemorySearch
 from tests.core.search_helpers import NOW, paths, write_notes
 
 
@@ -53,7 +53,7 @@ def test_the_candidate_pool_does_not_shrink_with_max_results(tmp_path: Path) -> 
 def test_a_keyword_match_past_the_vector_pool_keeps_its_cosine(tmp_path: Path) -> None:
     """A unit the vector leg did not return still has a cosine. Counted as 0, the one note that
     names "zephyr" got relevance 0.3·bm25 alone, under min_score, and the search abstained."""
-    from shell.memory.search import CANDIDATE_POOL
+    from shell.memory.search.pipeline import CANDIDATE_POOL
 
     fillers = CANDIDATE_POOL + 20
     cosines = [*[0.49 - 0.04 * i / (fillers - 1) for i in range(fillers)], 0.42]

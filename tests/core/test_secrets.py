@@ -9,11 +9,11 @@ import git
 import pytest
 
 from shell.events import SecretsRedacted
-from shell.memory.file_types import MemoryWriteError
-from shell.memory.files import MemoryFiles
-from shell.memory.git import GitStore
-from shell.memory.secrets import redact
+from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles
+from shell.memory.files.values import MemoryWriteError
 from shell.memory.tools import memory_tools
+from shell.secrets.detect import redact
 
 # Each planted value is fake, in the shape of its kind.
 PLANTED = {

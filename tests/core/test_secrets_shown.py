@@ -12,8 +12,8 @@ from pathlib import Path
 
 from shell import events as ev
 from shell.config import Settings
-from shell.headless import EventSink
-from shell.memory.secrets import redact_values
+from shell.headless.run import EventSink
+from shell.secrets.detect import redact_values
 from tests.core.agent_helpers import collect, of, started
 
 PASSWORD = "s3cr3tP4ss"

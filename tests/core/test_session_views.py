@@ -9,7 +9,7 @@ from pathlib import Path
 from shell import events as ev
 from shell.build import build_agent
 from shell.config import Settings
-from shell.headless import run_headless
+from shell.headless.run import run_headless
 from shell.session.views import CUT_NOTICE, ViewLog
 from tests.core.agent_helpers import collect, of, started
 

@@ -4,8 +4,8 @@ from datetime import date
 
 import pytest
 
-from shell.memory.timeframe import TimeFrame, in_frame, time_frame
-from shell.memory.timeframe_spans import (
+from shell.memory.search.timeframe import TimeFrame, in_frame, time_frame
+from shell.memory.search.timeframe_spans import (
     nearest_day,
     part_of,
     recent_weekday,

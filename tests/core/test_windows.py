@@ -14,7 +14,7 @@ from shell.memory.index.coherence import (
     with_follows,
     without_headings,
 )
-from shell.memory.windows import FileViews, grow_window
+from shell.memory.search.windows import FileViews, grow_window
 
 NOTE = """\
 ## Garden

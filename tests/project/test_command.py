@@ -14,16 +14,16 @@ import pytest
 from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandFinished, CommandOutput
-from shell.project.command import (
+from shell.tools.project.command import (
     EMIT_BYTES,
     HEAD_BYTES,
     TAIL_BYTES,
     command_environment,
     command_tool,
 )
-from shell.project.outputs import OutputStore
-from shell.project.root import ProjectRoot
-from shell.tools import CallContext, Tool, ToolResult
+from shell.tools.project.outputs import OutputStore
+from shell.tools.project.root import ProjectRoot
+from shell.tools.toolbox import CallContext, Tool, ToolResult
 
 ENVIRON = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent"}
 

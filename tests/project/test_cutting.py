@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from shell.project.cutting import fit_result, result_budget
-from shell.project.outputs import OutputStore
-from shell.tools import ToolResult
+from shell.tools.fitting import fit_result, result_budget
+from shell.tools.project.outputs import OutputStore
+from shell.tools.toolbox import ToolResult
 
 
 def test_a_small_result_passes_untouched(tmp_path: Path) -> None:

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shell.events import FileEdited
-from shell.project.files import file_tools
-from shell.project.outputs import OutputStore
-from shell.project.root import ProjectRoot
-from shell.tools import CallContext, Tool, Toolbox, ToolError, ToolResult
+from shell.tools.project.files import file_tools
+from shell.tools.project.outputs import OutputStore
+from shell.tools.project.root import ProjectRoot
+from shell.tools.toolbox import CallContext, Tool, Toolbox, ToolError, ToolResult
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ import pytest
 
 from shell.config import McpServerSettings
 from shell.events import McpServerChanged
-from shell.mcp import McpHub
-from shell.tools import CallContext, Tool
+from shell.tools.mcp import McpHub
+from shell.tools.toolbox import CallContext, Tool
 
 BIN = Path(sys.executable).parent
 FAKE = str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")
@@ -282,7 +282,7 @@ async def test_aclose_leaves_no_child_process(tmp_path: Path) -> None:
 
 
 def test_odd_names_and_schemas_are_made_valid() -> None:
-    from shell.mcp.tools import object_schema, tool_name
+    from shell.tools.mcp.tools import object_schema, tool_name
 
     taken: set[str] = set()
     first = tool_name("my server", "do.it/now", taken)

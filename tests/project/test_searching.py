@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from shell.project.files import file_tools, find_rg
-from shell.project.outputs import OutputStore
-from shell.project.root import ProjectRoot
-from shell.tools import CallContext, Tool, ToolResult
+from shell.tools.project.files import file_tools, find_rg
+from shell.tools.project.outputs import OutputStore
+from shell.tools.project.root import ProjectRoot
+from shell.tools.toolbox import CallContext, Tool, ToolResult
 
 
 @pytest.fixture(params=["rg", "fallback"])

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shell.memory.git import GitStore
+from shell.git.store import GitStore
 from shell.sync import SyncEngine
-from shell.sync.prepare import ATTRIBUTES, ATTRIBUTES_FILE
-from shell.workspace import seed_workspace
+from shell.workspace import ATTRIBUTES, ATTRIBUTES_FILE, seed_workspace
 from tests.conftest import Clock
 
 DAY = "memory/2026-11-30.md"

@@ -30,9 +30,9 @@ from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import SIZE, painted
 from tests.ui.scenarios import QUICK, QUICK_ANSWER, SLOW, blocking_agent
 from widgets.app import CairnApp
-from widgets.blocks import NoticeLine, UserMessage
+from widgets.cards.blocks import NoticeLine, UserMessage
+from widgets.cards.reply import AssistantReply
 from widgets.messages import AgentEvent
-from widgets.reply import AssistantReply
 from widgets.source import AgentPlan, AgentSource
 
 

@@ -32,7 +32,7 @@ from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import ASKED, CHAT, DAILY, SIZE, TOLD, painted
 from tests.ui.scenarios import BUDGET, gate, usage
 from widgets.app import CairnApp
-from widgets.blocks import CompactionReceipt, ContextBlock
+from widgets.cards.blocks import CompactionReceipt, ContextBlock
 
 
 async def test_gate_decisions_appear_in_the_gate_log(demo_app: MakeApp) -> None:

@@ -20,10 +20,10 @@ from tests.ui.conftest import MakeApp, send, started
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
-from widgets.blocks import MemoryWriteLine
-from widgets.memory_panes import MemoryFilePane
-from widgets.reply import AssistantReply
-from widgets.tool_call import ToolCallCard
+from widgets.cards.blocks import MemoryWriteLine
+from widgets.cards.reply import AssistantReply
+from widgets.cards.tool_call import ToolCallCard
+from widgets.panes.memory import MemoryFilePane
 
 
 async def test_search_card_shows_query_mode_and_scores(demo_app: MakeApp) -> None:

@@ -19,11 +19,11 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.ui.conftest import Ticks, settle, started
 from tests.ui.pilot_helpers import SIZE
 from widgets.app import CairnApp
-from widgets.approval import ApprovalScreen
-from widgets.diff_view import DiffView
+from widgets.cards.diff_view import DiffView
+from widgets.cards.tool_call import ToolCallCard
+from widgets.cards.tools_block import ToolsBlock
 from widgets.prompt import Prompt
-from widgets.tool_call import ToolCallCard
-from widgets.tools_block import ToolsBlock
+from widgets.screens.approval import ApprovalScreen
 
 ECHO = json.dumps({"command": "echo hi"})
 

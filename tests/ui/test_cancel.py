@@ -9,14 +9,14 @@ from pathlib import Path
 import git
 
 from shell import events as ev
-from shell.memory.git import _commit_lock_for
+from shell.git.store import _commit_lock_for
 from tests.ui.conftest import MakeApp, send, settle, started, until
 from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import DAILY, SIZE
 from widgets.app import CairnApp
-from widgets.blocks import MemoryWriteLine, NoticeLine
-from widgets.reply import AssistantReply
-from widgets.tool_call import ToolCallCard
+from widgets.cards.blocks import MemoryWriteLine, NoticeLine
+from widgets.cards.reply import AssistantReply
+from widgets.cards.tool_call import ToolCallCard
 
 TOLD = "remember that locker 0.2 holds the spare keys"
 

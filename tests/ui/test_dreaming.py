@@ -14,9 +14,9 @@ from shell.config import DreamSettings
 from tests.conftest import FIXED_NOW
 from tests.ui.conftest import MakeApp, send, settle, started, until
 from widgets.app import CairnApp
-from widgets.dream_block import DreamBlock
-from widgets.dream_review import DreamReview
-from widgets.memory_panes import MemoryFilePane
+from widgets.cards.dream_block import DreamBlock
+from widgets.panes.memory import MemoryFilePane
+from widgets.screens.dream_review import DreamReview
 
 TODAY = FIXED_NOW.date().isoformat()
 QUESTIONS = [

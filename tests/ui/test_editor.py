@@ -11,11 +11,11 @@ import pytest
 from textual.widgets import TabbedContent
 
 from shell.agent import Agent
-from shell.memory.files import USER_EDIT
+from shell.memory.files.door import USER_EDIT
 from tests.ui.conftest import MakeApp, started, until
 from tests.ui.pilot_helpers import DAILY, SIZE
 from widgets.app import CairnApp
-from widgets.blocks import MemoryWriteLine, NoticeLine
+from widgets.cards.blocks import MemoryWriteLine, NoticeLine
 from widgets.editor import editor_command
 
 APPEND = "#!/bin/sh\necho '- the staging database moved to pg-9.internal' >> \"$1\"\n"

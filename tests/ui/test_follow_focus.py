@@ -24,7 +24,7 @@ from tests.ui.conftest import send, settle, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import SIZE
 from widgets.app import CairnApp
-from widgets.blocks import CompactionReceipt
+from widgets.cards.blocks import CompactionReceipt
 from widgets.transcript import FollowMark
 
 

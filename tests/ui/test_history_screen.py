@@ -9,15 +9,15 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from shell.events import SearchHit
-from shell.memory.history import MemoryHistory
+from shell.git.history import MemoryHistory
 from tests.ui.conftest import MakeApp, send, started, until
 from tests.ui.pilot_helpers import DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
-from widgets.blocks import MemoryWriteLine
-from widgets.history_screen import HistoryScreen
-from widgets.memory_panes import MemoryFilePane
+from widgets.cards.blocks import MemoryWriteLine
+from widgets.cards.tool_call import ToolCallCard
+from widgets.panes.memory import MemoryFilePane
 from widgets.prompt import Prompt
-from widgets.tool_call import ToolCallCard
+from widgets.screens.history import HistoryScreen
 
 FACT = "heron"
 QUERY = "what is the staging database called?"

@@ -8,7 +8,7 @@ from itertools import pairwise
 
 from tests.ui.conftest import MakeApp, send, started
 from tests.ui.pilot_helpers import painted
-from widgets.lookahead import countdown, growth_per_turn, spark_cells, turns_until
+from widgets.status.lookahead import countdown, growth_per_turn, spark_cells, turns_until
 
 CHAT = (
     "My sister lives in Tromsø.",

@@ -17,11 +17,11 @@ from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import DAILY, SIZE, TOLD, painted
 from tests.ui.scenarios import usage
 from widgets.app import CairnApp
-from widgets.blocks import CompactionReceipt
-from widgets.memory_panes import MemoryFilePane, written_lines
+from widgets.cards.blocks import CompactionReceipt
+from widgets.cards.tool_call import ToolCallCard
 from widgets.palette import TUI_COMMAND_ACTIONS, palette_commands
-from widgets.side_strip import SideStrip
-from widgets.tool_call import ToolCallCard
+from widgets.panes.memory import MemoryFilePane, written_lines
+from widgets.panes.strip import SideStrip
 
 NARROW = (80, 24)
 LONG_TOLD = "remember that the quarterly planning meeting with the whole team is on the 1st"

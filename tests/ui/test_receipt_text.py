@@ -9,7 +9,7 @@ from textual.widgets._markdown import MarkdownH2
 
 from tests.ui.conftest import MakeApp, send, settle, started
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD
-from widgets.blocks import CompactionReceipt
+from widgets.cards.blocks import CompactionReceipt
 
 CHAT = (
     "My sister lives in Tromsø.",

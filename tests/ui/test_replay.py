@@ -10,7 +10,7 @@ import pytest
 from shell.events import from_json
 from tests.ui.conftest import MakeApp, send, settle, started
 from widgets.app import CairnApp
-from widgets.blocks import UserMessage
+from widgets.cards.blocks import UserMessage
 from widgets.messages import AgentEvent
 from widgets.replay import ReplayAgent, load_trace, replay_app, split_turns
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.ui.conftest import MakeApp, send, started
 from tests.ui.pilot_helpers import SIZE
-from widgets.blocks import NoticeLine, UserMessage
+from widgets.cards.blocks import NoticeLine, UserMessage
 
 
 async def test_help_lists_the_commands_with_their_keys(demo_app: MakeApp) -> None:

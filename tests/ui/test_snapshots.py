@@ -10,11 +10,11 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from shell.headless import run_headless
+from shell.headless.run import run_headless
 from tests.ui.conftest import MakeApp, demo_settings, send, settle, started, until
 from tests.ui.pilot_helpers import ASKED, CHAT, TOLD
 from widgets.app import CairnApp
-from widgets.dream_review import DreamReview
+from widgets.screens.dream_review import DreamReview
 
 SnapCompare = Callable[..., bool]
 

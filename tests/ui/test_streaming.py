@@ -11,7 +11,7 @@ from tests.ui.conftest import settle, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import SIZE
 from widgets.app import CairnApp
-from widgets.reply import AssistantReply
+from widgets.cards.reply import AssistantReply
 from widgets.transcript import STREAM_INTERVAL_S
 
 WORDS = [f"- item {n}\n" for n in range(200)]

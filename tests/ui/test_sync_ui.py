@@ -8,17 +8,17 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from shell.events import SyncStatusChanged
-from shell.memory.git import GitStore
+from shell.git.store import GitStore
 from shell.sync import SyncEngine, clone_workspace
 from tests.conftest import Clock
 from tests.sync.conftest import Machine, has_markers, make_bare
 from tests.ui.conftest import MakeApp, send, started, until
 from tests.ui.pilot_helpers import DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
-from widgets.blocks import NoticeLine
-from widgets.conflict_screen import ConflictScreen
-from widgets.git_log import commit_lines
-from widgets.sync_blocks import ConflictBlock, SyncBlock
+from widgets.cards.blocks import NoticeLine
+from widgets.cards.sync_blocks import ConflictBlock, SyncBlock
+from widgets.panes.git_log import commit_lines
+from widgets.screens.conflict import ConflictScreen
 
 MEMORY = "MEMORY.md"
 CURATED = "# MEMORY.md\n\n## Preferences\n- tea, not coffee\n\n## Projects\n- cairn\n"

@@ -28,13 +28,13 @@ from tests.ui.conftest import send, settle, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import SIZE, painted
 from widgets.app import CairnApp
-from widgets.approval import ApprovalScreen
-from widgets.blocks import NoticeLine
-from widgets.diff_view import DiffView
+from widgets.cards.blocks import NoticeLine
+from widgets.cards.diff_view import DiffView
+from widgets.cards.tool_call import ToolCallCard
+from widgets.cards.tool_parts import TAIL_LINES
+from widgets.cards.tools_block import ToolsBlock
 from widgets.prompt import Prompt
-from widgets.tool_call import ToolCallCard
-from widgets.tool_parts import TAIL_LINES
-from widgets.tools_block import ToolsBlock
+from widgets.screens.approval import ApprovalScreen
 
 
 def header(card: ToolCallCard) -> str:

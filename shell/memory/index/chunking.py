@@ -9,7 +9,7 @@ line boundaries; a line longer than that is cut into segments that keep its line
 Each unit also carries the tail of the unit before it as `context`. The keyword leg searches
 `context + text`, so a dialogue turn like "Yes, it was yesterday" is still found by the words of
 the turn it answers; the vector is made from the unit's own text. The context a hit is *shown*
-with is built at search time (see `shell.memory.windows`). Line numbers are 1-based.
+with is built at search time (see `shell.memory.search.windows`). Line numbers are 1-based.
 """
 
 from __future__ import annotations

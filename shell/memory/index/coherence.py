@@ -1,8 +1,9 @@
 """How alike neighbouring units are: the one measure that decides which units belong together.
 
-The writer measures it once per sync (`Chunk.follows`). A cited window (`shell.memory.windows`)
-grows only into neighbours that continue its topic, and the keyword leg finds a unit through the
-words of the unit before it only when it continues that unit (`MemoryIndex.keyword_candidates`).
+The writer measures it once per sync (`Chunk.follows`). A cited window
+(`shell.memory.search.windows`) grows only into neighbours that continue its topic, and the keyword
+leg finds a unit through the words of the unit before it only when it continues that unit
+(`MemoryIndex.keyword_candidates`).
 """
 
 from __future__ import annotations

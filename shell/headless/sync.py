@@ -1,0 +1,94 @@
+"""One memory on every machine, from the shell (`shell.sync`).
+
+    cairn remote add URL                 sync this workspace with URL (histories merged)
+    cairn sync [--json]                  pull, then push
+    cairn sync --resolve FILE --take local|remote|both
+                                         settle a conflict the last sync left for review
+    cairn init --remote URL [DIR]        a second machine joins: a clone of URL
+
+Each prints one line per event (or JSON with `--json`); the exit code is 1 when the sync failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, TextIO
+
+from shell.config import ConfigError, Settings
+from shell.events import Event, SyncConflict, SyncFailed
+from shell.sync.describe import sync_line
+
+if TYPE_CHECKING:
+    from shell.sync import SyncEngine
+
+
+def add_parsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: Callable[..., None],
+) -> None:
+    remote = sub.add_parser("remote", help="the git remote the memory syncs with")
+    common(remote, inherit=True)
+    actions = remote.add_subparsers(dest="remote_action", required=True)
+    add = actions.add_parser("add", help="sync this workspace with URL (histories merged)")
+    add.add_argument("url", help="any URL git takes: a path, ssh://, https://, git://")
+    common(add, inherit=True)
+    sync = sub.add_parser("sync", help="pull the memory from its remote, then push")
+    common(sync, inherit=True)
+    sync.add_argument("--resolve", metavar="FILE", help="settle the open conflict of FILE")
+    sync.add_argument(
+        "--take", choices=("local", "remote", "both"), help="with --resolve: which side to keep"
+    )
+    sync.add_argument("--json", action="store_true", help="one JSON event per line")
+
+
+def _engine(settings: Settings) -> SyncEngine:
+    from shell.sync import SyncEngine
+    from shell.workspace import init_workspace
+
+    init_workspace(settings)
+    return SyncEngine(
+        settings.workspace,
+        author_name=settings.git_author_name,
+        author_email=settings.git_author_email,
+    )
+
+
+def remote_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+    return _report(_engine(settings).add_remote(args.url), as_json=False, out=out)
+
+
+def sync_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+    engine = _engine(settings)
+    if args.resolve:
+        if not args.take:
+            raise ConfigError("--resolve FILE needs --take local, remote or both")
+        events: list[Event] = [*engine.resolve(args.resolve, args.take)]
+    else:
+        events = [*engine.recover(), *engine.sync()]
+    return _report(events, as_json=args.json, out=out)
+
+
+def clone_command(settings: Settings, url: str, out: TextIO) -> int:
+    """`cairn init --remote URL [DIR]`: clone, then seed what the remote lacks."""
+    from shell.sync import clone_workspace
+    from shell.workspace import init_workspace
+
+    events: list[Event] = [*clone_workspace(url, settings.workspace)]
+    if not any(isinstance(event, SyncFailed) for event in events):
+        init_workspace(settings)
+    return _report(events, as_json=False, out=out)
+
+
+def _report(events: Sequence[Event], *, as_json: bool, out: TextIO) -> int:
+    for event in events:
+        if as_json:
+            out.write(json.dumps({"type": event.type, **asdict(event)}, default=str) + "\n")
+        elif line := sync_line(event):
+            out.write(line + "\n")
+        if isinstance(event, SyncConflict) and not as_json:
+            out.write(event.diff.rstrip() + "\n")
+            out.write(f"resolve with: cairn sync --resolve {event.file} --take local|remote|both\n")
+    return 1 if any(isinstance(event, SyncFailed) for event in events) else 0

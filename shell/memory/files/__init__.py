@@ -1,0 +1,1 @@
+"""The one door for memory reads and writes, and its values."""

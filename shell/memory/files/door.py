@@ -1,0 +1,406 @@
+"""The single door for memory reads and writes.
+
+Only `MEMORY.md` and `memory/**/*.md` inside the workspace can pass (the confinement rules
+live in `shell.memory.paths`). Every write is atomic (temp file, fsync, rename, fsync of the
+folder), serialised in-process and across processes (a thread lock plus `flock` on
+`.cairn/locks/memory.lock`), and committed to git with a message that says why. A curated file
+is only rewritten if it was read first and has not changed on disk since; daily notes are
+append-only with duplicate lines skipped.
+
+The values a read or write takes and returns are in `shell.memory.files.values`, the swap of a
+file's bytes only while it still holds what was read in `shell.memory.files.swap`, and the
+secrets policy applied to what a write carries in `shell.secrets.policy`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from shell.events import MemoryWritten, SecretsRedacted, WriteReason
+from shell.fsio import exclusive_lock
+from shell.git.store import CommitOutcome, GitStore
+from shell.memory.files.swap import read_or_empty, replace_if_unchanged
+from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
+from shell.memory.lines import added_lines, fit, new_lines
+from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
+from shell.secrets import detect as secret_scan
+from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
+from shell.text import counted, split_lines
+from shell.tools.toolbox import ToolError
+
+__all__ = [
+    "CURATED_FILE",
+    "DIARY_FILE",
+    "MEMORY_DIR",
+    "REASONS",
+    "MemoryFiles",
+    "MemoryPathError",
+]
+
+REASONS = frozenset({"tool", "flush", "dream", "user"})
+OUTSIDE_EDIT = "edit made outside Cairn"
+"""The message of the commit of an edit made outside Cairn (followed by ": <path>")."""
+USER_EDIT = "edit by the user in $EDITOR"
+"""The message of the commit of an edit made in the editor the TUI opened (": <path>")."""
+
+
+class MemoryFiles:
+    """Reads and writes the workspace's memory files, and nothing else.
+
+    Args:
+        root: The workspace root.
+        git: The workspace's git store; every successful write is one commit.
+        max_read_chars: Cap on the text one `read` returns.
+        max_write_bytes: Cap on the text one `append` or `write` may carry.
+        max_file_bytes: Cap on a memory file's size after a write.
+        secrets: What a write holding a credential gets (`shell.secrets.detect`): "redact"
+            (replaced before the file is written and committed), "block" (refused) or "off".
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        git: GitStore,
+        *,
+        max_read_chars: int = 12_000,
+        max_write_bytes: int = 64_000,
+        max_file_bytes: int = 2_000_000,
+        secrets: str = secret_scan.REDACT,
+    ) -> None:
+        if secrets not in secret_scan.POLICIES:
+            raise ValueError(f"secrets must be one of {', '.join(secret_scan.POLICIES)}")
+        self.secrets = secrets
+        self.root = Path(root).resolve()
+        self.git = git
+        self.max_read_chars = max_read_chars
+        self.max_write_bytes = max_write_bytes
+        self.max_file_bytes = max_file_bytes
+        self._thread_lock = threading.Lock()
+        self._fingerprints: dict[str, str] = {}
+        """What the model last read or wrote of each file (memory_write's staleness check)."""
+        self._seen: dict[str, str] = {}
+        """What Cairn last read or wrote of each file, to tell an edit made outside it."""
+        self._written: dict[str, str] = {}
+        """What Cairn last wrote of each file: on disk but not committed (a failed commit),
+        that content is Cairn's own, not an edit made outside it."""
+
+    # --- paths -----------------------------------------------------------------------------
+
+    def resolve(self, rel: str) -> Path:
+        """Validate `rel` and return the memory file's real absolute path.
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file (the message says which rule failed).
+        """
+        return locate(self.root, rel)[0]
+
+    def normalize(self, rel: str) -> str:
+        """The canonical workspace-relative name of a memory path (e.g. `memory/x.md`)."""
+        return locate(self.root, rel)[1]
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def read(self, rel: str, from_line: int = 1, lines: int = 120) -> ReadResult:
+        """Read up to `lines` lines from 1-based `from_line`, capped at `max_read_chars`.
+
+        A missing file reads as empty text. What was read is fingerprinted, so a later
+        `write` can tell whether the file changed on disk in between.
+        """
+        if from_line < 1 or lines < 1:
+            raise ToolError("from must be ≥ 1 and lines must be ≥ 1")
+        path, name = locate(self.root, rel)
+        data = read_or_empty(path, name)
+        self._fingerprints[name] = self._seen[name] = _fingerprint(data)
+        all_lines = split_lines(data.decode("utf-8", errors="replace"))
+        start = from_line - 1
+        wanted = all_lines[start : start + lines]
+        kept, cut = fit(wanted, self.max_read_chars)
+        end = start + len(kept)
+        return ReadResult(
+            path=name,
+            text="\n".join(kept),
+            from_line=from_line,
+            lines=len(kept),
+            total_lines=len(all_lines),
+            next_from=end + 1 if end < len(all_lines) else None,
+            truncated=cut,
+        )
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def append(self, rel: str, text: str, *, reason: WriteReason, origin: str = "") -> WriteOutcome:
+        """Append the lines of `text` that the file does not hold yet.
+
+        Lines are compared stripped; blank lines never count as new. When nothing new
+        remains, nothing is written or committed (`lines_added=0`).
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file.
+            MemoryWriteError: the text or the resulting file is too large.
+        """
+        _check_reason(reason)
+        path, name = locate(self.root, rel)
+        self._check_write_size(text)
+        text, redaction = _policed(without_secrets, self.secrets, name, text)
+        outside: MemoryWritten | None = None
+        with self._exclusive():
+            for _ in range(3):  # an editor that saves between our read and our write: again
+                before = read_or_empty(path, name)
+                existing = {
+                    line.strip()
+                    for line in split_lines(before.decode("utf-8", errors="replace"))
+                    if line.strip()
+                }
+                fresh, skipped = new_lines(text, existing)
+                if not fresh:
+                    event = MemoryWritten(
+                        path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
+                    )
+                    return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
+                separator = b"" if not before or before.endswith(b"\n") else b"\n"
+                payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
+                self._check_file_size(name, len(before) + len(payload))
+                outside = self._commit_outside_edit(name, before) or outside
+                if replace_if_unchanged(path, before, before + payload):
+                    break
+            else:
+                raise MemoryWriteError(f"{name} keeps changing on disk; try again in a moment")
+            self._seen[name] = self._written[name] = _fingerprint(before + payload)
+            if self._fingerprints.get(name) == _fingerprint(before):
+                self._fingerprints[name] = _fingerprint(before + payload)
+            added = sum(1 for line in fresh if line.strip())
+            outcome = self.git.commit(
+                [name], _message(reason, f"append {counted(added, 'line')} to {name}", origin)
+            )
+        event = MemoryWritten(
+            path=name,
+            bytes=len(payload),
+            commit=outcome.sha,
+            reason=reason,
+            lines_added=added,
+            lines_skipped=skipped,
+            commit_error=outcome.error,
+        )
+        return WriteOutcome(event, outcome.lock_cleared, redaction, outside)
+
+    def write(
+        self, rel: str, content: str, *, reason: WriteReason, origin: str = ""
+    ) -> WriteOutcome:
+        """Replace a memory file's content; an existing file must have been `read` first.
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file.
+            MemoryWriteError: the file was never read, changed on disk since it was read,
+                or the content is too large.
+        """
+        _check_reason(reason)
+        path, name = locate(self.root, rel)
+        self._check_write_size(content)
+        content, redaction = _policed(without_secrets, self.secrets, name, content)
+        if content and not content.endswith("\n"):
+            content += "\n"
+        data = content.encode("utf-8")
+        self._check_file_size(name, len(data))
+        with self._exclusive():
+            exists = path.exists()
+            before = read_or_empty(path, name)
+            if exists:
+                seen = self._fingerprints.get(name)
+                if seen is None:
+                    raise MemoryWriteError(
+                        f"{name} exists and has not been read; memory_get it first, "
+                        "then write the whole new content"
+                    )
+                if seen != _fingerprint(before):
+                    raise MemoryWriteError(
+                        f"{name} changed on disk since you read it; memory_get it again first"
+                    )
+            outside = self._commit_outside_edit(name, before)
+            if (not exists or data != before) and not replace_if_unchanged(path, before, data):
+                raise MemoryWriteError(
+                    f"{name} changed on disk while it was being written; memory_get it again"
+                )
+            self._fingerprints[name] = self._seen[name] = self._written[name] = _fingerprint(data)
+            verb = "rewrite" if exists else "create"
+            outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
+        return WriteOutcome(
+            _written(name, before, data, reason, outcome), outcome.lock_cleared, redaction, outside
+        )
+
+    def text(self, rel: str) -> str:
+        """A memory file's whole text ("" when missing), or DREAMS.md's: for whoever edits it
+        with `rewrite` (dreaming), not for the model, whose reads are bounded (`read`)."""
+        path, name = self._locate(rel, diary=True)
+        return read_or_empty(path, name).decode("utf-8", errors="replace")
+
+    def rewrite(
+        self, edits: list[Edit], *, reason: WriteReason, summary: str, origin: str = ""
+    ) -> list[WriteOutcome]:
+        """Apply whole-file edits in one commit; DREAMS.md may be among them for dreaming.
+
+        Every file must still hold its `before` (an editor may have saved meanwhile), else
+        nothing is written. Credentials on the lines an edit adds are redacted (or the edit is
+        refused) as for any write.
+
+        Raises:
+            MemoryPathError: a path is not a memory file (nor DREAMS.md for dreaming).
+            MemoryWriteError: a file changed since it was read, or is too large.
+        """
+        _check_reason(reason)
+        located = [(*self._locate(e.path, diary=reason == "dream"), e) for e in edits]
+        prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
+        for path, name, edit in located:
+            after, redaction = _policed(
+                without_new_secrets, self.secrets, name, edit.before, edit.after
+            )
+            data = after.encode("utf-8")
+            self._check_file_size(name, len(data))
+            prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))
+        with self._exclusive():
+            for path, name, before, _, _ in prepared:
+                if read_or_empty(path, name) != before:
+                    raise MemoryWriteError(f"{name} changed on disk since it was read; try again")
+            outside = {
+                name: self._commit_outside_edit(name, before) for _, name, before, _, _ in prepared
+            }
+            for path, name, before, data, _ in prepared:
+                if not replace_if_unchanged(path, before, data):
+                    raise MemoryWriteError(f"{name} changed on disk while it was being written")
+                self._fingerprints.pop(name, None)  # the model must read it again to rewrite it
+                self._seen[name] = self._written[name] = _fingerprint(data)
+            names = [name for _, name, _, _, _ in prepared]
+            outcome = self.git.commit(names, _message(reason, summary, origin))
+        return [
+            WriteOutcome(
+                _written(name, before, data, reason, outcome),
+                outcome.lock_cleared if index == 0 else None,
+                redaction,
+                outside[name],
+            )
+            for index, (_, name, before, data, redaction) in enumerate(prepared)
+        ]
+
+    def commit_outside_edits(self, paths: Iterable[str]) -> list[MemoryWritten]:
+        """Commit, each on its own, the memory files among `paths` (workspace-relative) that an
+        edit made outside Cairn left uncommitted: once the edit settles (the file watcher calls
+        this), so that no later Cairn commit carries it. Paths that are no memory file are
+        skipped."""
+        events = []
+        with self._exclusive():
+            for rel in sorted(paths):
+                try:
+                    path, name = locate(self.root, rel)
+                except MemoryPathError:
+                    continue
+                if event := self._commit_outside_edit(name, read_or_empty(path, name)):
+                    events.append(event)
+        return events
+
+    def commit_user_edit(self, rel: str) -> MemoryWritten | None:
+        """Commit a memory file (DREAMS.md too) that a person saved in the editor the TUI
+        opened, as "edit by the user in $EDITOR: <name>"; None when git already holds it.
+
+        Raises:
+            MemoryPathError: `rel` is not a memory file.
+        """
+        with self._exclusive():
+            path, name = self._locate(rel, diary=True)
+            return self._commit_outside_edit(name, read_or_empty(path, name), USER_EDIT)
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _commit_outside_edit(
+        self, name: str, current: bytes, subject: str = OUTSIDE_EDIT
+    ) -> MemoryWritten | None:
+        """Commit `current`, the file's content on disk, when git does not hold it and Cairn
+        did not write it: an edit made outside Cairn, as "<subject>: <name>"."""
+        committed = self.git.committed(name)
+        if current == (committed or b"") or self._written.get(name) == _fingerprint(current):
+            return None
+        outcome = self.git.commit([name], f"{subject}: {name}\n")
+        if outcome.sha is None and outcome.error is None:
+            return None  # nothing to commit after all (an ignored or vanished file)
+        return MemoryWritten(
+            path=name,
+            bytes=len(current),
+            commit=outcome.sha,
+            reason="user",
+            lines_added=added_lines(committed or b"", current),
+            commit_error=outcome.error,
+            outside_edit=subject == OUTSIDE_EDIT,
+        )
+
+    def _locate(self, rel: str, *, diary: bool) -> tuple[Path, str]:
+        """`locate`, and DREAMS.md when `diary` (dreaming's own file, never the model's)."""
+        if diary and rel.strip() == DIARY_FILE:
+            path = self.root / DIARY_FILE
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                raise MemoryPathError(f"{DIARY_FILE} is not a regular file")
+            return path, DIARY_FILE
+        return locate(self.root, rel)
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the in-process lock and the cross-process `flock` together."""
+        with self._thread_lock, exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"):
+            yield
+
+    def _check_write_size(self, text: str) -> None:
+        size = len(text.encode("utf-8"))
+        if size > self.max_write_bytes:
+            raise MemoryWriteError(
+                f"text is {size} bytes; one memory write may carry at most "
+                f"{self.max_write_bytes} bytes"
+            )
+
+    def _check_file_size(self, name: str, size: int) -> None:
+        if size > self.max_file_bytes:
+            raise MemoryWriteError(
+                f"{name} would grow to {size} bytes; memory files are capped at "
+                f"{self.max_file_bytes} bytes (start a new file under memory/)"
+            )
+
+
+def _written(
+    name: str, before: bytes, data: bytes, reason: WriteReason, outcome: CommitOutcome
+) -> MemoryWritten:
+    """The event of a whole-file write of `data` over `before`."""
+    return MemoryWritten(
+        path=name,
+        bytes=len(data),
+        commit=outcome.sha,
+        reason=reason,
+        lines_added=added_lines(before, data),
+        commit_error=outcome.error,
+    )
+
+
+def _check_reason(reason: str) -> None:
+    if reason not in REASONS:
+        raise ValueError(f"unknown write reason {reason!r}; one of {sorted(REASONS)}")
+
+
+def _message(reason: str, summary: str, origin: str) -> str:
+    first = f"memory({reason}): {summary}"
+    return f"{first}\n\n{origin.strip()}\n" if origin.strip() else f"{first}\n"
+
+
+def _fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _policed(apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    """The secrets policy applied to a write; a blocked credential refuses the write."""
+    try:
+        return apply(*args, **kwargs)
+    except SecretBlocked as blocked:
+        raise MemoryWriteError(str(blocked)) from None

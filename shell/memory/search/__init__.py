@@ -1,0 +1,3 @@
+"""Recall: the search pipeline, its ranking, cited windows, time in the query, and the memory_search
+tool.
+"""

@@ -1,0 +1,44 @@
+"""What a sync event says in one line, for every front end (the transcript, `cairn sync`)."""
+
+from __future__ import annotations
+
+from shell.events import (
+    Event,
+    SyncCloned,
+    SyncConflict,
+    SyncFailed,
+    SyncFinished,
+    SyncRecovered,
+    SyncRemoteAdded,
+    SyncResolved,
+)
+from shell.text import counted, short_sha
+
+
+def sync_line(event: Event) -> str | None:
+    """One line for a sync event (`shell.sync`), as the transcript and `cairn sync` say it."""
+    match event:
+        case SyncRemoteAdded(url=url):
+            return f"remote set: {url}"
+        case SyncCloned(url=url, directory=directory, commits=commits):
+            return f"cloned {url} into {directory} ({counted(commits, 'commit')})"
+        case SyncFinished():
+            came = (
+                f"{counted(event.pulled_commits, 'commit')} in ({counted(event.files, 'file')}, "
+                f"+{counted(event.lines_added, 'line')})"
+                if event.pulled_commits
+                else "nothing new in"
+            )
+            conflicts = f"; {counted(len(event.conflicts), 'conflict')} to review" * bool(
+                event.conflicts
+            )
+            return f"synced: {came}, {counted(event.pushed_commits, 'commit')} out{conflicts}"
+        case SyncConflict(file=file, side_file=side):
+            return f"sync conflict in {file}: kept yours; the remote's version is in {side}"
+        case SyncFailed(kind=kind, message=message):
+            return f"sync failed ({kind}): {message}"
+        case SyncResolved(file=file, take=take, commit=commit):
+            return f"resolved {file}: took {take}" + (f" ({short_sha(commit)})" if commit else "")
+        case SyncRecovered(detail=detail):
+            return f"recovered an interrupted sync: {detail}"
+    return None

@@ -1,0 +1,144 @@
+"""The side column: the memory files on top, the gate log and the git log below."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.lazy import Lazy
+from textual.widgets import TabbedContent, TabPane
+
+from shell.events import FlushGateEvaluated
+from shell.memory.paths import daily_note
+from widgets.panes.gate_log import GateLog
+from widgets.panes.git_log import GitLog, GitLogSource
+from widgets.panes.memory import MemoryFilePane
+
+POLL_SECONDS = 2.0
+"""How often the panes look for edits made outside Cairn (an mtime check, cheap)."""
+
+
+class SidePanes(Vertical):
+    """MEMORY.md / today's note / DREAMS.md tabs, and Gates / Git tabs."""
+
+    DEFAULT_CSS = """
+    SidePanes {
+        height: 1fr;
+        & > #memory-tabs { height: 3fr; }
+        & > #activity-tabs { height: 2fr; }
+        & TabbedContent > ContentSwitcher { height: 1fr; }
+        & TabPane { padding: 0; height: 1fr; }
+    }
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        today: Callable[[], str],
+        git: GitLogSource | None,
+        *,
+        here: str = "",
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.workspace = workspace
+        self.today = today
+        self.git = git
+        self.here = here
+        """This machine, for the git log (commits from another one say where they came from)."""
+        self.decisions: list[FlushGateEvaluated] = []
+        """Every gate decision so far (the gate log shows them from this list)."""
+
+    def daily_note(self) -> Path:
+        return self.workspace / daily_note(self.today())
+
+    def compose(self) -> ComposeResult:
+        # Both tab groups mount just after the first frame (`Lazy`): at 80 columns they are
+        # hidden anyway, and styling their ~40 widgets was a fifth of the time to that frame.
+        # Each pane then loads itself; gate decisions that come before the log wait in
+        # `decisions`.
+        with Lazy(TabbedContent(id="memory-tabs", initial="tab-memory")):
+            with TabPane("MEMORY.md", id="tab-memory"):
+                yield MemoryFilePane(lambda: self.workspace / "MEMORY.md", id="pane-memory")
+            with TabPane("Today", id="tab-today"):
+                yield MemoryFilePane(self.daily_note, id="pane-today")
+            with TabPane("DREAMS.md", id="tab-dreams"):
+                yield MemoryFilePane(lambda: self.workspace / "DREAMS.md", id="pane-dreams")
+        with Lazy(TabbedContent(id="activity-tabs", initial="tab-gates")):
+            with TabPane("Gates", id="tab-gates"):
+                yield GateLog(self.decisions, id="gate-log")
+            with TabPane("Git", id="tab-git"):
+                yield GitLog(self.git, here=self.here, id="git-log")
+
+    def on_mount(self) -> None:
+        self.set_interval(POLL_SECONDS, self.poll)
+
+    @property
+    def panes(self) -> list[MemoryFilePane]:
+        return list(self.query(MemoryFilePane))
+
+    def active_file(self) -> Path:
+        """The memory file in view: the pane with the focus, else the memory tabs' active one
+        (MEMORY.md before the tabs mount)."""
+        focused = self.screen.focused
+        for pane in self.panes:
+            if focused is not None and pane in focused.ancestors_with_self:
+                return pane.path
+        tabs = next(iter(self.query("#memory-tabs").results(TabbedContent)), None)
+        if tabs is not None and tabs.active_pane is not None:
+            if shown := next(iter(tabs.active_pane.query(MemoryFilePane)), None):
+                return shown.path
+        return self.workspace / "MEMORY.md"
+
+    @property
+    def gate_log(self) -> GateLog:
+        return self.query_one(GateLog)
+
+    @property
+    def git_log(self) -> GitLog:
+        return self.query_one(GitLog)
+
+    async def poll(self) -> None:
+        for pane in self.panes:
+            await pane.reload()
+
+    async def attach_history(self, git: GitLogSource | None) -> None:
+        """The agent is built (after the first frame): its history feeds the git log, and the
+        panes re-read their files, which the build may have just created."""
+        self.git = git
+        if log := next(iter(self.query(GitLog)), None):  # else it reads the log when it mounts
+            log.source = git
+            await log.reload()
+        await self.poll()
+
+    async def add_gate_decision(self, event: FlushGateEvaluated) -> None:
+        self.decisions.append(event)
+        if log := next(iter(self.query(GateLog)), None):
+            await log.add_decision(event)
+
+    async def memory_written(self, path: str, lines_added: int = 0) -> None:
+        """A memory file was written: show it (re-read, highlight the lines the write added,
+        and bring its tab forward) and the log."""
+        written = Path(path)
+        if not written.is_absolute():
+            written = self.workspace / written
+        for pane in self.panes:
+            if pane.shows(written):
+                await pane.show_write(lines_added)
+                tab = pane.parent
+                if isinstance(tab, TabPane) and tab.id:
+                    self.query_one("#memory-tabs", TabbedContent).active = tab.id
+        if log := next(iter(self.query(GitLog)), None):  # else it reads the log when it mounts
+            await log.reload()
+
+    async def synced(self, changed: list[str]) -> None:
+        """A sync brought files in: the panes showing them re-read them (what came in
+        highlighted, their tabs left as they are), and the log shows the new commits."""
+        for path in changed:
+            for pane in self.panes:
+                if pane.shows(self.workspace / path):
+                    await pane.show_write(0)
+        if log := next(iter(self.query(GitLog)), None):
+            await log.reload()

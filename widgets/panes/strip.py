@@ -1,0 +1,103 @@
+"""The side area folded into one line for narrow terminals: the last memory write, the last
+flush gate verdict, and the key that opens the panes."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label
+
+from shell.events import FlushGateEvaluated, MemoryWritten
+from widgets.format import tokens
+from widgets.status.sync import SyncStatus
+
+REQUIRED_CONDITIONS = ("enabled", "not_flushed_this_cycle", "workspace_writable", "failures")
+"""Gate conditions that must all hold for a flush (see shell/lifecycle/gate.py); the first
+that failed is what a "skip" names."""
+
+
+def write_summary(event: MemoryWritten) -> str:
+    """`✎ memory/2026-12-01.md +1`: the file and how many lines the write added."""
+    if event.outcome == "unchanged":
+        return f"✎ {event.path} (no new lines)"
+    suffix = " (not committed)" if event.outcome == "failed" else ""
+    return f"✎ {event.path} +{event.lines_added}{suffix}"
+
+
+def gate_summary(event: FlushGateEvaluated) -> str:
+    """`gate: skip (1.2k < 3.1k)`, `gate: flush (3.2k ≥ 3.1k)`, the condition that held a
+    flush back (`gate: skip (not_flushed_this_cycle)`), or what else fired it (`gate: flush
+    (before compaction)`)."""
+    used, threshold = tokens(event.projected_tokens), tokens(event.flush_threshold)
+    held = {c.name for c in event.conditions if c.ok}
+    if event.flush:
+        if event.before == "new_session":
+            return "gate: flush (/new)"
+        if event.before == "compaction":
+            return "gate: flush (before compaction)"
+        if "tokens" in held:
+            return f"gate: flush ({used} ≥ {threshold})"
+        if "transcript_size" in held:
+            return "gate: flush (transcript size)"
+        return f"gate: flush (before {event.before.replace('_', ' ')})"
+    failed = {c.name for c in event.conditions if not c.ok}
+    for name in REQUIRED_CONDITIONS:
+        if name in failed:
+            return f"gate: skip ({name})"
+    return f"gate: skip ({used} < {threshold})"
+
+
+class SideStrip(Horizontal):
+    """One line in place of the side column (below `NARROW_WIDTH` columns). F2 opens the panes
+    over the transcript."""
+
+    DEFAULT_CSS = """
+    SideStrip {
+        height: 1;
+        width: 1fr;
+        background: $panel;
+        color: $muted-text;
+        & > Label { width: auto; padding: 0 1; }
+        & > #strip-write {
+            width: 1fr;
+            color: $memory-write;
+            text-overflow: ellipsis;
+            text-wrap: nowrap;
+        }
+        & > #strip-write.-none { color: $muted-text; }
+        & > #strip-keys { color: $primary; }
+        & > SyncStatus { width: 14; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.last_write: MemoryWritten | None = None
+        self.last_gate: FlushGateEvaluated | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label("✎ no writes yet", id="strip-write", classes="-none")
+        yield Label("gate: —", id="strip-gate")
+        yield SyncStatus(id="strip-sync")  # the status line has no room for it under 100 columns
+        yield Label(Text.assemble(("F2", "bold"), " panes"), id="strip-keys")
+
+    def memory_written(self, event: MemoryWritten) -> None:
+        self.last_write = event
+        label = self.query_one("#strip-write", Label)
+        label.update(write_summary(event))
+        label.remove_class("-none")
+
+    def gate_evaluated(self, event: FlushGateEvaluated) -> None:
+        self.last_gate = event
+        self.query_one("#strip-gate", Label).update(gate_summary(event))
+
+    @property
+    def sync(self) -> SyncStatus:
+        return self.query_one(SyncStatus)
+
+    def describe(self) -> str:
+        """The strip as plain text (for tests)."""
+        write = write_summary(self.last_write) if self.last_write else "✎ no writes yet"
+        gate = gate_summary(self.last_gate) if self.last_gate else "gate: —"
+        return f"{write} · {gate} · F2 panes"

@@ -1,0 +1,3 @@
+"""Screens and modals: the main screen, the memory history, a sync conflict, the dream review, an
+approval.
+"""

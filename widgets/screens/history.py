@@ -1,0 +1,189 @@
+"""The memory's history: every commit of the workspace, its diff in colour, and its revert.
+
+Opened by F5, `/history`, or a click on a write card (with that commit selected). `r` shows what
+reverting the highlighted commit will change (the reverse diff) and asks; `y` makes the revert as
+a new commit, through the core (`shell.git.history`), and the panes re-read the files it
+changed; a revert that no longer applies says why and changes nothing. Esc closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Static
+
+from shell.git.history import HistoryCommit, MemoryHistory
+from shell.text import short_sha, shorten
+from widgets.cards.diff_view import diff_part
+from widgets.panes.side import SidePanes
+from widgets.source import SettingsLike
+
+LIMIT = 200
+
+
+_STYLES = {"file": "bold", "added": "green", "removed": "red", "hunk": "cyan"}
+
+
+def coloured_diff(diff: str) -> Text:
+    """A unified diff, coloured by line prefix."""
+    text = Text()
+    for line in diff.splitlines():
+        text.append(line + "\n", style=_STYLES.get(diff_part(line) or "", ""))
+    text.rstrip()
+    return text
+
+
+class HistoryScreen(ModalScreen[None]):
+    """The commits (newest first), the highlighted one's diff, and a revert that asks first."""
+
+    DEFAULT_CSS = """
+    HistoryScreen {
+        align: center middle;
+        & > #history {
+            width: 96%;
+            height: 92%;
+            border: round $primary;
+            border-title-color: $primary;
+            background: $surface;
+            padding: 0 1;
+        }
+        & #history-table { height: auto; max-height: 12; }
+        & #history-note { height: auto; color: $warning; }
+        & #history-diff { height: 1fr; }
+        & #history-diff > Static { height: auto; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "revert", "Revert"),
+        Binding("y", "confirm", "Yes", show=False),
+        Binding("n", "cancel", "No", show=False),
+        Binding("escape", "close", "Close"),
+    ]
+
+    def __init__(self, settings: SettingsLike, *, select: str = "") -> None:
+        super().__init__()
+        self.history = MemoryHistory(
+            settings.workspace,
+            author_name=getattr(settings, "git_author_name", "Cairn"),
+            author_email=getattr(settings, "git_author_email", "cairn@localhost"),
+        )
+        self.select = select
+        self.commits: list[HistoryCommit] = []
+        self.pending: str | None = None
+        """The commit whose revert waits for `y`."""
+        self._noted: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="history") as box:
+            box.border_title = "memory history"
+            yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="history-note")
+            with VerticalScroll(id="history-diff"):
+                yield Static("", id="history-diff-text")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("sha", "when", "kind", "session · turn", "what", "files")
+        await self.reload()
+        table.focus()
+
+    async def reload(self) -> None:
+        self.commits = await asyncio.to_thread(self.history.commits, LIMIT)
+        table = self.query_one(DataTable)
+        table.clear()
+        for commit in self.commits:
+            where = f"{commit.session[-13:]} · {commit.turn}" if commit.session else ""
+            table.add_row(
+                commit.short,
+                f"{commit.when:%m-%d %H:%M}",
+                commit.kind,
+                where,
+                shorten(commit.subject.partition("): ")[2] or commit.subject, 36),
+                shorten(", ".join(commit.files), 24),
+                key=commit.sha,
+            )
+        if not self.commits:
+            self.note("no commits yet")
+            return
+        row = next((i for i, c in enumerate(self.commits) if c.sha.startswith(self.select)), 0)
+        table.move_cursor(row=row)
+        await self.show_diff(self.commits[row])
+
+    @property
+    def current(self) -> HistoryCommit | None:
+        table = self.query_one(DataTable)
+        if not self.commits or not 0 <= table.cursor_row < len(self.commits):
+            return None
+        return self.commits[table.cursor_row]
+
+    def note(self, text: str) -> None:
+        """Say something about the highlighted commit (until another one is highlighted)."""
+        self._noted = self.current.sha if self.current and text else None
+        self.query_one("#history-note", Static).update(Text(text))
+
+    async def show_diff(self, commit: HistoryCommit) -> None:
+        diff = await asyncio.to_thread(self.history.diff, commit.sha)
+        body = Text(f"{commit.short} {commit.message}\n\n", style="dim")
+        body.append_text(coloured_diff(diff))
+        self.query_one("#history-diff-text", Static).update(body)
+
+    @on(DataTable.RowHighlighted)
+    async def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.pending is None and (commit := self.current) is not None:
+            if commit.sha != self._noted:
+                self.note("")
+            await self.show_diff(commit)
+
+    async def action_revert(self) -> None:
+        """Show what reverting the highlighted commit changes, and ask."""
+        commit = self.current
+        if commit is None:
+            return
+        preview = await asyncio.to_thread(self.history.preview_revert, commit.sha)
+        body = Text(f"reverting {commit.short} will change:\n\n", style="bold")
+        body.append_text(coloured_diff(preview.diff))
+        self.query_one("#history-diff-text", Static).update(body)
+        if not preview.applies:
+            self.note(f"cannot revert {commit.short}: {preview.reason}")
+            return
+        self.pending = commit.sha
+        self.note(f"Revert {commit.short} as a new commit? y: revert · n: keep")
+
+    async def action_confirm(self) -> None:
+        if self.pending is None:
+            return
+        sha, self.pending = self.pending, None
+        outcome = await asyncio.to_thread(self.history.revert, sha)
+        if outcome.sha is None:
+            self.note(f"not reverted: {outcome.error}")
+            return
+        for side in self.app.screen_stack[0].query(SidePanes):
+            for path in outcome.files:
+                await side.memory_written(path)
+        self.select = outcome.sha
+        await self.reload()
+        self.note(
+            f"reverted {short_sha(sha)} as {short_sha(outcome.sha)} ({', '.join(outcome.files)})"
+        )
+
+    async def action_cancel(self) -> None:
+        if self.pending is not None:
+            self.pending = None
+            if (commit := self.current) is not None:
+                await self.show_diff(commit)
+            self.note("nothing changed")
+
+    async def action_close(self) -> None:
+        if self.pending is not None:
+            await self.action_cancel()
+            return
+        self.dismiss()

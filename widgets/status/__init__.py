@@ -1,0 +1,1 @@
+"""The status bar: token and compaction meters, the countdown, the sync slot."""

@@ -15,7 +15,6 @@ secrets policy applied to what a write carries in `shell.secrets.policy`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from shell.memory.lines import added_lines, fit, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
 from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
+from shell.seen import SeenFiles, digest
 from shell.text import counted, split_lines
 from shell.tools.toolbox import ToolError
 
@@ -81,7 +81,7 @@ class MemoryFiles:
         self.max_write_bytes = max_write_bytes
         self.max_file_bytes = max_file_bytes
         self._thread_lock = threading.Lock()
-        self._fingerprints: dict[str, str] = {}
+        self._fingerprints = SeenFiles[str]()
         """What the model last read or wrote of each file (memory_write's staleness check)."""
         self._seen: dict[str, str] = {}
         """What Cairn last read or wrote of each file, to tell an edit made outside it."""
@@ -115,7 +115,8 @@ class MemoryFiles:
             raise ToolError("from must be ≥ 1 and lines must be ≥ 1")
         path, name = locate(self.root, rel)
         data = read_or_empty(path, name)
-        self._fingerprints[name] = self._seen[name] = _fingerprint(data)
+        self._fingerprints.record(name, data)
+        self._seen[name] = digest(data)
         all_lines = split_lines(data.decode("utf-8", errors="replace"))
         start = from_line - 1
         wanted = all_lines[start : start + lines]
@@ -170,9 +171,8 @@ class MemoryFiles:
                     break
             else:
                 raise MemoryWriteError(f"{name} keeps changing on disk; try again in a moment")
-            self._seen[name] = self._written[name] = _fingerprint(before + payload)
-            if self._fingerprints.get(name) == _fingerprint(before):
-                self._fingerprints[name] = _fingerprint(before + payload)
+            self._seen[name] = self._written[name] = digest(before + payload)
+            self._fingerprints.renew(name, before, before + payload)
             added = sum(1 for line in fresh if line.strip())
             outcome = self.git.commit(
                 [name], _message(reason, f"append {counted(added, 'line')} to {name}", origin)
@@ -209,14 +209,13 @@ class MemoryFiles:
         with self._exclusive():
             exists = path.exists()
             before = read_or_empty(path, name)
-            if exists:
-                seen = self._fingerprints.get(name)
-                if seen is None:
+            match self._fingerprints.staleness(name, before) if exists else None:
+                case "unread":
                     raise MemoryWriteError(
                         f"{name} exists and has not been read; memory_get it first, "
                         "then write the whole new content"
                     )
-                if seen != _fingerprint(before):
+                case "changed":
                     raise MemoryWriteError(
                         f"{name} changed on disk since you read it; memory_get it again first"
                     )
@@ -225,7 +224,8 @@ class MemoryFiles:
                 raise MemoryWriteError(
                     f"{name} changed on disk while it was being written; memory_get it again"
                 )
-            self._fingerprints[name] = self._seen[name] = self._written[name] = _fingerprint(data)
+            self._fingerprints.record(name, data)
+            self._seen[name] = self._written[name] = digest(data)
             verb = "rewrite" if exists else "create"
             outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
         return WriteOutcome(
@@ -271,8 +271,8 @@ class MemoryFiles:
             for path, name, before, data, _ in prepared:
                 if not replace_if_unchanged(path, before, data):
                     raise MemoryWriteError(f"{name} changed on disk while it was being written")
-                self._fingerprints.pop(name, None)  # the model must read it again to rewrite it
-                self._seen[name] = self._written[name] = _fingerprint(data)
+                self._fingerprints.forget(name)  # the model must read it again to rewrite it
+                self._seen[name] = self._written[name] = digest(data)
             names = [name for _, name, _, _, _ in prepared]
             outcome = self.git.commit(names, _message(reason, summary, origin))
         return [
@@ -320,7 +320,7 @@ class MemoryFiles:
         """Commit `current`, the file's content on disk, when git does not hold it and Cairn
         did not write it: an edit made outside Cairn, as "<subject>: <name>"."""
         committed = self.git.committed(name)
-        if current == (committed or b"") or self._written.get(name) == _fingerprint(current):
+        if current == (committed or b"") or self._written.get(name) == digest(current):
             return None
         outcome = self.git.commit([name], f"{subject}: {name}\n")
         if outcome.sha is None and outcome.error is None:
@@ -388,10 +388,6 @@ def _check_reason(reason: str) -> None:
 def _message(reason: str, summary: str, origin: str) -> str:
     first = f"memory({reason}): {summary}"
     return f"{first}\n\n{origin.strip()}\n" if origin.strip() else f"{first}\n"
-
-
-def _fingerprint(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 _P = ParamSpec("_P")

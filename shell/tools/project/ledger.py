@@ -7,24 +7,14 @@ formatter, a command). A write records what it wrote, so consecutive edits need 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
+from shell.seen import SeenFiles
 from shell.tools.toolbox import ToolError
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-class ReadLedger:
+class ReadLedger(SeenFiles[Path]):
     """The hash of each project file as the model last read or wrote it, by real path."""
-
-    def __init__(self) -> None:
-        self._seen: dict[Path, str] = {}
-
-    def record(self, path: Path, data: bytes) -> None:
-        self._seen[path] = digest(data)
 
     def check(self, path: Path, current: bytes, shown: str) -> None:
         """Refuse a write over `current` unless it is what the model last read.
@@ -32,13 +22,14 @@ class ReadLedger:
         Raises:
             ToolError: the file was never read, or changed since.
         """
-        seen = self._seen.get(path)
-        if seen is None:
-            raise ToolError(
-                f"{shown} exists and has not been read in this session: read it first with "
-                "read_file, then edit it"
-            )
-        if seen != digest(current):
-            raise ToolError(
-                f"{shown} changed since you read it; read it again with read_file before editing it"
-            )
+        match self.staleness(path, current):
+            case "unread":
+                raise ToolError(
+                    f"{shown} exists and has not been read in this session: read it first with "
+                    "read_file, then edit it"
+                )
+            case "changed":
+                raise ToolError(
+                    f"{shown} changed since you read it; read it again with read_file before "
+                    "editing it"
+                )

@@ -15,11 +15,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from shell.secrets.detect import POLICIES as SECRETS_POLICIES
+
 DEMO_MODEL = "cairn-demo/brain"
 """The offline demo brain: a litellm custom provider (shell/demo/) the composition root adds."""
 
 DEMO_CONTEXT_WINDOW = 4096
 """Small on purpose: flush and compaction show up within minutes of demo chat."""
+
+MIN_CONTEXT_WINDOW = 512
+"""The smallest window a budget is made for (`shell.context.budget`), configured or reported."""
 
 MODEL_FOR_KEY = {
     "OPENAI_API_KEY": "gpt-4o-mini",
@@ -205,6 +210,18 @@ def config_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(env["CAIRN_CONFIG"]).parent if "CAIRN_CONFIG" in env else config_file().parent
 
 
+def project_folder(value: str | Path) -> Path:
+    """The real path of the project folder a setting or `--project` names.
+
+    Raises:
+        ConfigError: it is not a folder.
+    """
+    folder = Path(value).expanduser().resolve()
+    if not folder.is_dir():
+        raise ConfigError(f"--project {folder} is not a folder")
+    return folder
+
+
 def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, DreamSettings):
         return _coerce_table(name, value, current)
@@ -213,7 +230,7 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
     if name == "mcp":
         return _coerce_mcp(value)
     if name == "project" and value is not None:
-        return Path(value).expanduser().resolve()
+        return project_folder(value)
     if isinstance(current, tuple) and isinstance(value, str):  # CAIRN_TOOLS_ALLOW="a,b"
         return tuple(item.strip() for item in value.split(",") if item.strip())
     if isinstance(current, tuple):
@@ -363,8 +380,10 @@ def load_settings(
     defaults = Settings(workspace=Path("."))
     coerced = {k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()}
     settings = replace(defaults, **coerced)
-    if settings.secrets not in ("redact", "block", "off"):
+    if settings.secrets not in SECRETS_POLICIES:
         raise ConfigError(f"secrets {settings.secrets!r} must be redact, block or off")
-    if settings.context_window is not None and settings.context_window < 512:
-        raise ConfigError(f"context_window {settings.context_window} is too small (minimum 512)")
+    if settings.context_window is not None and settings.context_window < MIN_CONTEXT_WINDOW:
+        raise ConfigError(
+            f"context_window {settings.context_window} is too small (minimum {MIN_CONTEXT_WINDOW})"
+        )
     return settings

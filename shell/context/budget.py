@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from shell.config import DEMO_CONTEXT_WINDOW, Settings
+from shell.config import DEMO_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, Settings
 from shell.events import Notice, WindowSource
 
 UNKNOWN_WINDOW = 128_000
 """Assumed for a model whose window nobody knows (and said, with how to set it)."""
-
-MIN_WINDOW = 512
 
 
 @dataclass(frozen=True)
@@ -40,8 +38,10 @@ class ContextBudget:
     window_source: WindowSource = "config"
 
     def __post_init__(self) -> None:
-        if self.window < MIN_WINDOW:
-            raise ValueError(f"context window {self.window} is below the minimum {MIN_WINDOW}")
+        if self.window < MIN_CONTEXT_WINDOW:
+            raise ValueError(
+                f"context window {self.window} is below the minimum {MIN_CONTEXT_WINDOW}"
+            )
 
     @property
     def reserve(self) -> int:

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from shell.config import DEMO_MODEL, ConfigError, load_settings
+from shell.config import DEMO_MODEL, MIN_CONTEXT_WINDOW, ConfigError, load_settings
+from shell.context.budget import ContextBudget
 
 
 def test_defaults_use_the_demo_brain_without_keys(tmp_path: Path) -> None:
@@ -64,6 +65,43 @@ def test_bad_config_files_are_clear_errors(tmp_path: Path, text: str, message: s
 def test_tiny_context_window_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="too small"):
         load_settings({"context_window": 100}, env={}, file=tmp_path / "none.toml")
+
+
+def test_the_smallest_window_settings_take_is_the_smallest_a_budget_is_made_for(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(
+        {"context_window": MIN_CONTEXT_WINDOW}, env={}, file=tmp_path / "none.toml"
+    )
+    assert ContextBudget(settings.context_window or 0).window == MIN_CONTEXT_WINDOW
+    with pytest.raises(ConfigError, match=f"minimum {MIN_CONTEXT_WINDOW}"):
+        load_settings({"context_window": MIN_CONTEXT_WINDOW - 1}, env={}, file=tmp_path / "none")
+    with pytest.raises(ValueError, match=f"minimum {MIN_CONTEXT_WINDOW}"):
+        ContextBudget(MIN_CONTEXT_WINDOW - 1)
+
+
+@pytest.mark.parametrize("where", ["file", "env"])
+def test_a_project_that_is_not_a_folder_is_refused_wherever_it_is_set(
+    tmp_path: Path, where: str
+) -> None:
+    missing = tmp_path / "no-such-project"
+    config = tmp_path / "config.toml"
+    config.write_text(f"project = {str(missing)!r}\n" if where == "file" else "")
+    env = {"CAIRN_PROJECT": str(missing)} if where == "env" else {}
+    with pytest.raises(ConfigError, match=f"{missing} is not a folder"):
+        load_settings(env=env, file=config)
+    (tmp_path / "project").mkdir()
+    env = {"CAIRN_PROJECT": str(tmp_path / "project" / ".." / "project")}
+    assert load_settings(env=env, file=tmp_path / "none").project == tmp_path / "project"
+
+
+def test_secrets_takes_only_a_policy_the_scanner_knows(tmp_path: Path) -> None:
+    from shell.secrets.detect import POLICIES
+
+    for policy in POLICIES:
+        assert load_settings({"secrets": policy}, env={}, file=tmp_path / "none").secrets == policy
+    with pytest.raises(ConfigError, match="must be redact, block or off"):
+        load_settings({"secrets": "warn"}, env={}, file=tmp_path / "none")
 
 
 def test_dreaming_is_a_table_in_the_file_and_env_vars_by_name(tmp_path: Path) -> None:

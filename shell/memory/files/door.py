@@ -83,8 +83,6 @@ class MemoryFiles:
         self._thread_lock = threading.Lock()
         self._fingerprints = SeenFiles[str]()
         """What the model last read or wrote of each file (memory_write's staleness check)."""
-        self._seen: dict[str, str] = {}
-        """What Cairn last read or wrote of each file, to tell an edit made outside it."""
         self._written: dict[str, str] = {}
         """What Cairn last wrote of each file: on disk but not committed (a failed commit),
         that content is Cairn's own, not an edit made outside it."""
@@ -116,7 +114,6 @@ class MemoryFiles:
         path, name = locate(self.root, rel)
         data = read_or_empty(path, name)
         self._fingerprints.record(name, data)
-        self._seen[name] = digest(data)
         all_lines = split_lines(data.decode("utf-8", errors="replace"))
         start = from_line - 1
         wanted = all_lines[start : start + lines]
@@ -171,7 +168,7 @@ class MemoryFiles:
                     break
             else:
                 raise MemoryWriteError(f"{name} keeps changing on disk; try again in a moment")
-            self._seen[name] = self._written[name] = digest(before + payload)
+            self._written[name] = digest(before + payload)
             self._fingerprints.renew(name, before, before + payload)
             added = sum(1 for line in fresh if line.strip())
             outcome = self.git.commit(
@@ -225,7 +222,7 @@ class MemoryFiles:
                     f"{name} changed on disk while it was being written; memory_get it again"
                 )
             self._fingerprints.record(name, data)
-            self._seen[name] = self._written[name] = digest(data)
+            self._written[name] = digest(data)
             verb = "rewrite" if exists else "create"
             outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
         return WriteOutcome(
@@ -272,7 +269,7 @@ class MemoryFiles:
                 if not replace_if_unchanged(path, before, data):
                     raise MemoryWriteError(f"{name} changed on disk while it was being written")
                 self._fingerprints.forget(name)  # the model must read it again to rewrite it
-                self._seen[name] = self._written[name] = digest(data)
+                self._written[name] = digest(data)
             names = [name for _, name, _, _, _ in prepared]
             outcome = self.git.commit(names, _message(reason, summary, origin))
         return [

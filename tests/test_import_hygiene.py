@@ -9,7 +9,7 @@ from pathlib import Path
 CORE_MODULES = [
     "shell",
     "shell.agent",
-    "shell.headless.run",
+    "shell.headless.commands",
     "shell.events",
     "shell.model",
     "shell.memory.service",
@@ -42,7 +42,7 @@ def test_a_search_from_the_shell_never_loads_litellm(tmp_path: Path) -> None:
     code = (
         "import io, sys\n"
         "from shell.config import load_settings\n"
-        "from shell.headless.run import search_command\n"
+        "from shell.headless.search import search_command\n"
         f"settings = load_settings({{'workspace': {str(tmp_path / 'ws')!r}}})\n"
         "search_command(settings, 'deploy', k=3, as_json=True, out=io.StringIO())\n"
         "print(sorted(m for m in ('litellm', 'openai', 'lancedb') if m in sys.modules))\n"

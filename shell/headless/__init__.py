@@ -1,3 +1,4 @@
-"""Cairn without the TUI: `cairn run`, `search`, `index`, `history`, `revert`, `remote`, `sync`,
-`tools`.
+"""Cairn without the TUI: the headless commands of `cairn` (`commands.HEADLESS`), one module per
+family: `run`, `search` (and `index`), `dream`, `history` (and `revert`), `sync` (`remote`,
+`sync`, `init --remote`), `tools`, `init`; the options they share in `options`.
 """

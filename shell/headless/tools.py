@@ -1,9 +1,9 @@
-"""The project folder and the approval policy on the command line, and `cairn tools`.
+"""`cairn tools`: what the model may call.
 
-    cairn [run|serve|tools] [--project DIR] [--yes] [--allow RULE]…
-    cairn tools [--json]        the tools the model may call, their approvals, the MCP servers
+    cairn tools [--json] [--project DIR] [--yes] [--allow RULE]…
+                                the tools the model may call, their approvals, the MCP servers
 
-The project folder is the folder Cairn was started in unless `--project` names another.
+The MCP servers are started, listed and stopped; exit code 1 when one failed.
 """
 
 from __future__ import annotations
@@ -11,57 +11,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from dataclasses import asdict, replace
-from pathlib import Path
-from typing import Any, TextIO
+from dataclasses import asdict
+from typing import TextIO
 
-from shell.config import ConfigError, Settings
+from shell.config import Settings
 from shell.events import ToolsListed
+from shell.headless.options import Subcommands, add_model, add_tool_options, add_workspace
 
 
-def add_options(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
-    """`--project`, `--yes` and `--allow`, for the commands that run an agent (`inherit`: an
-    option left out keeps what was given before the subcommand)."""
-    default: dict[str, Any] = {"default": argparse.SUPPRESS} if inherit else {}
-    parser.add_argument(
-        "--project",
-        type=Path,
-        help="the folder the project tools work in (default: the current folder)",
-        **default,
-    )
-    parser.add_argument(
-        "--yes",
-        action="store_true",
-        help="allow every edit, command and MCP call without asking",
-        **default,
-    )
-    parser.add_argument(
-        "--allow",
-        action="append",
-        metavar="RULE",
-        default=argparse.SUPPRESS if inherit else [],
-        help="allow calls without asking: a tool, or tool:pattern, e.g. 'run_command:pytest*'",
-    )
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     tools = sub.add_parser("tools", help="the tools the model may call and their approvals")
-    add_options(tools, inherit=True)
+    add_tool_options(tools, inherit=True)
     tools.add_argument("--json", action="store_true", help="the listing as JSON")
-
-
-def with_tool_options(settings: Settings, args: argparse.Namespace) -> Settings:
-    """`settings` with the project folder and the flags' approval policy."""
-    named = getattr(args, "project", None)
-    project = (named or Path.cwd()).expanduser().resolve()
-    if not project.is_dir():
-        raise ConfigError(f"--project {project} is not a folder")
-    tools = replace(settings.tools, project="on") if named else settings.tools
-    if getattr(args, "yes", False):
-        tools = replace(tools, approval="yes")
-    if rules := getattr(args, "allow", None):
-        tools = replace(tools, allow=(*tools.allow, *rules))
-    return replace(settings, project=project, tools=tools)
+    add_workspace(tools, inherit=True)
+    add_model(tools, inherit=True)
 
 
 async def tools_command(settings: Settings, *, as_json: bool, out: TextIO) -> int:

@@ -137,6 +137,8 @@ def test_stdin_lines_are_turns_and_trace_matches_stdout(tmp_path: Path) -> None:
         (("run", "--workspace", "/proc/cairn-cannot-write", "hi"), "cairn: error:"),
         (("search", "--workspace", "{ws}", "-k", "0", "x"), "-k must be between 1 and 50"),
         (("run", "--workspace", "{ws}", "--session", "no-such-session", "hi"), "cairn: error:"),
+        (("run", "--workspace", "{ws}", "--context-window", "100", "hi"), "(minimum 512)"),
+        (("run", "--workspace", "{ws}", "--project", "{ws}/none", "hi"), "/none is not a folder"),
     ],
 )
 def test_errors_are_one_clear_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:

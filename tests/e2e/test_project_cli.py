@@ -101,3 +101,17 @@ def test_cairn_tools_lists_project_and_mcp_tools(project: Path, tmp_path: Path) 
     assert servers["time"]["state"] == "ready"
     assert servers["broken"]["state"] == "failed" and servers["broken"]["detail"]
     assert listing["project"] == str(project.resolve())
+
+
+def test_only_the_commands_that_run_an_agent_look_at_the_project_folder(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-project"
+    ws = str(tmp_path / "ws")
+
+    seeded = cairn("--project", str(missing), "init", ws, home=tmp_path)
+    refused = cairn("tools", "--workspace", ws, "--project", str(missing), home=tmp_path)
+
+    assert seeded.returncode == 0, seeded.stderr
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"cairn: error: --project {missing} is not a folder\n",
+    )

@@ -1,0 +1,125 @@
+"""`cairn search` and `cairn index`: the memory index from the shell; no model is called.
+
+    cairn search QUERY [--json] [-k N]      search memory as memory_search does
+    cairn index [--status | --rebuild]      inspect or rebuild the derived index
+
+Both bring the index up to date with the memory files first (but `index --status`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TextIO
+
+from shell.config import ConfigError, Settings
+from shell.events import Error, to_json
+from shell.headless.options import Subcommands, add_workspace
+from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+
+
+def add_search_parser(sub: Subcommands) -> None:
+    search = sub.add_parser(
+        "search",
+        help="search memory",
+        description="Search the memory files as the agent's memory_search does, by meaning and "
+        "by exact tokens; no model is called.",
+    )
+    add_workspace(search, inherit=True)
+    search.add_argument(
+        "query",
+        nargs="+",
+        help="what to look for: plain words, or exact tokens such as a ticket id or a hash "
+        "(several words form one query)",
+    )
+    search.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON (mode, hits with path, lines, scores and snippet)",
+    )
+    search.add_argument(
+        "-k",
+        type=int,
+        default=DEFAULT_MAX_RESULTS,
+        metavar="N",
+        help=f"number of hits, 1 to {MAX_RESULTS_LIMIT} (default {DEFAULT_MAX_RESULTS})",
+    )
+
+
+def add_index_parser(sub: Subcommands) -> None:
+    index = sub.add_parser(
+        "index",
+        help="inspect or rebuild the memory index",
+        description="With no option, bring the index up to date with the memory files.",
+    )
+    add_workspace(index, inherit=True)
+    group = index.add_mutually_exclusive_group()
+    group.add_argument(
+        "--status", action="store_true", help="report what the index holds; change nothing"
+    )
+    group.add_argument(
+        "--rebuild", action="store_true", help="drop the index and build it again from the files"
+    )
+
+
+def run_search(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+    if not 1 <= args.k <= MAX_RESULTS_LIMIT:
+        raise ConfigError(f"-k must be between 1 and {MAX_RESULTS_LIMIT}")
+    return search_command(settings, " ".join(args.query), k=args.k, as_json=args.json, out=out)
+
+
+def run_index(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+    action = "status" if args.status else "rebuild" if args.rebuild else "sync"
+    return index_command(settings, action=action, out=out)
+
+
+def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out: TextIO) -> int:
+    from shell.memory.service import RecallService
+    from shell.workspace import init_workspace
+
+    init_workspace(settings)
+    service = RecallService(settings)
+    service.sync("manual")
+    result = service.searcher.search(query, max_results=k)
+    service.index.close()
+    if as_json:
+        out.write(json.dumps(result.to_model_json(), ensure_ascii=False, indent=2) + "\n")
+        return 0
+    out.write(f"{result.mode} search for {query!r}")
+    out.write(f" (degraded: {result.degraded_reason})\n" if result.degraded_reason else "\n")
+    if frame := result.time_frame:
+        out.write(f"time named: {frame.text!r}, {frame.start} to {frame.end} (ranked first)\n")
+    if result.nothing_relevant or not result.hits:
+        out.write("Memory holds nothing relevant to this query.\n")
+        return 0
+    for hit in result.hits:
+        snippet = " ".join(hit.snippet.split())[:160]
+        out.write(
+            f"{hit.score:.3f}  {hit.citation}  "
+            f"(vector {hit.vector_score:.2f}, text {hit.text_score:.2f})\n"
+            f"       {snippet}\n"
+        )
+    return 0
+
+
+def index_command(settings: Settings, *, action: str, out: TextIO) -> int:
+    """`cairn index`: "status" reports, "sync" catches up with the files, "rebuild" starts over.
+    Events (sync, rebuild) go out as JSON lines, then the index status."""
+    from shell.memory.service import RecallService
+    from shell.workspace import init_workspace
+
+    init_workspace(settings)
+    service = RecallService(settings)
+    match action:
+        case "sync":
+            events = service.sync("manual")
+        case "rebuild":
+            events = service.index.rebuild("manual")
+        case _:
+            events = []
+    for event in events:
+        out.write(to_json(event) + "\n")
+    status = service.index.status()
+    service.index.close()
+    out.write(json.dumps(status, default=str, indent=2) + "\n")
+    return 1 if any(isinstance(e, Error) for e in events) else 0

@@ -17,21 +17,27 @@ from shell.config import KEY_ENV_VARS
 CAIRN = Path(sys.executable).parent / "cairn"
 
 
-def cairn(
-    *args: str, home: Path, stdin: str | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
+def cairn_env(home: Path, **env: str) -> dict[str, str]:
+    """The environment of a `cairn` under test: no provider key, no `CAIRN_*` but these, no
+    config file, no watcher, and `home` for HOME."""
     environment = {
         k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS and not k.startswith("CAIRN_")
     }
     environment.update(
         HOME=str(home), CAIRN_CONFIG=str(home / "none.toml"), CAIRN_WATCH="false", **env
     )
+    return environment
+
+
+def cairn(
+    *args: str, home: Path, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(CAIRN), *args],
         input=stdin,
         capture_output=True,
         text=True,
-        env=environment,
+        env=cairn_env(home, **env),
         timeout=300,
     )
 

@@ -3,28 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from shell.config import KEY_ENV_VARS
-from tests.e2e.test_cli import CAIRN, cairn
+from tests.e2e.test_cli import CAIRN, cairn, cairn_env
 from widgets.cli import build_parser
 
 
 def closed_early(args: list[str], home: Path, lines: int) -> tuple[int, str]:
     """Run `cairn` with stdout read for `lines` lines, then closed, as `| head -N` does."""
-    env = {k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS}
-    env = {k: v for k, v in env.items() if not k.startswith("CAIRN_")}
-    env.update(HOME=str(home), CAIRN_CONFIG=str(home / "none.toml"), CAIRN_WATCH="false")
     process = subprocess.Popen(
         [str(CAIRN), *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env,
+        env=cairn_env(home),
     )
     assert process.stdout is not None and process.stderr is not None
     for _ in range(lines):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import signal
 import socket
@@ -14,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.config import KEY_ENV_VARS
-from tests.e2e.test_cli import CAIRN
+from tests.e2e.test_cli import CAIRN, cairn_env
 from widgets.cli import build_parser
 from widgets.serve import plan_serve, served_page
 
@@ -40,9 +38,6 @@ def get(url: str, **headers: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_serve_answers_on_loopback_and_stops_cleanly(tmp_path: Path, stop: signal.Signals) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS}
-    env = {k: v for k, v in env.items() if not k.startswith("CAIRN_")}
-    env.update(HOME=str(tmp_path), CAIRN_CONFIG=str(tmp_path / "none.toml"), CAIRN_WATCH="false")
     port = free_port()
     args = ["serve", "--port", str(port), "--demo", "--workspace", str(tmp_path / "ws")]
     server = subprocess.Popen(
@@ -50,7 +45,7 @@ def test_serve_answers_on_loopback_and_stops_cleanly(tmp_path: Path, stop: signa
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env,
+        env=cairn_env(tmp_path),
         text=True,
     )
     try:

@@ -29,6 +29,18 @@ def cairn_env(home: Path, **env: str) -> dict[str, str]:
     return environment
 
 
+def started(*args: str, home: Path, text: bool = False) -> subprocess.Popen[Any]:
+    """`cairn` running, its stdin closed, its stdout and stderr pipes to read."""
+    return subprocess.Popen(
+        [str(CAIRN), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cairn_env(home),
+        text=text,
+    )
+
+
 def cairn(
     *args: str, home: Path, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:

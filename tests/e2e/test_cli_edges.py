@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_cli import CAIRN, cairn, cairn_env
+from tests.e2e.test_cli import cairn, started
 from widgets.cli import build_parser
 
 
 def closed_early(args: list[str], home: Path, lines: int) -> tuple[int, str]:
     """Run `cairn` with stdout read for `lines` lines, then closed, as `| head -N` does."""
-    process = subprocess.Popen(
-        [str(CAIRN), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=cairn_env(home),
-    )
+    process = started(*args, home=home)
     assert process.stdout is not None and process.stderr is not None
     for _ in range(lines):
         assert process.stdout.readline()

@@ -6,14 +6,13 @@ import argparse
 import shlex
 import signal
 import socket
-import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_cli import CAIRN, cairn_env
+from tests.e2e.test_cli import started
 from widgets.cli import build_parser
 from widgets.serve import plan_serve, served_page
 
@@ -40,14 +39,7 @@ def get(url: str, **headers: str) -> tuple[int, str]:
 def test_serve_answers_on_loopback_and_stops_cleanly(tmp_path: Path, stop: signal.Signals) -> None:
     port = free_port()
     args = ["serve", "--port", str(port), "--demo", "--workspace", str(tmp_path / "ws")]
-    server = subprocess.Popen(
-        [str(CAIRN), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=cairn_env(tmp_path),
-        text=True,
-    )
+    server = started(*args, home=tmp_path, text=True)
     try:
         assert server.stdout is not None
         line = server.stdout.readline()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from shell.agent import Agent
 from shell.config import Settings
-from shell.context.budget import ContextWindow, configured_budget
+from shell.context.budget import configured_window
 from shell.context.calibration import CalibrationStore
 from shell.context.counter import TokenCounter
 from shell.context.request import RequestBuilder
@@ -61,8 +61,7 @@ def build_agent(
     if resumed and record.compaction_count:
         record.needs_reinjection = True  # the rules re-injected after compaction live in memory
     conversation = Conversation(sessions, record, messages)
-    resolved = bool(settings.context_window) or settings.demo
-    window = ContextWindow(configured_budget(settings), resolved=resolved)
+    window = configured_window(settings)
     llm = _model(settings)
     recall = RecallService(settings, outside_edits=files.commit_outside_edits)
     sync = SyncService(

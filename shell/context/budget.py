@@ -107,3 +107,10 @@ class ContextWindow:
             "Set --context-window to be exact.",
             level="warning",
         )
+
+
+def configured_window(settings: Settings) -> ContextWindow:
+    """A session's window before it starts: resolved when configured or the demo's, else the
+    placeholder of `configured_budget` until `ContextWindow.look_up` asks the model."""
+    resolved = bool(settings.context_window) or settings.demo
+    return ContextWindow(configured_budget(settings), resolved=resolved)

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from shell.config import DEMO_CONTEXT_WINDOW, Settings
+from shell.config import Settings
 from shell.events import (
     DeepSleepFinished,
     DreamSweepFinished,
@@ -152,13 +152,12 @@ async def dream_command(
 
 def _window(settings: Settings, dreamer: Dreamer) -> int:
     """The window `cairn run` would resolve: configured, the demo's, the model's, or assumed."""
-    from shell.context.budget import UNKNOWN_WINDOW
+    from shell.context.budget import configured_window
 
-    if settings.context_window:
-        return settings.context_window
-    if settings.demo or dreamer.llm is None:
-        return DEMO_CONTEXT_WINDOW
-    return dreamer.llm.context_window()[0] or UNKNOWN_WINDOW
+    window = configured_window(settings)
+    if not window.resolved and dreamer.llm is not None:
+        window.look_up(dreamer.llm.context_window, settings.model)
+    return window.budget.window
 
 
 def dream_line(event: Event) -> str | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_cli import cairn, started
-from widgets.cli import build_parser
+from widgets.cli import FAMILIES, build_parser
 
 
 def closed_early(args: list[str], home: Path, lines: int) -> tuple[int, str]:
@@ -69,3 +69,15 @@ def test_each_subcommand_help_explains_only_its_own_arguments(
         if isinstance(action, argparse._SubParsersAction)
     ]
     assert [a.dest for a in parser._actions if not a.help] == []  # every argument explained
+
+
+def test_every_subcommand_the_parser_knows_runs_one_way() -> None:
+    """What `dispatch` relies on: each parsed subcommand names exactly one runner."""
+    [subcommands] = [
+        action
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    runners = [name for family in FAMILIES for name in family.runs]
+
+    assert list(subcommands.choices) == runners

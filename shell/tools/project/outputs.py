@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from shell.tools.toolbox import ToolError
+from shell.tools.window import Window, window
 
 PREFIX = "output:"
 KEEP = 50
@@ -51,6 +52,15 @@ class OutputStore:
         if not call_id or not path.is_file():
             raise ToolError(f"no output is kept as {ref!r} (outputs are kept for recent calls)")
         return path
+
+    def read(self, ref: str, from_line: int, count: int, max_chars: int) -> Window:
+        """A window of the output kept as `ref` (see `shell.tools.window`).
+
+        Raises:
+            ToolError: no output is kept under that id.
+        """
+        data = self.find(ref).read_bytes()
+        return window(data.decode("utf-8", errors="replace"), from_line, count, max_chars)
 
     def prune(self) -> None:
         files = sorted(self.folder.glob("*.txt"), key=lambda p: p.stat().st_mtime, reverse=True)

@@ -3,9 +3,9 @@
 One `cat` of a big file, a long test log or a chatty MCP server must not blow the window: a
 result over its share of the window keeps its head and tail (`shell.text.trim_middle`, at line
 ends), with a marker between them that says how much was cut and how to read the rest
-(`read_file("output:<call id>", from)`, from the whole text kept by `OutputStore`). A JSON
-result is cut inside its longest text (a file's `text`, a command's `output`), so what the model
-gets is still JSON.
+(`read_output(ref="output:<call id>", from=…)`, from the whole text kept by `OutputStore`; the
+workbench offers read_output once a result was cut). A JSON result is cut inside its longest
+text (a file's `text`, a command's `output`), so what the model gets is still JSON.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def cut_items(items: list[Any], budget: int, call_id: str, outputs: OutputStore)
     cut = len(items) - len(kept)
     marker = (
         f"[… {cut:,} more items cut here to fit the context. The whole list is kept: "
-        f'read_file(path="{ref}", from={len(kept) + 1}) reads on, one item a line …]'
+        f'read_output(ref="{ref}", from={len(kept) + 1}) reads on, one item a line …]'
     )
     return [*kept, marker]
 
@@ -82,7 +82,7 @@ def cut_text(text: str, budget: int, call_id: str, outputs: OutputStore) -> str:
         return (
             ("" if text[:head].endswith("\n") else "\n")
             + f"[… {cut_lines:,} lines ({total - head - tail:,} characters) cut here to fit the "
-            f'context. The whole text is kept: read_file(path="{ref}", from={first_cut_line}) '
+            f'context. The whole text is kept: read_output(ref="{ref}", from={first_cut_line}) '
             "reads on from the cut …]\n"
         )
 

@@ -1,9 +1,10 @@
 """Whole outputs kept beside the transcript, so a cut result can be read on.
 
-A tool result too big for the context is cut before it enters the transcript (`cut_result`),
-and a command's output is spooled as it streams; either way the whole text is kept here, under
-the call's id, and `read_file("output:<call id>", from, lines)` reads it on. The files live in
-the workspace's git-ignored state folder and are pruned to the newest `KEEP`.
+A tool result too big for the context is cut before it enters the transcript
+(`shell.tools.fitting`), and a command's output is spooled as it streams; either way the whole
+text is kept here, under the call's id, and `read_output(ref="output:<call id>", from, lines)`
+reads it on (so does `read_file` with the same ref, when the project tools are offered). The
+files live in the workspace's git-ignored state folder and are pruned to the newest `KEEP`.
 """
 
 from __future__ import annotations

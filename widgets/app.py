@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import ClassVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -18,7 +18,8 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from shell.commands import parse as parse_command
-from shell.events import Error, Event, to_json
+from shell.events import Error, Event
+from shell.session.trace import TraceWriter
 from widgets.bridge import EventBridge
 from widgets.editor import edit_memory
 from widgets.messages import AgentEvent
@@ -80,7 +81,7 @@ class CairnApp(TerminalApp):
         self.trace_path = trace
         self.busy = False
         self.queued: deque[str] = deque()
-        self._trace_file: IO[str] | None = None
+        self._trace: TraceWriter | None = None
         self._bridge: EventBridge | None = None
         self._clock = time.monotonic
         self._last_activity = self._clock()
@@ -114,8 +115,7 @@ class CairnApp(TerminalApp):
 
     def on_mount(self) -> None:
         if self.trace_path is not None:
-            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
-            self._trace_file = self.trace_path.open("a", encoding="utf-8")
+            self._trace = TraceWriter(self.trace_path)
         # The agent is built (from a plan) and started once the first frame is on screen, so
         # nothing competes with painting; until then a prompt sent (or typed ahead) is queued.
         self._set_busy(True)
@@ -172,9 +172,9 @@ class CairnApp(TerminalApp):
         self._dreamt_since_activity = False
 
     async def on_unmount(self) -> None:
-        if self._trace_file is not None:
-            self._trace_file.close()
-            self._trace_file = None
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
         if self.started:
             await self.agent.aclose()
 
@@ -232,9 +232,8 @@ class CairnApp(TerminalApp):
             self.post_message(AgentEvent(Error(kind="background", message=str(error))))
 
     def _record(self, event: Event) -> None:
-        if self._trace_file is not None:
-            self._trace_file.write(to_json(event) + "\n")
-            self._trace_file.flush()
+        if self._trace is not None:
+            self._trace.write(event)
 
     async def on_agent_event(self, message: AgentEvent) -> None:
         # Quitting takes the widgets down first: an event that comes after (a background index

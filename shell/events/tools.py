@@ -74,7 +74,7 @@ class CommandFinished(BaseEvent):
 
     `ended`: exited by itself, killed at its timeout, killed by a cancel (esc), or never
     started (`failed`, with the reason in `detail`). `output_ref`: where the whole output is
-    kept for the model to read on (`read_file("output:<call id>")`), when the result cut it.
+    kept for the model to read on (`read_output(ref="output:<call id>")`), when the result cut it.
     """
 
     type: ClassVar[str] = "command_finished"

@@ -22,7 +22,7 @@ from shell.events import (
     to_json,
 )
 from shell.headless.options import Subcommands, add_agent_options
-from shell.secrets.detect import redacted_json
+from shell.session.trace import TraceWriter
 
 
 class EventSink:
@@ -30,16 +30,15 @@ class EventSink:
 
     def __init__(self, out: TextIO, trace: Path | None = None) -> None:
         self.out = out
-        self.trace = trace.open("a", encoding="utf-8") if trace else None
+        self.trace = TraceWriter(trace) if trace else None
         self.errors = 0
 
     def __call__(self, event: Event) -> None:
         line = to_json(event)
         self.out.write(line + "\n")
         self.out.flush()
-        if self.trace:  # on disk: nothing detected as a secret (shell.secrets.detect)
-            self.trace.write(redacted_json(event) + "\n")
-            self.trace.flush()
+        if self.trace:
+            self.trace.write(event)
         if isinstance(event, Error):
             self.errors += 1
 

@@ -1,26 +1,11 @@
-"""The lines of a memory file, as the one door for writes reads and compares them: pure
-functions over text."""
+"""The lines of a memory file, as the one door for writes compares them: pure functions over
+text. (Reads take their window from `shell.tools.window`, like every reading tool.)"""
 
 from __future__ import annotations
 
 import difflib
 
 from shell.text import split_lines
-
-
-def fit(lines: list[str], max_chars: int) -> tuple[list[str], bool]:
-    """The leading lines that fit in `max_chars` (newlines counted); hard-cut a lone long line."""
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        cost = len(line) + (1 if kept else 0)
-        if used + cost > max_chars:
-            if not kept:
-                return [line[:max_chars]], True
-            return kept, True
-        kept.append(line)
-        used += cost
-    return kept, False
 
 
 def new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:

@@ -13,11 +13,13 @@ from typing import Any
 
 from shell.events import Event, WriteReason
 from shell.memory.files.door import MemoryFiles, MemoryPathError
-from shell.memory.files.values import ReadResult, WriteOutcome
+from shell.memory.files.values import WriteOutcome
 from shell.memory.paths import daily_note
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
+from shell.tools.window import MAX_WINDOW_LINES, window_arguments, window_payload
 
-MAX_GET_LINES = 2000
+MAX_GET_LINES = MAX_WINDOW_LINES
+DEFAULT_GET_LINES = 120
 
 _PATH_HINT = "MEMORY.md or memory/<name>.md (workspace-relative)."
 
@@ -25,19 +27,7 @@ GET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "minLength": 1, "maxLength": 500, "description": _PATH_HINT},
-        "from": {
-            "type": "integer",
-            "minimum": 1,
-            "default": 1,
-            "description": "1-based line to start reading at.",
-        },
-        "lines": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_GET_LINES,
-            "default": 120,
-            "description": "How many lines to read.",
-        },
+        **window_arguments(DEFAULT_GET_LINES, MAX_GET_LINES),
     },
     "required": ["path"],
     "additionalProperties": False,
@@ -107,9 +97,9 @@ def memory_tools(
             files.read,
             arguments["path"],
             int(arguments.get("from", 1)),
-            int(arguments.get("lines", 120)),
+            int(arguments.get("lines", DEFAULT_GET_LINES)),
         )
-        return json_result(_read_payload(result))
+        return json_result(window_payload(result.path, result))
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = arguments.get("path") or daily_note(today())
@@ -181,20 +171,6 @@ def pinned_append_tool(
         },
     }
     return Tool("memory_append", description, schema, append, risk="memory")
-
-
-def _read_payload(result: ReadResult) -> dict[str, Any]:
-    payload: dict[str, Any] = {
-        "path": result.path,
-        "text": result.text,
-        "from": result.from_line,
-        "lines": result.lines,
-        "totalLines": result.total_lines,
-    }
-    if result.next_from is not None:
-        payload["nextFrom"] = result.next_from
-        payload["note"] = f"[More content available. Use from={result.next_from} to continue.]"
-    return payload
 
 
 def _append_result(outcome: WriteOutcome) -> ToolResult:

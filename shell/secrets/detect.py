@@ -23,6 +23,19 @@ from typing import Any, ClassVar
 
 from shell.events import BaseEvent, to_dict
 
+__all__ = [
+    "BLOCK",
+    "OFF",
+    "POLICIES",
+    "REDACT",
+    "findings",
+    "findings_in_words",
+    "redact",
+    "redact_values",
+    "redacted_json",
+    "secret_kinds",
+]
+
 REDACT, BLOCK, OFF = "redact", "block", "off"
 POLICIES = (REDACT, BLOCK, OFF)
 
@@ -102,8 +115,24 @@ def _in_words() -> Any:
     return SecretAfterKeywordDetector()
 
 
-def _findings(line: str, detectors: tuple[Any, ...] | None = None) -> Iterator[tuple[str, str]]:
-    for detector in _detectors() if detectors is None else detectors:
+def findings(line: str) -> Iterator[tuple[str, str]]:
+    """The kind and value of each credential of a known format in `line` (AWS, GitHub, …)."""
+    return _found(line, _detectors())
+
+
+def findings_in_words(line: str) -> Iterator[tuple[str, str]]:
+    """The kind and value of each high-entropy token right after a secret's name in `line`
+    ("the secret is wJalrX…"); run on what `findings` left."""
+    return _found(line, (_in_words(),))
+
+
+def secret_kinds(line: str) -> set[str]:
+    """The kinds of credential in `line`, of either sort: what a scan that only reports needs."""
+    return {kind for kind, _ in findings(line)} | {kind for kind, _ in findings_in_words(line)}
+
+
+def _found(line: str, detectors: tuple[Any, ...]) -> Iterator[tuple[str, str]]:
+    for detector in detectors:
         for found in detector.analyze_line(filename="memory.md", line=line, line_number=0):
             if found.secret_value:
                 yield found.type, found.secret_value
@@ -115,11 +144,11 @@ def redact(text: str) -> tuple[str, list[str]]:
     kinds: set[str] = set()
     lines = []
     for line in text.split("\n"):
-        for kind, value in sorted(_findings(line), key=lambda f: -len(f[1])):
+        for kind, value in sorted(findings(line), key=lambda f: -len(f[1])):
             kinds.add(kind)
             if kind != "Private Key":
                 line = _redact_value(line, value, kind)
-        for kind, value in sorted(_findings(line, (_in_words(),)), key=lambda f: -len(f[1])):
+        for kind, value in sorted(findings_in_words(line), key=lambda f: -len(f[1])):
             kinds.add(kind)
             line = _redact_value(line, value, kind)
         lines.append(line)

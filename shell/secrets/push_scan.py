@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from shell.git.runner import Git
+from shell.secrets.detect import secret_kinds
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,\d+)? @@")
 _COMMIT = "\x00commit "
@@ -52,8 +53,6 @@ def scan_outgoing(git: Git, head: str, remote_head: str | None) -> tuple[int, li
 
 
 def _scan_patch(output: str) -> list[SecretFinding]:
-    from shell.secrets.detect import _findings, _in_words
-
     findings: list[SecretFinding] = []
     commit, file, number, header = "", "", 0, False
     for line in output.split("\n"):
@@ -67,8 +66,7 @@ def _scan_patch(output: str) -> list[SecretFinding]:
             number, header = int(hunk["start"]), False
         elif line.startswith("+") and file and not header:
             added = line[1:]
-            kinds = {kind for kind, _ in _findings(added)}
-            kinds |= {kind for kind, _ in _findings(added, (_in_words(),))}
+            kinds = secret_kinds(added)
             findings.extend(SecretFinding(file, number, kind, commit) for kind in sorted(kinds))
             number += 1
     return findings

@@ -58,17 +58,25 @@ def _chars_trimmed(head: int, tail: int, total: int) -> str:
 
 
 def trim_middle(
-    text: str, limit: int, marker: Callable[[int, int, int], str] = _chars_trimmed
+    text: str,
+    limit: int,
+    marker: Callable[[int, int, int], str] = _chars_trimmed,
+    *,
+    at_lines: bool = False,
 ) -> str:
     """`text` unchanged when it has at most `limit` characters, else its head and its tail
     joined by `marker(head, tail, len(text))`, `limit` characters at most: 70% of the limit
-    for the head and 20% for the tail, both shrunk (7 to 2) when the marker needs more room."""
+    for the head and 20% for the tail, both shrunk (7 to 2) when the marker needs more room.
+    `at_lines` ends the head and starts the tail at line ends, where the text has any."""
     if len(text) <= limit:
         return text
     head, tail = int(limit * HEAD_SHARE), int(limit * TAIL_SHARE)
     if head + tail + len(marker(head, tail, len(text))) > limit:
         room = max(0, limit - len(marker(head, tail, len(text))))
         head, tail = room * 7 // 9, room * 2 // 9
+    if at_lines:
+        head = text.rfind("\n", 0, head) + 1 or head
+        tail = len(text) - (text.find("\n", len(text) - tail) + 1 or len(text) - tail)
     joined = text[:head] + marker(head, tail, len(text)) + text[len(text) - tail :]
     return shorten(joined, limit)
 

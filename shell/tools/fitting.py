@@ -1,10 +1,11 @@
 """A tool result too big for the context is cut before it enters the transcript.
 
 One `cat` of a big file, a long test log or a chatty MCP server must not blow the window: a
-result over its share of the window keeps its head and tail, with a marker between them that
-says how much was cut and how to read the rest (`read_file("output:<call id>", from)`, from the
-whole text kept by `OutputStore`). A JSON result is cut inside its longest text (a file's
-`text`, a command's `output`), so what the model gets is still JSON.
+result over its share of the window keeps its head and tail (`shell.text.trim_middle`, at line
+ends), with a marker between them that says how much was cut and how to read the rest
+(`read_output(ref="output:<call id>", from=…)`, from the whole text kept by `OutputStore`; the
+workbench offers read_output once a result was cut). A JSON result is cut inside its longest
+text (a file's `text`, a command's `output`), so what the model gets is still JSON.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from shell.text import trim_middle
 from shell.tools.project.outputs import OutputStore
 from shell.tools.toolbox import ToolResult
 
@@ -64,27 +66,27 @@ def cut_items(items: list[Any], budget: int, call_id: str, outputs: OutputStore)
     cut = len(items) - len(kept)
     marker = (
         f"[… {cut:,} more items cut here to fit the context. The whole list is kept: "
-        f'read_file(path="{ref}", from={len(kept) + 1}) reads on, one item a line …]'
+        f'read_output(ref="{ref}", from={len(kept) + 1}) reads on, one item a line …]'
     )
     return [*kept, marker]
 
 
 def cut_text(text: str, budget: int, call_id: str, outputs: OutputStore) -> str:
-    """The head (two thirds) and tail of `text`, cut at line ends, with the marker; the whole
-    text is kept under the call's id."""
+    """The head and tail of `text`, cut at line ends, with the marker; the whole text is kept
+    under the call's id."""
     ref = outputs.keep(call_id, text)
-    head_end = text.rfind("\n", 0, budget * 2 // 3) + 1 or budget * 2 // 3
-    tail_start = text.find("\n", len(text) - budget // 4) + 1 or len(text) - budget // 4
-    tail_start = max(tail_start, head_end)
-    first_cut_line = text.count("\n", 0, head_end) + 1
-    cut_lines = text.count("\n", head_end, tail_start)
-    marker = (
-        ("" if text[:head_end].endswith("\n") else "\n")
-        + f"[… {cut_lines:,} lines ({tail_start - head_end:,} characters) cut here to fit the "
-        f'context. The whole text is kept: read_file(path="{ref}", from={first_cut_line}) '
-        "reads on from the cut …]\n"
-    )
-    return text[:head_end] + marker + text[tail_start:]
+
+    def marker(head: int, tail: int, total: int) -> str:
+        first_cut_line = text.count("\n", 0, head) + 1
+        cut_lines = text.count("\n", head, total - tail)
+        return (
+            ("" if text[:head].endswith("\n") else "\n")
+            + f"[… {cut_lines:,} lines ({total - head - tail:,} characters) cut here to fit the "
+            f'context. The whole text is kept: read_output(ref="{ref}", from={first_cut_line}) '
+            "reads on from the cut …]\n"
+        )
+
+    return trim_middle(text, budget, marker, at_lines=True)
 
 
 def _json_object(content: str) -> dict[str, Any] | None:

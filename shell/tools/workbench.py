@@ -3,7 +3,9 @@
 The memory tools come with the memory (`shell.memory`); the workbench adds, to the same
 toolbox, the project tools (`shell.tools.project`, when a project folder is set) and the tools of
 the configured MCP servers (`shell.tools.mcp`), and puts `Approvals` in front of every call that
-writes or executes. It also fits each tool result to the window before it enters the transcript.
+writes or executes. It also fits each tool result to the window before it enters the transcript,
+and from the first result that was cut on, offers `read_output` to read the rest: only then, so
+a small window pays for its schema only once it is of use.
 
 The project tools' schemas cost about 560 tokens even in their compact form: below
 `PROJECT_TOOLS_MIN_WINDOW` they are offered only when asked for (`--project`, or
@@ -21,11 +23,12 @@ from shell.config import Settings
 from shell.context.budget import ContextWindow
 from shell.context.counter import TokenCounter
 from shell.context.request import COMPACT_TOOLS_BELOW
-from shell.events import ApprovalChoice, Event, Notice, ToolInfo, ToolsListed
+from shell.events import ApprovalChoice, CommandFinished, Event, Notice, ToolInfo, ToolsListed
 from shell.text import counted
 from shell.tools.approvals import Approvals
 from shell.tools.fitting import fit_result, result_budget
 from shell.tools.mcp import McpHub
+from shell.tools.output import read_output_tool
 from shell.tools.project import project_tools
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
@@ -128,8 +131,21 @@ class Workbench:
         return changes
 
     def fit(self, call_id: str, result: ToolResult) -> ToolResult:
-        """`result` cut to its share of the window, the whole text kept to read on."""
-        return fit_result(result, call_id, self.outputs, result_budget(self.window.budget.window))
+        """`result` cut to its share of the window, the whole text kept to read on (with
+        read_output offered from then on)."""
+        fitted = fit_result(result, call_id, self.outputs, self._result_budget())
+        command_cut = any(isinstance(e, CommandFinished) and e.output_ref for e in result.events)
+        if (fitted is not result or command_cut) and self.toolbox.get("read_output") is None:
+            self.toolbox.add([read_output_tool(self.outputs, self._read_output_chars)])
+        return fitted
+
+    def _result_budget(self) -> int:
+        return result_budget(self.window.budget.window)
+
+    def _read_output_chars(self) -> int:
+        """What one read_output returns at most: its result's share of the window, less room
+        for the JSON around the text, so reading on is never cut again."""
+        return self._result_budget() * 3 // 4
 
     def answer(self, call_id: str, choice: ApprovalChoice, reason: str = "") -> bool:
         return self.approvals.answer(call_id, choice, reason)

@@ -111,6 +111,13 @@ async def test_get_reads_bounded_ranges_with_next_from(toolbox: Toolbox, tool_ro
     assert "nextFrom" not in last and "note" not in last
 
 
+async def test_get_past_the_end_says_so_as_read_file_does(toolbox: Toolbox, tool_root: Path):
+    (tool_root / "MEMORY.md").write_text("".join(f"fact {n}\n" for n in range(1, 11)))
+    past = ok(await toolbox.call("memory_get", {"path": "MEMORY.md", "from": 50}))
+    assert (past["text"], past["lines"], past["totalLines"]) == ("", 0, 10)
+    assert past["note"] == "[from is past the end: the file has 10 lines.]"
+
+
 async def test_get_caps_at_12000_chars(toolbox: Toolbox, tool_root: Path) -> None:
     (tool_root / "MEMORY.md").write_text(("z" * 499 + "\n") * 100)
     payload = ok(await toolbox.call("memory_get", {"path": "MEMORY.md", "lines": 2000}))

@@ -46,3 +46,16 @@ def test_the_middle_goes_and_the_head_and_tail_stay_within_the_limit(limit: int)
         cut = len(text) - len(head) - len(tail.split("]...\n", 1)[1])
         assert f"[{cut:,} chars trimmed]" in trimmed
     assert trim_middle("short", limit) == "short"
+
+
+@pytest.mark.parametrize("limit", [100, 1_500])
+def test_at_lines_the_head_ends_and_the_tail_starts_at_a_line_end(limit: int) -> None:
+    text = "".join(f"line {n}\n" for n in range(5_000))
+    trimmed = trim_middle(text, limit, at_lines=True)
+    assert len(trimmed) <= limit
+    head, _, rest = trimmed.partition("\n...[")
+    tail = rest.split("]...\n", 1)[1]
+    assert head.endswith("\n") and text.startswith(head)
+    assert tail.startswith("line ") and text.endswith("\n" + tail)
+    whole_words = "no newline " * 50
+    assert trim_middle(whole_words, 100, at_lines=True) == trim_middle(whole_words, 100)

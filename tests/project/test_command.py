@@ -140,7 +140,7 @@ async def test_a_big_output_is_bounded_in_the_result_and_the_card_but_spooled_wh
     assert len(payload["output"]) < HEAD_BYTES + TAIL_BYTES + 200
     assert payload["output"].startswith("0123456789abcdef\n")
     assert "bytes cut" in payload["output"]
-    assert 'read_file("output:call-1")' in payload["output"]
+    assert 'read_output(ref="output:call-1")' in payload["output"]
     outputs = [e for e in events if isinstance(e, CommandOutput)]
     assert all(len(e.text) <= EMIT_BYTES + 100 for e in outputs)
     assert sum(len(e.text) for e in outputs) < 1_000_000

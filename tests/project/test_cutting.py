@@ -27,7 +27,7 @@ def test_a_json_result_is_cut_inside_its_longest_text_and_stays_json(tmp_path: P
     text = payload["text"]
     assert text.startswith("line 1\nline 2\n") and text.endswith("line 5000")
     marker = next(line for line in text.splitlines() if line.startswith("[…"))
-    assert 'read_file(path="output:call_3", from=' in marker
+    assert 'read_output(ref="output:call_3", from=' in marker
     first_cut = int(marker.split("from=")[1].split(")")[0])
     assert f"line {first_cut - 1}\n[…" in text  # the marker says where the cut begins
     assert outputs.find("output:call_3").read_text() == "\n".join(lines)  # kept whole

@@ -26,6 +26,7 @@ from widgets.prompt import Prompt
 from widgets.screens.approval import ApprovalScreen
 
 ECHO = json.dumps({"command": "echo hi"})
+SnapCompare = Callable[..., bool]
 
 
 @pytest.fixture
@@ -178,3 +179,37 @@ async def test_tools_lists_the_project_tools_and_their_approvals(
         assert "run_command  project  execute  asks first" in listing
         assert "read_file  project  read  runs freely" in listing
         assert "memory_search  memory" in listing
+
+
+APP_PY = (
+    '"""The app."""\n\nimport sys\n\n\ndef main() -> None:\n    args = sys.argv[1:]\n'
+    "    setup(args)\n    check(args)\n"
+    + "".join(f"context line {n}\n    old_call({n})\n" for n in range(8))
+)
+OLD_CALLS = (
+    "".join(f"    old_call({n})\ncontext line {n + 1}\n" for n in range(7)) + "    old_call(7)"
+)
+NEW_CALLS = OLD_CALLS.replace("old_call(", "new_call(").replace(")", ", strict=True)")
+
+
+def test_the_approval_modal_at_80x24(
+    snap_compare: SnapCompare,
+    make_app: Callable[..., CairnApp],
+    fake_openai: FakeOpenAI,
+    project: Path,
+) -> None:
+    """An edit the model read first, waiting: its diff coloured and scrollable, the three
+    choices, the hint."""
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text(APP_PY, encoding="utf-8")
+    edit = {"path": "src/app.py", "old": OLD_CALLS, "new": NEW_CALLS}
+    fake_openai.enqueue(
+        Reply(tool_calls=[("r1", "read_file", json.dumps({"path": "src/app.py"}))]),
+        Reply(tool_calls=[("e1", "edit_file", json.dumps(edit))]),
+    )
+    app = make_app()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await ask(app, pilot, "fix it")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

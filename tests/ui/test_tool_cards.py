@@ -4,10 +4,7 @@ states the real core reaches only through a model: see test_approvals.py for tho
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
-
-from textual.pilot import Pilot
 
 from shell.events import (
     ApprovalDecided,
@@ -50,7 +47,6 @@ ASK = ApprovalRequested(
     session_scope=f"run_command `{COMMAND}`",
     command=COMMAND,
 )
-SnapCompare = Callable[..., bool]
 DIFF = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n-old line\n+new line\n same\n"
 
 
@@ -215,34 +211,3 @@ async def test_tools_listing_and_mcp_notices(workspace: Path) -> None:
         assert "run_command  project  execute  asks first" in block
         assert "mcp git (stdio): failed, 0 tools · did not start within 20 s" in block
         assert "time__now" in painted(app.query_one(ToolsBlock))
-
-
-def test_the_approval_modal_at_80x24(snap_compare: SnapCompare, workspace: Path) -> None:
-    """An edit waiting: its diff coloured and scrollable, the three choices, the hint."""
-    diff = "--- a/src/app.py\n+++ b/src/app.py\n@@ -10,6 +10,7 @@ def main() -> None:\n" + "".join(
-        f" context line {n}\n-    old_call({n})\n+    new_call({n}, strict=True)\n"
-        for n in range(8)
-    )
-    ask = ApprovalRequested(
-        call_id="e1",
-        tool="edit_file",
-        risk="write",
-        summary="edit src/app.py: +8 -8 lines",
-        session_scope="every edit_file",
-        diff=diff,
-    )
-    turn = [
-        TurnStarted(SESSION_ID, 1, "fix it"),
-        ToolCallStarted("e1", "edit_file", {"path": "src/app.py", "old": "a", "new": "b"}),
-        ask,
-        asyncio.Event(),  # never set: the modal waits
-    ]
-    app = CairnApp(FakeAgent(workspace, turns={"fix it": turn}))
-
-    async def run_before(pilot: Pilot[None]) -> None:
-        app.prompt.value = "fix it"
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

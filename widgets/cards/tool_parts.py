@@ -91,7 +91,7 @@ def command_ending(event: CommandFinished) -> str:
             how = f"failed to start: {event.detail}" if event.detail else "failed to start"
     parts = [how, duration(event.duration_ms), byte_size(event.output_bytes)]
     if event.output_ref:
-        parts.append(f"whole output: read_file {event.output_ref}")
+        parts.append(f"whole output: read_output {event.output_ref}")
     return " · ".join(parts)
 
 

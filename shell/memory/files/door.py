@@ -25,13 +25,14 @@ from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
 from shell.memory.files.swap import read_or_empty, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
-from shell.memory.lines import added_lines, fit, new_lines
+from shell.memory.lines import added_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
 from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
 from shell.seen import SeenFiles, digest
 from shell.text import counted, split_lines
 from shell.tools.toolbox import ToolError
+from shell.tools.window import window
 
 __all__ = [
     "CURATED_FILE",
@@ -114,19 +115,16 @@ class MemoryFiles:
         path, name = locate(self.root, rel)
         data = read_or_empty(path, name)
         self._fingerprints.record(name, data)
-        all_lines = split_lines(data.decode("utf-8", errors="replace"))
-        start = from_line - 1
-        wanted = all_lines[start : start + lines]
-        kept, cut = fit(wanted, self.max_read_chars)
-        end = start + len(kept)
+        text = data.decode("utf-8", errors="replace")
+        found = window(text, from_line, lines, self.max_read_chars)
         return ReadResult(
             path=name,
-            text="\n".join(kept),
+            text=found.text,
             from_line=from_line,
-            lines=len(kept),
-            total_lines=len(all_lines),
-            next_from=end + 1 if end < len(all_lines) else None,
-            truncated=cut,
+            lines=found.lines,
+            total_lines=found.total_lines,
+            next_from=found.next_from,
+            truncated=found.cut_short,
         )
 
     # --- writes ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Every path goes through `ProjectRoot` (confined to the project folder); edits and commands ask
 first (`shell.tools.approvals`); big outputs are kept whole in `OutputStore` and read on with
-`read_file("output:<call id>")`.
+`read_output` (`shell.tools.output`), or `read_file("output:<call id>")`.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ DESCRIPTION = (
     "Run a shell command (/bin/sh -c) in the project folder and return its exit code and "
     "output (stdout and stderr together). No stdin and no terminal: interactive programs fail "
     "or read EOF. A long output is cut to its start and end; the result's outputRef names the "
-    "whole output for read_file. The command and its children are killed at `timeout` seconds "
+    "whole output for read_output. The command and its children are killed at `timeout` seconds "
     "or when the user cancels. Provider API keys are not in its environment."
 )
 
@@ -376,7 +376,7 @@ class _Capture:
             whole = f"its first {byte_size(DISK_CAP)}"
         head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self._head))
         tail_text = _from_char_start(tail).decode("utf-8", "replace")
-        note = f'\n… {cut} bytes cut; read_file("{ref}") reads {whole} …\n'
+        note = f'\n… {cut} bytes cut; read_output(ref="{ref}") reads {whole} …\n'
         return head_text + note + tail_text, True
 
     def spool_note(self) -> str:

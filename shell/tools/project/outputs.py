@@ -1,9 +1,10 @@
 """Whole outputs kept beside the transcript, so a cut result can be read on.
 
-A tool result too big for the context is cut before it enters the transcript (`cut_result`),
-and a command's output is spooled as it streams; either way the whole text is kept here, under
-the call's id, and `read_file("output:<call id>", from, lines)` reads it on. The files live in
-the workspace's git-ignored state folder and are pruned to the newest `KEEP`.
+A tool result too big for the context is cut before it enters the transcript
+(`shell.tools.fitting`), and a command's output is spooled as it streams; either way the whole
+text is kept here, under the call's id, and `read_output(ref="output:<call id>", from, lines)`
+reads it on (so does `read_file` with the same ref, when the project tools are offered). The
+files live in the workspace's git-ignored state folder and are pruned to the newest `KEEP`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from pathlib import Path
 
 from shell.tools.toolbox import ToolError
+from shell.tools.window import Window, window
 
 PREFIX = "output:"
 KEEP = 50
@@ -51,6 +53,15 @@ class OutputStore:
         if not call_id or not path.is_file():
             raise ToolError(f"no output is kept as {ref!r} (outputs are kept for recent calls)")
         return path
+
+    def read(self, ref: str, from_line: int, count: int, max_chars: int) -> Window:
+        """A window of the output kept as `ref` (see `shell.tools.window`).
+
+        Raises:
+            ToolError: no output is kept under that id.
+        """
+        data = self.find(ref).read_bytes()
+        return window(data.decode("utf-8", errors="replace"), from_line, count, max_chars)
 
     def prune(self) -> None:
         files = sorted(self.folder.glob("*.txt"), key=lambda p: p.stat().st_mtime, reverse=True)

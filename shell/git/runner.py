@@ -1,10 +1,11 @@
-"""Running git for sync: the CLI, never a prompt, failures sorted into kinds.
+"""The one way any git command runs: the memory's commits and history, and the sync.
 
-Every command runs with `GIT_TERMINAL_PROMPT=0`, so a remote that wants a password fails at
-once instead of waiting on a terminal nobody watches. The user's own git config, ssh agent and
+The CLI, never a prompt, failures sorted into kinds. Every command runs with
+`GIT_TERMINAL_PROMPT=0`, so a remote that wants a password fails at once instead of waiting on
+a terminal nobody watches; no editor is ever started. The user's own git config, ssh agent and
 credential helpers still apply. ssh runs in batch mode with a connect timeout, unless the user
 chose their own ssh command. Messages are read in the C locale, and any URL in them loses its
-userinfo (`https://user:token@host` → `https://***@host`) before it goes anywhere.
+userinfo (`https://user:token@host` → `https://***@host`) before it goes anywhere (`one_line`).
 """
 
 from __future__ import annotations

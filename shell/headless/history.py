@@ -16,6 +16,7 @@ from typing import TextIO
 
 from shell.config import Settings
 from shell.git.history import MemoryHistory
+from shell.git.store import GitStore
 from shell.text import short_sha
 
 
@@ -36,9 +37,11 @@ def add_parsers(
 
 def _history(settings: Settings) -> MemoryHistory:
     return MemoryHistory(
-        settings.workspace,
-        author_name=settings.git_author_name,
-        author_email=settings.git_author_email,
+        GitStore(
+            settings.workspace,
+            author_name=settings.git_author_name,
+            author_email=settings.git_author_email,
+        )
     )
 
 

@@ -16,7 +16,7 @@ import git
 
 from shell import events as ev
 from shell.config import Settings
-from shell.git.store import _commit_lock_for
+from shell.git.lock import repo_lock
 from tests.core.agent_helpers import of, started
 from tests.fakes.openai_script import Fault, Reply
 from tests.fakes.openai_server import FakeOpenAI
@@ -30,7 +30,7 @@ async def test_a_cancel_during_a_write_lets_it_commit_and_stops_the_rest(
 ) -> None:
     agent = await started(fake_settings)
     fake_openai.enqueue(Reply(tool_calls=[APPEND, SEARCH]))
-    commit_lock = _commit_lock_for(fake_settings.workspace.resolve())
+    commit_lock = repo_lock(fake_settings.workspace.resolve())
     commit_lock.acquire()  # the write blocks at its commit until the test lets it go
     events: list[ev.BaseEvent] = []
     async with contextlib.aclosing(agent.submit("remember that locker 0.2 holds the keys")) as turn:

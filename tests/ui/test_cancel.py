@@ -9,7 +9,7 @@ from pathlib import Path
 import git
 
 from shell import events as ev
-from shell.git.store import _commit_lock_for
+from shell.git.lock import repo_lock
 from tests.ui.conftest import MakeApp, send, settle, started, until
 from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import DAILY, SIZE
@@ -25,7 +25,7 @@ async def test_escape_during_a_write_shows_the_write_and_a_receipt(demo_app: Mak
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await started(app, pilot)
-        commit_lock = _commit_lock_for(app.agent.settings.workspace.resolve())
+        commit_lock = repo_lock(app.agent.settings.workspace.resolve())
         commit_lock.acquire()
         try:
             app.prompt.value = TOLD

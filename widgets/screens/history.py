@@ -70,11 +70,7 @@ class HistoryScreen(ModalScreen[None]):
 
     def __init__(self, settings: SettingsLike, *, select: str = "") -> None:
         super().__init__()
-        self.history = MemoryHistory(
-            settings.workspace,
-            author_name=getattr(settings, "git_author_name", "Cairn"),
-            author_email=getattr(settings, "git_author_email", "cairn@localhost"),
-        )
+        self.history = MemoryHistory(settings.workspace)
         self.select = select
         self.commits: list[HistoryCommit] = []
         self.pending: str | None = None

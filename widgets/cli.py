@@ -326,7 +326,9 @@ def dispatch(args: argparse.Namespace) -> int:
         case "revert":
             from shell.headless.history import revert_command
 
-            return revert_command(settings, args.sha, yes=args.yes, out=sys.stdout)
+            return revert_command(
+                settings, args.sha, yes=args.yes, as_json=args.json, out=sys.stdout
+            )
         case "tools":
             return cli_tools.run_tools_command(settings, args, sys.stdout)
         case "serve":

@@ -14,14 +14,18 @@ watcher sees the change.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from shell.events import Event, MemoryWritten, Notice
 from shell.fsio import exclusive_lock
 from shell.git.runner import GitFailure, one_line
 from shell.git.store import CommitInfo, GitStore
+from shell.text import short_sha
 
 _ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
@@ -80,6 +84,8 @@ class RevertOutcome:
     reverted: str
     files: list[str] = field(default_factory=list)
     error: str | None = None
+    written: list[MemoryWritten] = field(default_factory=list)
+    """One event per file the revert changed, with the revert's commit."""
 
 
 def commit_kind(subject: str) -> str:
@@ -163,7 +169,8 @@ class MemoryHistory:
                 self._abort(head)
                 error = outcome.error or "the revert changed nothing"
                 return RevertOutcome(None, full, error=f"{error}; nothing was changed")
-            return RevertOutcome(outcome.sha, full, files=files)
+            written = self._written(head, outcome.sha)
+            return RevertOutcome(outcome.sha, full, files=files, written=written)
 
     # --- internals -------------------------------------------------------------------------
 
@@ -183,10 +190,32 @@ class MemoryHistory:
         subject = self._git.out("log", "-1", "--format=%s", sha)
         return f'Revert "{subject}"\n\nThis reverts commit {sha}.\n'
 
+    def _written(self, head: str, new: str) -> list[MemoryWritten]:
+        """A `MemoryWritten` per file commit `new` changed (on top of `head`)."""
+        written = []
+        for line in self._git.out("diff", "--numstat", head, new).splitlines():
+            added, _, path = line.split("\t", 2)
+            file = self.root / path
+            size = file.stat().st_size if file.is_file() else 0
+            lines = int(added) if added.isdigit() else 0  # "-": a binary file
+            written.append(MemoryWritten(path, size, new, "revert", lines_added=lines))
+        return written
+
     def _abort(self, head: str) -> None:
         """Undo a revert that stopped half-way: the tree and index back to `head`."""
         if self._git.run(["revert", "--abort"], check=False).code != 0:
             self._git.run(["reset", "--hard", "--quiet", head], check=False)
+
+
+async def revert_events(history: MemoryHistory, sha: str) -> AsyncGenerator[Event]:
+    """The revert of `sha` (run off the event loop) as events: a `MemoryWritten` per file it
+    changed, or an error notice of why nothing changed."""
+    outcome = await asyncio.to_thread(history.revert, sha)
+    if outcome.sha is None:
+        yield Notice(f"{short_sha(sha)} not reverted: {outcome.error}", "error")
+        return
+    for event in outcome.written:
+        yield event
 
 
 def _history_commit(info: CommitInfo) -> HistoryCommit:

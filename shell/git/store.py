@@ -216,9 +216,7 @@ class GitStore:
         return _cleared(cleared), None
 
     def _stage_and_commit(self, paths: Sequence[str], message: str) -> str | None:
-        # --force: memory files are committed even if a user-level ignore rule matches them;
-        # --all: a path the change removed (a revert of the commit that created it) is staged.
-        self.runner.run(["add", "--force", "--all", "--", *paths])  # raises: never a commit
+        self._stage(paths)  # raises: a failed add is never followed by a commit
         tree = self.runner.out("write-tree")
         parent = self.runner.rev("HEAD")
         if parent is not None and self.runner.out("rev-parse", f"{parent}^{{tree}}") == tree:
@@ -229,6 +227,20 @@ class GitStore:
         subject = message.partition("\n")[0]
         self.runner.run(["update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or ""])
         return sha
+
+    def _stage(self, paths: Sequence[str]) -> None:
+        """`git add` what is on disk; a path no longer there is staged as removed if the last
+        commit holds it (a revert of the commit that made it), else it is an error."""
+        present = [path for path in paths if (self.root / path).exists()]
+        gone = [path for path in paths if path not in present]
+        if present:  # --force: committed even if a user-level ignore rule matches them
+            self.runner.run(["add", "--force", "--", *present])
+        if not gone:
+            return
+        listed = self.runner.run(["ls-tree", "--name-only", "HEAD", "--", *gone], check=False)
+        if unknown := sorted(set(gone) - set(listed.stdout.splitlines())):
+            raise GitFailure("error", f"git add: no such file: {', '.join(unknown)}")
+        self.runner.run(["rm", "--cached", "--quiet", "--ignore-unmatch", "--", *gone])
 
 
 def _line_times(porcelain: str) -> list[datetime]:

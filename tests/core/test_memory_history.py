@@ -151,3 +151,43 @@ def test_a_revert_waits_for_a_memory_write_under_way(root: Path) -> None:
         assert not done.wait(0.3)
     worker.join(5)
     assert done.is_set() and "deploys on Friday" not in (root / "MEMORY.md").read_text()
+
+
+def test_cairn_revert_prints_its_events_and_pushes_to_the_remote(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cairn revert` goes through the agent: its `MemoryWritten` is printed (a JSON line with
+    `--json`), and the new commit reaches the workspace's remote before the command exits."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=root, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=root, check=True)
+    sha = MemoryHistory(root).commits()[0].sha
+
+    code, out = _cli(root, "revert", sha, "--yes", "--json", capsys=capsys)
+
+    events = [json.loads(line) for line in out.splitlines()]
+    [written] = [event for event in events if event["type"] == "memory_written"]
+    head = MemoryHistory(root).commits()[0]
+    assert code == 0 and head.kind == "revert"
+    assert (written["path"], written["reason"], written["commit"]) == (
+        "MEMORY.md",
+        "revert",
+        head.sha,
+    )
+    assert any(event["type"] == "sync_finished" for event in events)
+    pushed = subprocess.run(
+        ["git", "rev-parse", "main"], cwd=remote, capture_output=True, text=True, check=True
+    )
+    assert pushed.stdout.strip() == head.sha
+
+
+def test_cairn_revert_says_each_file_it_wrote(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sha = MemoryHistory(root).commits()[0].sha
+    code, out = _cli(root, "revert", sha, "--yes", capsys=capsys)
+    head = MemoryHistory(root).commits()[0].sha
+    assert code == 0 and f"  MEMORY.md written → {head[:7]} (revert, +0 lines)" in out.splitlines()
+    code, out = _cli(root, "revert", "f" * 40, "--yes", capsys=capsys)
+    assert code == 1 and "no such commit" in out

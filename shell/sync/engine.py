@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shell.events.memory import MemoryWritten
 from shell.events.sync import (
     SyncConflict,
     SyncEvent,
@@ -102,7 +103,7 @@ class SyncEngine:
         this workspace has not merged."""
         return self._sync(pull=False, first=False)
 
-    def resolve(self, file: str, take: Take) -> list[SyncEvent]:
+    def resolve(self, file: str, take: Take) -> list[SyncEvent | MemoryWritten]:
         """Settle the open conflict of `file`: keep the local version, take the remote's, or
         both (local, then the remote's lines local lacks), as a new commit."""
         with self._lock:

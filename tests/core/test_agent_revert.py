@@ -1,6 +1,7 @@
 """A revert through the core (`Agent.revert`) on real git: one `MemoryWritten` per file it
 changed, kept in the session's view log; a refusal is a notice that changes nothing; and the
-revert's commit is pushed like any write (`GitStore.on_commit`), so a bare remote gets it."""
+revert's commit is pushed like any write (`GitStore.on_commit`), so a bare remote gets it. An
+edit in the user's editor is recorded for resume as a revert is."""
 
 from __future__ import annotations
 
@@ -94,3 +95,20 @@ async def test_the_revert_reaches_the_remote_as_any_write_does(
     await agent.aclose()  # the push the revert owes (its delay is an hour: only at close)
 
     assert written.commit == _git(root, "rev-parse", "HEAD") == _git(remote, "rev-parse", "main")
+
+
+async def test_an_edit_in_the_users_editor_is_kept_for_resume_too(
+    demo_settings: Settings,
+) -> None:
+    """F4's write is a stream the view log records, as a revert is: a resumed session shows it."""
+    agent = _agent(demo_settings)
+    root = demo_settings.workspace.resolve()
+    (root / "MEMORY.md").write_text("# Memory\n\n- edited by hand\n")
+    async with contextlib.aclosing(agent.edited_by_user("MEMORY.md")) as stream:
+        events = [event async for event in stream]
+    [written] = [event for event in events if isinstance(event, MemoryWritten)]
+    assert written.reason == "user" and written.commit == _git(root, "rev-parse", "HEAD")
+    agent.save()
+    kept = agent.conversation.sessions.views.read(agent.session_id)
+    assert [event for event in kept if isinstance(event, MemoryWritten)] == [written]
+    await agent.aclose()

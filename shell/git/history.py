@@ -158,8 +158,7 @@ class MemoryHistory:
                     None, full, error="the workspace has uncommitted changes; nothing was changed"
                 )
             head = self._git.out("rev-parse", "HEAD")
-            undo = ["-c", "core.hooksPath=/dev/null", "revert", "--no-commit", full]
-            if (done := self._git.run(undo, check=False)).code != 0:
+            if (done := self._git.run(["revert", "--no-commit", full], check=False)).code:
                 self._abort(head)
                 return RevertOutcome(None, full, error=_no_longer_applies(done.stderr))
             files = self._git.out("diff", "--cached", "--name-only", "HEAD").splitlines()

@@ -140,10 +140,6 @@ class GitStore:
             )
         return data if code == 0 else None  # 128: no such path, or no commit yet
 
-    def head(self) -> str | None:
-        """The sha of the last commit; None without a repository or a commit."""
-        return self.runner.rev("HEAD") if self.exists() else None
-
     def log(self, limit: int = 20, path: str | None = None) -> list[CommitInfo]:
         """The newest `limit` commits, optionally only those touching `path`.
 
@@ -218,8 +214,9 @@ class GitStore:
     def _stage_and_commit(self, paths: Sequence[str], message: str) -> str | None:
         self._stage(paths)  # raises: a failed add is never followed by a commit
         tree = self.runner.out("write-tree")
-        parent = self.runner.rev("HEAD")
-        if parent is not None and self.runner.out("rev-parse", f"{parent}^{{tree}}") == tree:
+        last = self.runner.run(["rev-parse", "HEAD", "HEAD^{tree}"], check=False)
+        parent, last_tree = last.stdout.split() if last.code == 0 else (None, None)
+        if last_tree == tree:
             return None
         command = ["commit-tree", "--no-gpg-sign", tree, *(["-p", parent] if parent else [])]
         identity = self.runner.identity_env()

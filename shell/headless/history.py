@@ -5,8 +5,8 @@
 
 Without `--yes`, a revert asks y/N on a terminal; with no terminal it changes nothing and exits 1.
 The revert itself runs through the agent (`Agent.revert`), as `cairn run` builds it: its events
-are printed (one JSON line each with `--json`) and kept in a session's view log, and the new
-commit is pushed before the command exits when the workspace has a remote.
+are printed (one JSON line each with `--json`) and kept in the latest session's view log, and
+the new commit is pushed before the command exits when the workspace has a remote.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import TextIO
 from shell.config import Settings
 from shell.events import Event, MemoryWritten, Notice, to_json
 from shell.git.history import MemoryHistory
+from shell.git.runner import GitFailure
 from shell.git.store import GitStore
 from shell.sync.describe import sync_line
 from shell.text import short_sha
@@ -82,8 +83,8 @@ def revert_command(
     """Preview the revert of `sha`, ask (unless `yes`), then revert it through the agent."""
     try:
         preview = _history(settings).preview_revert(sha)
-    except Exception as error:
-        out.write(f"cairn revert: no such commit {sha}: {error}\n")
+    except GitFailure as failure:
+        out.write(f"cairn revert: {failure.message}\n")
         return 1
     if not as_json:
         out.write(f"Reverting {short_sha(preview.sha)} will change:\n{preview.diff.rstrip()}\n")
@@ -113,10 +114,11 @@ def revert_command(
 
 
 async def _revert(settings: Settings, sha: str) -> list[Event]:
-    """The agent's revert, then what closing it brought (the push the new commit owes)."""
+    """The agent's revert, then what closing it brought (the push the new commit owes). It is
+    kept in the latest session's view, so `--resume` shows it after that session's turns."""
     from shell.build import build_agent
 
-    agent = build_agent(settings, index_in_background=False, interactive=False)
+    agent = build_agent(settings, resume=True, index_in_background=False, interactive=False)
     events: list[Event] = []
     try:
         async with contextlib.aclosing(agent.revert(sha)) as stream:

@@ -191,3 +191,20 @@ def test_cairn_revert_says_each_file_it_wrote(
     assert code == 0 and f"  MEMORY.md written → {head[:7]} (revert, +0 lines)" in out.splitlines()
     code, out = _cli(root, "revert", "f" * 40, "--yes", capsys=capsys)
     assert code == 1 and "no such commit" in out
+
+
+def test_cairn_revert_is_kept_in_the_latest_session_not_a_new_one(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A revert from the shell joins the session `--resume` would open, so it neither hides
+    that session behind an empty one nor goes unseen."""
+    first = MemoryHistory(root).commits()[0].sha
+    assert _cli(root, "revert", first, "--yes", capsys=capsys)[0] == 0
+    second = MemoryHistory(root).commits()[0].sha
+    assert _cli(root, "revert", second, "--yes", capsys=capsys)[0] == 0
+    [session] = (root / ".cairn" / "sessions").glob("*.events.jsonl")
+    kept = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [(e["type"], e["commit"]) for e in kept] == [
+        ("memory_written", second),
+        ("memory_written", MemoryHistory(root).commits()[0].sha),
+    ]

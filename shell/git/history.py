@@ -158,7 +158,10 @@ class MemoryHistory:
                     None, full, error="the workspace has uncommitted changes; nothing was changed"
                 )
             head = self._git.out("rev-parse", "HEAD")
-            if (done := self._git.run(["revert", "--no-commit", full], check=False)).code:
+            # A merge (a sync's) is undone against its first parent, as the preview shows it.
+            mainline = ["-m", "1"] if self._git.rev(f"{full}^2") else []
+            undo = ["revert", "--no-commit", *mainline, full]
+            if (done := self._git.run(undo, check=False)).code:
                 self._abort(head)
                 return RevertOutcome(None, full, error=_no_longer_applies(done.stderr))
             files = self._git.out("diff", "--cached", "--name-only", "HEAD").splitlines()

@@ -208,3 +208,32 @@ def test_cairn_revert_is_kept_in_the_latest_session_not_a_new_one(
         ("memory_written", second),
         ("memory_written", MemoryHistory(root).commits()[0].sha),
     ]
+
+
+def test_a_merge_a_sync_made_is_reverted_against_its_first_parent(root: Path) -> None:
+    """What the preview shows of a merge (the change against the local side) is what the
+    revert undoes; git itself refuses a merge without a mainline."""
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=T", "-c", "user.email=t@h", *args],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
+
+    git("checkout", "-q", "-b", "laptop")
+    (root / "memory" / "2026-12-01.md").write_text("- from the laptop\n")
+    git("add", "memory/2026-12-01.md")
+    git("commit", "-q", "-m", "memory(tool): append 1 line to memory/2026-12-01.md")
+    git("checkout", "-q", "main")
+    git("merge", "-q", "--no-ff", "-m", "sync: merge origin/main", "laptop")
+    history = MemoryHistory(root)
+    merge = history.commits()[0]
+    preview = history.preview_revert(merge.sha)
+    assert preview.applies and "-- from the laptop" in preview.diff
+
+    outcome = history.revert(merge.sha)
+
+    assert outcome.error is None and outcome.files == ["memory/2026-12-01.md"]
+    assert not (root / "memory" / "2026-12-01.md").exists() and _status(root) == ""

@@ -34,6 +34,7 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
 )
+from shell.git.history import MemoryHistory, RevertPreview, revert_events
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
 from shell.lifecycle.reinject import startup_prelude
@@ -51,8 +52,12 @@ from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
 from shell.workspace import recovery_notices
 
+RECORDED = ("start", "submit", "dream", "decide", "background_events")
+"""The streams a resumed session shows again (`ViewRecorder`): the turns and sweeps, and every
+memory write a person asks for (their edit, a conflict settled, a revert)."""
 
-class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "background_events")):
+
+class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflict", "revert")):
     """A session with the model: the conversation, its counters, and the memory it writes.
 
     Its collaborators come wired from `shell.build`; the agent runs the turn between them.
@@ -372,9 +377,21 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         """The proposals waiting for review, with what accepting each would change."""
         return self.dreamer.open_proposals(window=self.budget.window)
 
-    def edited_by_user(self, path: str) -> AsyncIterator[Event]:
+    async def edited_by_user(self, path: str) -> AsyncGenerator[Event]:
         """A memory file saved in the user's editor: committed as their edit, then re-indexed."""
-        return commit_user_edit(self.lifecycle.files, self.recall, path)
+        async for event in commit_user_edit(self.lifecycle.files, self.recall, path):
+            yield event
+
+    async def revert(self, sha: str) -> AsyncGenerator[Event]:
+        """Undo memory commit `sha` as a new commit of the store, which the sync pushes as any
+        write: a `MemoryWritten` per file it changed, or a notice of why nothing changed."""
+        async for event in revert_events(MemoryHistory(self.git), sha):
+            yield event
+
+    def revert_preview(self, sha: str) -> RevertPreview:
+        """What reverting `sha` would change, and whether it still applies (blocking: call it
+        off the event loop). Raises GitFailure when `sha` names no commit."""
+        return MemoryHistory(self.git).preview_revert(sha)
 
     async def background_events(self) -> AsyncIterator[Event]:
         """Events that happen between turns (index sync, file watching, git sync), for the TUI."""

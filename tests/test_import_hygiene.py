@@ -67,3 +67,27 @@ def test_the_tuis_first_frame_waits_for_neither_the_agent_nor_markdown() -> None
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert output.stdout.strip() == "[]"
+
+
+def test_memory_commits_and_a_revert_run_git_without_gitpython(tmp_path: Path) -> None:
+    """Every git command goes through `shell.git.runner`: GitPython is never loaded."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from shell.git.history import MemoryHistory\n"
+        "from shell.git.store import GitStore\n"
+        "from shell.sync import SyncEngine\n"
+        f"root = Path({str(tmp_path / 'ws')!r})\n"
+        "store = GitStore(root)\n"
+        "store.ensure_repo()\n"
+        "(root / 'MEMORY.md').write_text('- tea\\n')\n"
+        "sha = store.commit(['MEMORY.md'], 'memory(tool): tea').sha\n"
+        "store.committed('MEMORY.md'), store.log(), store.line_times('MEMORY.md')\n"
+        "assert MemoryHistory(store).revert(sha).sha\n"
+        "SyncEngine(root, author_name='C', author_email='c@h').status()\n"
+        "print('git' in sys.modules)\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert output.stdout.strip() == "False"

@@ -21,13 +21,16 @@ from shell.events import (
     Event,
     FlushStarted,
     MemoryWritten,
+    Notice,
     SessionStarted,
     Take,
     TurnStarted,
     UsageUpdated,
     from_json,
 )
+from shell.git.history import RevertPreview
 from shell.memory.paths import note_date
+from shell.text import short_sha
 from widgets.panes.git_log import GitLogSource
 
 if TYPE_CHECKING:
@@ -35,6 +38,9 @@ if TYPE_CHECKING:
     from widgets.app import CairnApp
     from widgets.bridge import EventBridge
     from widgets.source import AgentSource
+
+
+NO_REVERT = "a replay shows a recorded session and changes no memory"
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,12 @@ class ReplayAgent:
 
     def resolve_conflict(self, file: str, take: Take) -> AsyncIterator[Event]:
         return self._nothing()  # the trace holds how its conflicts were settled
+
+    async def revert(self, sha: str) -> AsyncIterator[Event]:
+        yield Notice(f"{short_sha(sha)} not reverted: {NO_REVERT}", "warning")
+
+    def revert_preview(self, sha: str) -> RevertPreview:
+        return RevertPreview(sha, "", False, NO_REVERT)
 
     async def _nothing(self) -> AsyncIterator[Event]:
         nothing: tuple[Event, ...] = ()

@@ -13,6 +13,7 @@ from widgets.panes.git_log import GitLogSource
 
 if TYPE_CHECKING:
     from shell.dreaming import Decision, Preview
+    from shell.git.history import RevertPreview
 
 
 class DreamSettingsLike(Protocol):
@@ -105,6 +106,16 @@ class AgentSource(Protocol):
 
     def resolve_conflict(self, file: str, take: Take) -> AsyncIterator[Event]:
         """Settle a sync conflict: keep the local file, take the remote's, or both."""
+        ...
+
+    def revert(self, sha: str) -> AsyncIterator[Event]:
+        """Undo memory commit `sha` as a new commit: a `MemoryWritten` per file it changed, or
+        a notice of why nothing changed."""
+        ...
+
+    def revert_preview(self, sha: str) -> RevertPreview:
+        """What reverting `sha` would change, and whether it applies (blocking: call it off the
+        event loop)."""
         ...
 
     def background_events(self) -> AsyncIterator[Event]:

@@ -7,7 +7,9 @@ from typing import ClassVar, Literal
 
 from shell.events.base import BaseEvent, frozen
 
-WriteReason = Literal["tool", "flush", "dream", "user"]
+WriteReason = Literal["tool", "flush", "dream", "user", "revert", "resolve"]
+"""Why a file was written: a tool call, a flush, a dream decision, the user's edit, a revert of
+an earlier commit (`shell.git.history`), or the settling of a sync conflict (`shell.sync`)."""
 WriteState = Literal["committed", "unchanged", "failed"]
 SearchMode = Literal["hybrid", "keyword-only", "vector-only"]
 SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "rebuild", "pull"]

@@ -4,26 +4,28 @@ Every memory write is one commit (`shell.git.store`), whose message says why
 (`memory(<reason>): …`, an outside edit, the workspace seed) and, for a turn's write, where it
 came from (`session <id> turn <n>` in its body). This module reads that back for the history view
 and `cairn history`, and undoes one commit the way `git revert --no-edit` does: a new commit,
-never a rewrite. A revert holds the same locks as a memory write (the `flock` on
-`.cairn/locks/memory.lock`, then the repository's commit lock), so it never interleaves with a
-tool's write; one that no longer applies is aborted, leaves the tree as it was and says why.
+never a rewrite, made through the store (`GitStore.commit`) so the sync hears of it. A revert
+holds the same locks as a memory write (the `flock` on `.cairn/locks/memory.lock`, then the
+repository's lock, `shell.git.lock`), so it never interleaves with a tool's write; one that no
+longer applies is aborted, leaves the tree as it was and says why.
 The index notices the reverted files on its own: a search re-syncs a dirty index first, and the
 watcher sees the change.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from shell.events import Event, MemoryWritten, Notice
 from shell.fsio import exclusive_lock
-from shell.git.store import CommitInfo, GitStore, _commit_lock_for
-
-if TYPE_CHECKING:
-    import git
+from shell.git.runner import GitFailure, one_line
+from shell.git.store import CommitInfo, GitStore
+from shell.text import short_sha
 
 _ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
@@ -82,6 +84,8 @@ class RevertOutcome:
     reverted: str
     files: list[str] = field(default_factory=list)
     error: str | None = None
+    written: list[MemoryWritten] = field(default_factory=list)
+    """One event per file the revert changed, with the revert's commit."""
 
 
 def commit_kind(subject: str) -> str:
@@ -101,110 +105,119 @@ def commit_kind(subject: str) -> str:
 
 
 class MemoryHistory:
-    """The workspace's commits, read and reverted.
+    """The workspace's commits, read and reverted, through its store (`GitStore`): a revert is
+    a commit of the store, so whatever listens to its commits (the sync's push) hears of it.
 
     Args:
-        root: The workspace root (the repository's working tree).
-        author_name: Author and committer of a revert commit.
-        author_email: Their email.
+        store: The workspace's store; or its root, for a store of the default identity.
     """
 
-    def __init__(
-        self, root: Path, *, author_name: str = "Cairn", author_email: str = "cairn@localhost"
-    ) -> None:
-        self.root = Path(root).resolve()
-        self.author_name = author_name
-        self.author_email = author_email
-        self._lock = _commit_lock_for(self.root)
+    def __init__(self, store: GitStore | Path) -> None:
+        self.store = store if isinstance(store, GitStore) else GitStore(Path(store))
+        self.root = self.store.root
+        self._git = self.store.runner
 
     def commits(self, limit: int = 50) -> list[HistoryCommit]:
         """The newest `limit` commits, newest first; [] without a repository or commit."""
-        return [_history_commit(info) for info in GitStore(self.root).log(limit)]
+        return [_history_commit(info) for info in self.store.log(limit)]
 
     def diff(self, sha: str) -> str:
         """The unified diff `sha` made (against its parent; a first commit against nothing)."""
-        with self._lock:
-            return self._show(self._repo(), sha, reverse=False)
+        with self.store.lock:
+            return self._show(self._resolve(sha), reverse=False)
 
     def preview_revert(self, sha: str) -> RevertPreview:
-        """The reverse diff of `sha`, and whether it still applies to the working tree."""
-        with self._lock:
-            repo = self._repo()
-            full = self._resolve(repo, sha)
-            diff = self._show(repo, full, reverse=True)
+        """The reverse diff of `sha`, and whether it still applies to the working tree.
+
+        Raises:
+            GitFailure: `sha` names no commit.
+        """
+        with self.store.lock:
+            full = self._resolve(sha)
+            diff = self._show(full, reverse=True)
             if not diff.strip():
                 return RevertPreview(full, diff, False, "the commit changed nothing to revert")
-            try:
-                _check_applies(repo, diff)
-            except Exception as error:
-                return RevertPreview(full, diff, False, _no_longer_applies(error))
+            check = self._git.run(["apply", "--check"], stdin=diff, check=False)
+            if check.code != 0:
+                return RevertPreview(full, diff, False, _no_longer_applies(check.stderr))
             return RevertPreview(full, diff, True)
 
     def revert(self, sha: str) -> RevertOutcome:
-        """Revert `sha` as a new commit, under the memory write locks.
+        """Revert `sha` as a new commit of the store, under the memory write locks.
 
         A revert that no longer applies (a later write changed the same lines) is aborted:
         the working tree and the index stay as they were, and `error` says why.
         """
-        with exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"), self._lock:
+        with exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"), self.store.lock:
             try:
-                repo = self._repo()
-                full = self._resolve(repo, sha)
-            except Exception as error:
-                return RevertOutcome(None, sha, error=f"no such commit: {sha} ({_detail(error)})")
-            if repo.is_dirty(index=True, working_tree=True, untracked_files=False):
+                full = self._resolve(sha)
+            except GitFailure as failure:
+                return RevertOutcome(None, sha, error=failure.message)
+            if self._git.out("status", "--porcelain", "--untracked-files=no"):
                 return RevertOutcome(
                     None, full, error="the workspace has uncommitted changes; nothing was changed"
                 )
-            head = repo.head.commit.hexsha
-            try:
-                repo.git.execute(
-                    [
-                        "git",
-                        "-c",
-                        f"user.name={self.author_name}",
-                        "-c",
-                        f"user.email={self.author_email}",
-                        "-c",
-                        "core.hooksPath=/dev/null",
-                        "revert",
-                        "--no-edit",
-                        full,
-                    ]
-                )
-            except Exception as error:
-                self._abort(repo, head)
-                return RevertOutcome(None, full, error=_no_longer_applies(error))
-            new = repo.head.commit
-            files = [str(path) for path in new.stats.files]
-            return RevertOutcome(str(new.hexsha), full, files=files)
+            head = self._git.out("rev-parse", "HEAD")
+            # A merge (a sync's) is undone against its first parent, as the preview shows it.
+            mainline = ["-m", "1"] if self._git.rev(f"{full}^2") else []
+            undo = ["revert", "--no-commit", *mainline, full]
+            if (done := self._git.run(undo, check=False)).code:
+                self._abort(head)
+                return RevertOutcome(None, full, error=_no_longer_applies(done.stderr))
+            files = self._git.out("diff", "--cached", "--name-only", "HEAD").splitlines()
+            self._git.run(["revert", "--quit"])
+            outcome = self.store.commit(files, self._message(full))
+            if outcome.sha is None:
+                self._abort(head)
+                error = outcome.error or "the revert changed nothing"
+                return RevertOutcome(None, full, error=f"{error}; nothing was changed")
+            written = self._written(head, outcome.sha)
+            return RevertOutcome(outcome.sha, full, files=files, written=written)
 
     # --- internals -------------------------------------------------------------------------
 
-    def _repo(self) -> git.Repo:
-        import git
+    def _resolve(self, sha: str) -> str:
+        full = self._git.rev(sha)
+        if full is None:
+            raise GitFailure("error", f"no such commit: {sha}")
+        return full
 
-        return git.Repo(self.root)
+    def _show(self, sha: str, *, reverse: bool) -> str:
+        parent = self._git.rev(f"{sha}^") or _EMPTY_TREE
+        old, new = (sha, parent) if reverse else (parent, sha)
+        return self._git.run(["diff", "--no-color", old, new]).stdout
 
-    @staticmethod
-    def _resolve(repo: git.Repo, sha: str) -> str:
-        return str(repo.commit(sha).hexsha)
+    def _message(self, sha: str) -> str:
+        """What `git revert --no-edit` would say."""
+        subject = self._git.out("log", "-1", "--format=%s", sha)
+        return f'Revert "{subject}"\n\nThis reverts commit {sha}.\n'
 
-    @staticmethod
-    def _show(repo: git.Repo, sha: str, *, reverse: bool) -> str:
-        commit = repo.commit(sha)
-        parent = commit.parents[0].hexsha if commit.parents else _EMPTY_TREE
-        old, new = (commit.hexsha, parent) if reverse else (parent, commit.hexsha)
-        command = ["git", "-c", "core.quotePath=false", "diff", "--no-color", old, new]
-        return str(repo.git.execute(command, strip_newline_in_stdout=False))
+    def _written(self, head: str, new: str) -> list[MemoryWritten]:
+        """A `MemoryWritten` per file commit `new` changed (on top of `head`)."""
+        written = []
+        for line in self._git.out("diff", "--numstat", head, new).splitlines():
+            added, _, path = line.split("\t", 2)
+            file = self.root / path
+            size = file.stat().st_size if file.is_file() else 0
+            lines = int(added) if added.isdigit() else 0  # "-": a binary file
+            written.append(MemoryWritten(path, size, new, "revert", lines_added=lines))
+        return written
 
-    @staticmethod
-    def _abort(repo: git.Repo, head: str) -> None:
+    def _abort(self, head: str) -> None:
         """Undo a revert that stopped half-way: the tree and index back to `head`."""
-        try:
-            repo.git.execute(["git", "revert", "--abort"])
-        except Exception:
-            repo.git.execute(["git", "reset", "--hard", "--quiet", head])
+        if self._git.run(["revert", "--abort"], check=False).code != 0:
+            self._git.run(["reset", "--hard", "--quiet", head], check=False)
+
+
+async def revert_events(history: MemoryHistory, sha: str) -> AsyncGenerator[Event]:
+    """The revert of `sha` (run off the event loop) as events: a `MemoryWritten` per file it
+    changed, or an error notice of why nothing changed."""
+    outcome = await asyncio.to_thread(history.revert, sha)
+    if outcome.sha is None:
+        yield Notice(f"{short_sha(sha)} not reverted: {outcome.error}", "error")
+        return
+    for event in outcome.written:
+        yield event
 
 
 def _history_commit(info: CommitInfo) -> HistoryCommit:
@@ -223,26 +236,8 @@ def _history_commit(info: CommitInfo) -> HistoryCommit:
     )
 
 
-def _check_applies(repo: git.Repo, diff: str) -> None:
-    """Raise when `diff` does not apply to the working tree (`git apply --check`)."""
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("w", suffix=".patch", encoding="utf-8") as patch:
-        patch.write(diff)
-        patch.flush()
-        repo.git.execute(["git", "apply", "--check", patch.name])
-
-
-def _detail(error: Exception) -> str:
-    stderr = getattr(error, "stderr", None)
-    text = stderr if isinstance(stderr, str) and stderr.strip() else str(error)
-    text = text.replace("stderr:", "").strip().strip("'")
-    lines = [line for line in text.splitlines() if not line.strip().startswith("hint:")]
-    return " ".join(" ".join(lines).split())
-
-
-def _no_longer_applies(error: Exception) -> str:
+def _no_longer_applies(stderr: str) -> str:
     return (
         "the commit no longer applies cleanly (a later write changed the same lines); "
-        f"nothing was changed: {_detail(error)}"
+        f"nothing was changed: {one_line(stderr)}"
     )

@@ -1,10 +1,12 @@
-"""Running git for sync: the CLI, never a prompt, failures sorted into kinds.
+"""The one way any git command runs: the memory's commits and history, and the sync.
 
-Every command runs with `GIT_TERMINAL_PROMPT=0`, so a remote that wants a password fails at
-once instead of waiting on a terminal nobody watches. The user's own git config, ssh agent and
-credential helpers still apply. ssh runs in batch mode with a connect timeout, unless the user
-chose their own ssh command. Messages are read in the C locale, and any URL in them loses its
-userinfo (`https://user:token@host` → `https://***@host`) before it goes anywhere.
+The CLI, never a prompt, failures sorted into kinds. Every command runs with
+`GIT_TERMINAL_PROMPT=0`, so a remote that wants a password fails at once instead of waiting on
+a terminal nobody watches; no editor is ever started, and no hook ever runs. The user's own git
+config, ssh agent and credential helpers still apply. ssh runs in batch mode with a connect
+timeout, unless the user chose their own ssh command. Messages are read in the C locale, and any
+URL in them loses its userinfo (`https://user:token@host` → `https://***@host`) before it goes
+anywhere (`one_line`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ NETWORK_TIMEOUT_S = 300.0
 """A fetch, push or clone that takes longer than this is treated as offline."""
 LOCAL_TIMEOUT_S = 120.0
 
+_CONFIG = ("-c", "core.quotePath=false", "-c", "core.hooksPath=/dev/null")
+"""Paths as they are (not octal-quoted), and no hook ever runs: a commit, a ref update, a merge
+or a push of the memory starts nothing of the repository's own."""
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/@\s]+)@")
 _OFFLINE = (
     "could not resolve host",
@@ -132,7 +137,7 @@ class Git:
         A network command that fails is classified (offline, auth, error); a local one is an
         "error". Its message is always redacted.
         """
-        command = ["git", "-c", "core.quotePath=false", *args]
+        command = ["git", *_CONFIG, *args]
         try:
             done = subprocess.run(
                 command,
@@ -167,7 +172,7 @@ class Git:
         `ok_codes`. Returns (exit code, stdout)."""
         try:
             done = subprocess.run(
-                ["git", *args],
+                ["git", *_CONFIG, *args],
                 cwd=self.root,
                 input=stdin,
                 stdin=subprocess.DEVNULL if stdin is None else None,

@@ -1,47 +1,34 @@
 """One git commit per memory write, with a message that says why.
 
-Staging goes through the git CLI (`git add`), because GitPython's `index.add` changes the
-process-wide working directory while it runs, which is unsafe next to other threads. The commit
-itself is made with GitPython's `index.commit` and an explicit `git.Actor` for author and
-committer, so it never depends on the host's git identity (feasibility.md §6).
+Every git command goes through the runner (`shell.git.runner`): never a prompt, never a hook.
+A commit is plumbing: `git add --force` of the paths, `git write-tree`, compared with the tree
+of HEAD (an identical tree makes no empty commit), `git commit-tree` with the injected author,
+committer and date (so it never depends on the host's git identity, feasibility.md §6), then
+`git update-ref HEAD <new> <old>`, which refuses if HEAD moved meanwhile.
 
 A stale lock a killed git left behind is removed and reported; a fresh one makes the commit fail
 with a clear reason. `.git/index.lock` is stale after `stale_lock_s` (an interactive `git
 commit` holds it while its editor is open); the ref and reflog locks a commit takes
 (`HEAD.lock`, `refs/heads/main.lock`, `logs/…/main.lock`) after `stale_ref_lock_s`, since git
-holds them only for the instant of the update (a kill in GitPython's commit left
-`logs/refs/heads/main.lock`, and every later commit failed, before this).
+holds them only for the instant of the update.
 
-A failed `git add` is never followed by a commit: GitPython would happily commit its in-memory
-index without the intended change.
+A failed `git add` is never followed by a commit.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shell.events import GitLockCleared
-
-if TYPE_CHECKING:
-    import git
+from shell.git.lock import repo_lock
+from shell.git.runner import Git, GitFailure
 
 _FIELD = "\x1f"
 _RECORD = "\x1e"
-
-_commit_locks: dict[Path, threading.Lock] = {}
-_commit_locks_guard = threading.Lock()
-
-
-def _commit_lock_for(root: Path) -> threading.Lock:
-    """One lock per repository, shared by every GitStore in this process."""
-    with _commit_locks_guard:
-        return _commit_locks.setdefault(root, threading.Lock())
 
 
 @dataclass(frozen=True)
@@ -95,13 +82,17 @@ class GitStore:
         self.root = Path(root).resolve()
         self.author_name = author_name
         self.author_email = author_email
-        self._clock = clock
+        self.runner = Git(
+            self.root, author_name=author_name, author_email=author_email, clock=clock
+        )
         self._stale_lock_s = stale_lock_s
         self._stale_ref_lock_s = stale_ref_lock_s
-        self._lock = _commit_lock_for(self.root)
-        self._repo: git.Repo | None = None
+        self.lock = repo_lock(self.root)
         self.on_commit: Callable[[str], object] | None = None
         """Called with each new commit's sha, from the committing thread (the sync's push)."""
+
+    def exists(self) -> bool:
+        return (self.root / ".git").exists()
 
     def ensure_repo(self) -> bool:
         """Create the repository (branch `main`) if it does not exist yet.
@@ -109,7 +100,7 @@ class GitStore:
         Returns:
             True if a repository was created, False if one was already there.
         """
-        with self._lock:
+        with self.lock:
             return self._ensure_repo_locked()
 
     def commit(self, paths: Sequence[str], message: str) -> CommitOutcome:
@@ -121,23 +112,19 @@ class GitStore:
         """
         if not paths:
             return CommitOutcome(sha=None, error="nothing to commit: no paths given")
-        with self._lock:
+        with self.lock:
             try:
                 self._ensure_repo_locked()
-                repo = self._open()
-            except Exception as error:
+            except (GitFailure, OSError) as error:
                 return CommitOutcome(sha=None, error=f"git repository unavailable: {error}")
-            lock_cleared, busy = self._clear_stale_locks(repo)
+            lock_cleared, busy = self._clear_stale_locks()
             if busy is not None:
                 return CommitOutcome(sha=None, error=busy, lock_cleared=lock_cleared)
             try:
-                sha = self._stage_and_commit(repo, paths, message)
-            except Exception as error:
-                return CommitOutcome(
-                    sha=None, error=_describe_git_error(error), lock_cleared=lock_cleared
-                )
-            finally:
-                _release(repo)
+                sha = self._stage_and_commit(paths, message)
+            except GitFailure as failure:
+                reason = f"git commit failed: {failure.message}"
+                return CommitOutcome(sha=None, error=reason, lock_cleared=lock_cleared)
         if sha and self.on_commit is not None:
             self.on_commit(sha)
         return CommitOutcome(sha=sha, error=None, lock_cleared=lock_cleared)
@@ -145,31 +132,22 @@ class GitStore:
     def committed(self, path: str) -> bytes | None:
         """The content of `path` (workspace-relative) in the last commit; None when the last
         commit does not hold it, or there is no commit or no repository yet."""
-        with self._lock:
-            if not (self.root / ".git").exists():
-                return None
-            repo = self._open()
-            try:
-                if not repo.head.is_valid():
-                    return None
-                data: bytes = (repo.head.commit.tree / path).data_stream.read()
-            except KeyError:  # not in the last commit
-                return None
-            finally:
-                _release(repo)
-            return data
+        if not self.exists():
+            return None
+        with self.lock:
+            code, data = self.runner.run_bytes(
+                ["cat-file", "blob", f"HEAD:{path}"], ok_codes=range(129)
+            )
+        return data if code == 0 else None  # 128: no such path, or no commit yet
 
     def log(self, limit: int = 20, path: str | None = None) -> list[CommitInfo]:
         """The newest `limit` commits, optionally only those touching `path`.
 
         Returns an empty list when there is no repository or no commit yet.
         """
-        if not (self.root / ".git").exists():
+        if not self.exists():
             return []
         command = [
-            "git",
-            "-c",
-            "core.quotePath=false",
             "log",
             f"--max-count={max(1, limit)}",
             f"--format={_RECORD}%H{_FIELD}%h{_FIELD}%aI{_FIELD}%ae{_FIELD}%B{_FIELD}",
@@ -177,59 +155,34 @@ class GitStore:
         ]
         if path is not None:
             command += ["--", path]
-        with self._lock:
-            try:
-                output = self._open().git.execute(command, strip_newline_in_stdout=False)
-            except Exception:
-                return []  # no commits yet (unborn HEAD) or an unreadable repository
-        return [_parse_log_record(record) for record in str(output).split(_RECORD) if record]
+        with self.lock:
+            done = self.runner.run(command, check=False)
+        if done.code != 0:
+            return []  # no commits yet (unborn HEAD) or an unreadable repository
+        return [_parse_log_record(record) for record in done.stdout.split(_RECORD) if record]
 
     def line_times(self, path: str) -> list[datetime]:
         """When each line of `path` was last changed: its commit's author time, in the author's
         zone (a line not committed yet reads as now). [] without a repository or when git
         cannot blame the file."""
-        if not (self.root / ".git").exists():
+        if not self.exists():
             return []
-        command = ["git", "blame", "--line-porcelain", "--", path]
-        with self._lock:
-            try:
-                output = str(self._open().git.execute(command, strip_newline_in_stdout=False))
-            except Exception:
-                return []
-        times: list[datetime] = []
-        stamp, zone = 0, "+0000"
-        for line in output.splitlines():
-            if line.startswith("author-time "):
-                stamp = int(line.split()[1])
-            elif line.startswith("author-tz "):
-                zone = line.split()[1]
-            elif line.startswith("\t"):
-                offset = timedelta(hours=int(zone[1:3]), minutes=int(zone[3:5]))
-                tz = timezone(-offset if zone.startswith("-") else offset)
-                times.append(datetime.fromtimestamp(stamp, tz))
-        return times
+        with self.lock:
+            done = self.runner.run(["blame", "--line-porcelain", "--", path], check=False)
+        return _line_times(done.stdout) if done.code == 0 else []
 
     # --- internals -------------------------------------------------------------------------
 
     def _ensure_repo_locked(self) -> bool:
-        if (self.root / ".git").exists():
-            return False  # without importing GitPython: start-up needs no more
-        import git
-
+        if self.exists():
+            return False
         self.root.mkdir(parents=True, exist_ok=True)
-        self._repo = git.Repo.init(self.root, initial_branch="main")
+        self.runner.out("init", "--quiet", "--initial-branch=main")
         return True
 
-    def _open(self) -> git.Repo:
-        import git
-
-        if self._repo is None:
-            self._repo = git.Repo(self.root)
-        return self._repo
-
-    def _clear_stale_locks(self, repo: git.Repo) -> tuple[GitLockCleared | None, str | None]:
+    def _clear_stale_locks(self) -> tuple[GitLockCleared | None, str | None]:
         """Remove the stale locks a commit would trip on; return (cleared event, busy reason)."""
-        git_dir = Path(repo.git_dir)
+        git_dir = self.root / ".git"
         locks = [(git_dir / "index.lock", self._stale_lock_s)] + [
             (lock, self._stale_ref_lock_s)
             for lock in (
@@ -258,47 +211,48 @@ class GitStore:
             cleared.append((relative, age))
         return _cleared(cleared), None
 
-    def _stage_and_commit(self, repo: git.Repo, paths: Sequence[str], message: str) -> str | None:
-        import git
-
-        # --force: memory files are committed even if a user-level ignore rule matches them.
-        repo.git.add("--force", "--", *paths)  # raises on failure; we then never commit
-        index = repo.index  # a fresh IndexFile, read from disk after the CLI add
-        tree = index.write_tree()
-        if repo.head.is_valid() and repo.head.commit.tree.binsha == tree.binsha:
+    def _stage_and_commit(self, paths: Sequence[str], message: str) -> str | None:
+        self._stage(paths)  # raises: a failed add is never followed by a commit
+        tree = self.runner.out("write-tree")
+        last = self.runner.run(["rev-parse", "HEAD", "HEAD^{tree}"], check=False)
+        parent, last_tree = last.stdout.split() if last.code == 0 else (None, None)
+        if last_tree == tree:
             return None
-        actor = git.Actor(self.author_name, self.author_email)
-        when = self._commit_date()
-        commit = index.commit(
-            message,
-            author=actor,
-            committer=actor,
-            author_date=when,
-            commit_date=when,
-            skip_hooks=True,
-        )
-        return str(commit.hexsha)
+        command = ["commit-tree", "--no-gpg-sign", tree, *(["-p", parent] if parent else [])]
+        identity = self.runner.identity_env()
+        sha = self.runner.run(command, stdin=message, env=identity).stdout.strip()
+        subject = message.partition("\n")[0]
+        self.runner.run(["update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or ""])
+        return sha
 
-    def _commit_date(self) -> datetime | None:
-        if self._clock is None:
-            return None
-        moment = self._clock()
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _release(repo: git.Repo) -> None:
-    """End the `git cat-file` processes GitPython keeps for reading objects: each holds pipes
-    open until the Repo is collected, and a long session (or test run) ran out of descriptors
-    (select() refuses a descriptor past 1024)."""
-    repo.git.clear_cache()
+    def _stage(self, paths: Sequence[str]) -> None:
+        """`git add` what is on disk; a path no longer there is staged as removed if the last
+        commit holds it (a revert of the commit that made it), else it is an error."""
+        present = [path for path in paths if (self.root / path).exists()]
+        gone = [path for path in paths if path not in present]
+        if present:  # --force: committed even if a user-level ignore rule matches them
+            self.runner.run(["add", "--force", "--", *present])
+        if not gone:
+            return
+        listed = self.runner.run(["ls-tree", "--name-only", "HEAD", "--", *gone], check=False)
+        if unknown := sorted(set(gone) - set(listed.stdout.splitlines())):
+            raise GitFailure("error", f"git add: no such file: {', '.join(unknown)}")
+        self.runner.run(["rm", "--cached", "--quiet", "--ignore-unmatch", "--", *gone])
 
 
-def _describe_git_error(error: Exception) -> str:
-    stderr = getattr(error, "stderr", None)
-    if isinstance(stderr, str) and stderr.strip():
-        detail = " ".join(stderr.strip().split())
-        return f"git commit failed: {detail.removeprefix('stderr: ').strip(chr(39))}"
-    return f"git commit failed: {type(error).__name__}: {error}"
+def _line_times(porcelain: str) -> list[datetime]:
+    times: list[datetime] = []
+    stamp, zone = 0, "+0000"
+    for line in porcelain.splitlines():
+        if line.startswith("author-time "):
+            stamp = int(line.split()[1])
+        elif line.startswith("author-tz "):
+            zone = line.split()[1]
+        elif line.startswith("\t"):
+            offset = timedelta(hours=int(zone[1:3]), minutes=int(zone[3:5]))
+            tz = timezone(-offset if zone.startswith("-") else offset)
+            times.append(datetime.fromtimestamp(stamp, tz))
+    return times
 
 
 def _cleared(locks: list[tuple[str, float]]) -> GitLockCleared | None:

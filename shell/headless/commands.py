@@ -41,7 +41,7 @@ def _history(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
 def _revert(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     from shell.headless.history import revert_command
 
-    return revert_command(settings, args.sha, yes=args.yes, out=out)
+    return revert_command(settings, args.sha, yes=args.yes, as_json=args.json, out=out)
 
 
 def _add_sync(sub: Subcommands) -> None:

@@ -1,21 +1,30 @@
 """`cairn history` and `cairn revert`: the memory's commits, headless.
 
     cairn history [--json] [-n N]     the workspace's commits, newest first
-    cairn revert SHA [--yes]          undo one commit as a new commit, after its preview
+    cairn revert SHA [--yes] [--json] undo one commit as a new commit, after its preview
 
 Without `--yes`, a revert asks y/N on a terminal; with no terminal it changes nothing and exits 1.
+The revert itself runs through the agent (`Agent.revert`), as `cairn run` builds it: its events
+are printed (one JSON line each with `--json`) and kept in the latest session's view log, and
+the new commit is pushed before the command exits when the workspace has a remote.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable
 from typing import TextIO
 
 from shell.config import Settings
+from shell.events import Event, MemoryWritten, Notice, to_json
 from shell.git.history import MemoryHistory
+from shell.git.runner import GitFailure
+from shell.git.store import GitStore
+from shell.sync.describe import sync_line
 from shell.text import short_sha
 
 
@@ -32,13 +41,16 @@ def add_parsers(
     common(revert, inherit=True)
     revert.add_argument("sha", help="the commit to revert")
     revert.add_argument("--yes", action="store_true", help="revert without asking")
+    revert.add_argument("--json", action="store_true", help="the events as JSON lines")
 
 
 def _history(settings: Settings) -> MemoryHistory:
     return MemoryHistory(
-        settings.workspace,
-        author_name=settings.git_author_name,
-        author_email=settings.git_author_email,
+        GitStore(
+            settings.workspace,
+            author_name=settings.git_author_name,
+            author_email=settings.git_author_email,
+        )
     )
 
 
@@ -64,16 +76,18 @@ def revert_command(
     *,
     yes: bool,
     out: TextIO,
+    as_json: bool = False,
     ask: Callable[[str], str] = input,
     interactive: bool | None = None,
 ) -> int:
-    history = _history(settings)
+    """Preview the revert of `sha`, ask (unless `yes`), then revert it through the agent."""
     try:
-        preview = history.preview_revert(sha)
-    except Exception as error:
-        out.write(f"cairn revert: no such commit {sha}: {error}\n")
+        preview = _history(settings).preview_revert(sha)
+    except GitFailure as failure:
+        out.write(f"cairn revert: {failure.message}\n")
         return 1
-    out.write(f"Reverting {short_sha(preview.sha)} will change:\n{preview.diff.rstrip()}\n")
+    if not as_json:
+        out.write(f"Reverting {short_sha(preview.sha)} will change:\n{preview.diff.rstrip()}\n")
     if not preview.applies:
         out.write(f"cairn revert: refused, {preview.reason}\n")
         return 1
@@ -84,12 +98,42 @@ def revert_command(
         if ask("Revert this commit? [y/N] ").strip().lower() not in {"y", "yes"}:
             out.write("nothing changed\n")
             return 1
-    outcome = history.revert(preview.sha)
-    if outcome.sha is None:
-        out.write(f"cairn revert: refused, {outcome.error}\n")
-        return 1
-    out.write(
-        f"reverted {short_sha(preview.sha)} as {short_sha(outcome.sha)} "
-        f"({', '.join(outcome.files)})\n"
-    )
-    return 0
+    events = asyncio.run(_revert(settings, preview.sha))
+    for event in events:
+        if as_json:
+            out.write(to_json(event) + "\n")
+        elif line := revert_line(event):
+            out.write(line + "\n")
+    written = [event for event in events if isinstance(event, MemoryWritten)]
+    if written and not as_json:
+        files = ", ".join(event.path for event in written)
+        out.write(
+            f"reverted {short_sha(preview.sha)} as {short_sha(written[0].commit)} ({files})\n"
+        )
+    return 0 if written else 1
+
+
+async def _revert(settings: Settings, sha: str) -> list[Event]:
+    """The agent's revert, then what closing it brought (the push the new commit owes). It is
+    kept in the latest session's view, so `--resume` shows it after that session's turns."""
+    from shell.build import build_agent
+
+    agent = build_agent(settings, resume=True, index_in_background=False, interactive=False)
+    events: list[Event] = []
+    try:
+        async with contextlib.aclosing(agent.revert(sha)) as stream:
+            events += [event async for event in stream]
+    finally:
+        await agent.aclose()
+        events += [*agent.recall.drain(), *agent.sync.drain()]
+    return events
+
+
+def revert_line(event: Event) -> str | None:
+    """One line of `cairn revert`'s report for an event."""
+    match event:
+        case MemoryWritten(path=path, commit=commit, lines_added=added):
+            return f"  {path} written → {short_sha(commit)} (revert, +{added} lines)"
+        case Notice(message=message):
+            return f"cairn revert: {message}"
+    return sync_line(event)

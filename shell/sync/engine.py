@@ -3,7 +3,7 @@
 `SyncEngine.sync()` fetches the remote, merges it (`shell.sync.merge`: daily notes as a union
 of lines, curated files cleanly or not at all), scans what would leave for secrets, and pushes;
 a push that loses a race fetches, merges and tries again. Every step that touches the tree or
-HEAD holds the repository's commit lock (`shell.git.store._commit_lock_for`), so a memory write
+HEAD holds the repository's lock (`shell.git.lock.repo_lock`), so a memory write
 never interleaves with a merge; the network waits happen outside it. Failures are values: a
 `SyncFailed` event of a kind the caller can act on (`offline` → retry with `Backoff`).
 
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shell.events.memory import MemoryWritten
 from shell.events.sync import (
     SyncConflict,
     SyncEvent,
@@ -24,8 +25,8 @@ from shell.events.sync import (
     SyncRemoteAdded,
     Take,
 )
+from shell.git.lock import repo_lock
 from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
-from shell.git.store import _commit_lock_for
 from shell.secrets.push_scan import describe_findings, scan_outgoing
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
@@ -69,7 +70,7 @@ class SyncEngine:
         self.root = Path(workspace).resolve()
         self._clock = clock
         self._git = Git(self.root, author_name=author_name, author_email=author_email, clock=clock)
-        self._lock = _commit_lock_for(self.root)
+        self._lock = repo_lock(self.root)
         self._push_tries = max(1, push_tries)
         self._git_dir: Path | None = None
 
@@ -102,7 +103,7 @@ class SyncEngine:
         this workspace has not merged."""
         return self._sync(pull=False, first=False)
 
-    def resolve(self, file: str, take: Take) -> list[SyncEvent]:
+    def resolve(self, file: str, take: Take) -> list[SyncEvent | MemoryWritten]:
         """Settle the open conflict of `file`: keep the local version, take the remote's, or
         both (local, then the remote's lines local lacks), as a new commit."""
         with self._lock:

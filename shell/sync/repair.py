@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+from shell.events.memory import MemoryWritten
 from shell.events.sync import SyncEvent, SyncFailed, SyncRecovered, SyncResolved, Take
 from shell.fsio import write_atomically
 from shell.git.runner import Git, GitFailure
@@ -112,11 +113,13 @@ def _finish_journal(git: Git, journal: Path) -> str:
     return f"an interrupted sync merge {state} ({len(files)} file(s) checked against HEAD)"
 
 
-def resolve_conflict(root: Path, git: Git, file: str, take: Take) -> list[SyncEvent]:
+def resolve_conflict(
+    root: Path, git: Git, file: str, take: Take
+) -> list[SyncEvent | MemoryWritten]:
     """Settle the open conflict of `file` with the `take` side (the caller holds the commit
     lock): local keeps the file; remote takes the remote's version; both keeps local's lines
     and adds the remote's lines local lacks, in their order. A new commit unless nothing
-    changes."""
+    changes, said as a `MemoryWritten` of the file before the `SyncResolved`."""
     if take not in _TAKES:
         return [SyncFailed(kind="error", message=f"take must be one of {', '.join(_TAKES)}")]
     record = find_conflict(root, file)
@@ -130,6 +133,7 @@ def resolve_conflict(root: Path, git: Git, file: str, take: Take) -> list[SyncEv
         return [SyncFailed(kind="error", message=f"the remote side of {file} is missing")]
     chosen = local if take == "local" else remote if take == "remote" else _both(local, remote)
     commit = None
+    events: list[SyncEvent | MemoryWritten] = []
     if chosen != local:
         if chosen is None:
             path.unlink(missing_ok=True)
@@ -141,8 +145,17 @@ def resolve_conflict(root: Path, git: Git, file: str, take: Take) -> list[SyncEv
         except GitFailure as failure:
             return [SyncFailed(kind="error", message=failure.message)]
         commit = git.rev("HEAD")
+        events.append(_written(git, record.file, len(chosen or b""), commit))
     close_conflict(root, record)
-    return [SyncResolved(file=record.file, take=take, commit=commit)]
+    return [*events, SyncResolved(file=record.file, take=take, commit=commit)]
+
+
+def _written(git: Git, file: str, size: int, commit: str | None) -> MemoryWritten:
+    """The resolution's commit as a memory write: the panes and the git log show it."""
+    numstat = git.run(["diff", "--numstat", "HEAD^", "HEAD", "--", file], check=False).stdout
+    added = numstat.split("\t", 1)[0]
+    lines = int(added) if added.isdigit() else 0
+    return MemoryWritten(file, size, commit, "resolve", lines_added=lines)
 
 
 def _both(local: bytes | None, remote: bytes | None) -> bytes | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
-import git
 import pytest
 
 from shell import events as ev
@@ -15,6 +14,7 @@ from shell.config import Settings
 from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI
+from tests.git_read import commit
 
 
 async def test_a_turn_streams_text_and_reports_usage(
@@ -63,8 +63,8 @@ async def test_several_tool_calls_in_one_response_write_and_commit(
     assert written.path == "memory/2026-11-30.md" and written.lines_added == 1 and written.commit
     note = (fake_settings.workspace / "memory/2026-11-30.md").read_text()
     assert "Deploy window is Friday 14:00" in note
-    head = git.Repo(fake_settings.workspace).head.commit
-    assert head.hexsha == written.commit and "memory(tool)" in head.message
+    head = commit(fake_settings.workspace)
+    assert head.sha == written.commit and "memory(tool)" in head.message
     follow_up = fake_openai.requests[-1]["messages"]
     assert [m["tool_call_id"] for m in follow_up if m["role"] == "tool"] == ["c1", "c2"]
     await agent.aclose()

@@ -12,14 +12,13 @@ import asyncio
 import contextlib
 import json
 
-import git
-
 from shell import events as ev
 from shell.config import Settings
-from shell.git.store import _commit_lock_for
+from shell.git.lock import repo_lock
 from tests.core.agent_helpers import of, started
 from tests.fakes.openai_script import Fault, Reply
 from tests.fakes.openai_server import FakeOpenAI
+from tests.git_read import commit
 
 APPEND = ("c1", "memory_append", '{"text": "- locker 0.2 holds the spare keys"}')
 SEARCH = ("c2", "memory_search", '{"query": "spare keys"}')
@@ -30,7 +29,7 @@ async def test_a_cancel_during_a_write_lets_it_commit_and_stops_the_rest(
 ) -> None:
     agent = await started(fake_settings)
     fake_openai.enqueue(Reply(tool_calls=[APPEND, SEARCH]))
-    commit_lock = _commit_lock_for(fake_settings.workspace.resolve())
+    commit_lock = repo_lock(fake_settings.workspace.resolve())
     commit_lock.acquire()  # the write blocks at its commit until the test lets it go
     events: list[ev.BaseEvent] = []
     async with contextlib.aclosing(agent.submit("remember that locker 0.2 holds the keys")) as turn:
@@ -44,9 +43,9 @@ async def test_a_cancel_during_a_write_lets_it_commit_and_stops_the_rest(
     assert finished.name == "memory_append" and finished.error is None
     [written] = of(events, ev.MemoryWritten)
     assert written.commit and json.loads(finished.result)["commit"] == written.commit
-    head = git.Repo(fake_settings.workspace).head.commit
+    head = commit(fake_settings.workspace)
     assert (
-        head.hexsha == written.commit
+        head.sha == written.commit
         and "locker 0.2" in (fake_settings.workspace / written.path).read_text()
     )
     [stopped] = of(events, ev.ToolCallStopped)

@@ -98,3 +98,9 @@ def test_nested_values_come_back_typed_and_literals_are_checked() -> None:
     line = to_json(event).replace('"kind": "update"', '"kind": "delete"')
     with pytest.raises(ValueError, match="'delete' is not one of 'add', 'update'"):
         from_json(line)
+
+
+@pytest.mark.parametrize("reason", typing.get_args(events.WriteReason))
+def test_a_memory_write_of_every_reason_round_trips(reason: str) -> None:
+    written = events.MemoryWritten("MEMORY.md", 12, "abc1234", reason, lines_added=1)  # type: ignore[arg-type]
+    assert from_json(to_json(written)) == written

@@ -21,6 +21,7 @@ from shell.model import LLM
 from shell.tools.toolbox import Tool
 from tests.fakes.openai_script import Fault, Reply
 from tests.fakes.openai_server import FakeOpenAI, fake_openai_server
+from tests.git_read import commit
 
 TARGET = "memory/2026-03-01.md"
 NOW = "2026-03-01 09:30 UTC"
@@ -91,9 +92,7 @@ async def test_demo_brain_flush_writes_and_commits(pinned_tool: Tool, tmp_path: 
     assert "OPS-4471" in note and "Friday" in note
     assert outcome.outcome == finished.outcome == "written"
     assert outcome.lines == finished.lines == note.count("\n") >= 2
-    import git
-
-    assert outcome.commit == finished.commit == git.Repo(tmp_path).head.commit.hexsha
+    assert outcome.commit == finished.commit == commit(tmp_path).sha
 
 
 async def test_request_shape_and_no_reply(

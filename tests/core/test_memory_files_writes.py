@@ -9,20 +9,19 @@ import sys
 import threading
 from pathlib import Path
 
-import git
 import pytest
 
 from shell.git.store import GitStore
 from shell.memory.files.door import MemoryFiles
 from shell.memory.files.values import MemoryWriteError
 from tests.core.conftest import FIXED
+from tests.git_read import blob, commit, commits, git
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def head_count(root: Path) -> int:
-    repo = git.Repo(root)
-    return len(list(repo.iter_commits())) if repo.head.is_valid() else 0
+    return len(commits(root))
 
 
 # --- append --------------------------------------------------------------------------------
@@ -43,12 +42,12 @@ def test_append_creates_file_and_commits_with_message(
         "flush",
     )
     assert event.bytes == len("- a\n- b\n- c\n") and event.commit is not None
-    head = git.Repo(memory_root).head.commit
-    assert head.hexsha == event.commit
+    head = commit(memory_root)
+    assert head.sha == event.commit
     assert head.message == (
         "memory(flush): append 3 lines to memory/2026-11-30.md\n\nsession 3f2a turn 4\n"
     )
-    assert list(head.stats.files) == ["memory/2026-11-30.md"]
+    assert head.files == ["memory/2026-11-30.md"]
 
 
 def test_append_skips_duplicates_and_makes_no_commit_when_nothing_is_new(
@@ -102,7 +101,7 @@ def test_write_creates_without_prior_read(memory_files: MemoryFiles, memory_root
     outcome = memory_files.write("MEMORY.md", "# Memory\n- a", reason="tool", origin="s1 t2")
     assert (memory_root / "MEMORY.md").read_text() == "# Memory\n- a\n"
     assert outcome.event.bytes == len("# Memory\n- a\n")
-    head = git.Repo(memory_root).head.commit
+    head = commit(memory_root)
     assert head.message == "memory(tool): create MEMORY.md\n\ns1 t2\n"
 
 
@@ -126,7 +125,7 @@ def test_write_refused_when_changed_on_disk_then_allowed_after_reread(
     memory_files.read("MEMORY.md", lines=1)
     outcome = memory_files.write("MEMORY.md", "v2", reason="tool")
     assert (memory_root / "MEMORY.md").read_text() == "v2\n"
-    assert git.Repo(memory_root).head.commit.summary == "memory(tool): rewrite MEMORY.md"
+    assert commit(memory_root).summary == "memory(tool): rewrite MEMORY.md"
     assert outcome.event.commit is not None
     # our own write is the new baseline: a second rewrite needs no re-read
     memory_files.write("MEMORY.md", "v3", reason="tool")
@@ -157,7 +156,7 @@ def test_exactly_one_commit_per_write_and_no_temp_files_left(
     assert head_count(memory_root) == 4
     leftovers = [p for p in memory_root.rglob("*.tmp") if ".git" not in p.parts]
     assert leftovers == []
-    status = git.Repo(memory_root).git.status("--porcelain", "--", "MEMORY.md", "memory")
+    status = git(memory_root, "status", "--porcelain", "--", "MEMORY.md", "memory")
     assert status == ""
 
 
@@ -225,17 +224,17 @@ def test_an_append_commits_an_edit_saved_outside_cairn_on_its_own_first(
 
     text = note.read_text()
     assert text == "- agent fact one\n- typed by the user in an editor\n- agent fact two\n"
-    repo = git.Repo(memory_root)
-    mine, theirs = list(repo.iter_commits(max_count=2))
+    mine, theirs = commits(memory_root)[:2]
     assert theirs.message == "edit made outside Cairn: memory/2026-11-30.md\n"
-    assert repo.git.diff(f"{theirs.hexsha}~1", theirs.hexsha, "--unified=0").count("\n+-") == 1
-    assert "+- typed by the user in an editor" in repo.git.show(theirs.hexsha)
-    added = repo.git.diff(theirs.hexsha, mine.hexsha, "--unified=0")
+    diff = git(memory_root, "diff", f"{theirs.sha}~1", theirs.sha, "--unified=0")
+    assert diff.count("\n+-") == 1
+    assert "+- typed by the user in an editor" in git(memory_root, "show", theirs.sha)
+    added = git(memory_root, "diff", theirs.sha, mine.sha, "--unified=0")
     assert "+- agent fact two" in added and "typed by the user" not in added
     assert mine.message.startswith("memory(tool): append 1 line")
     assert outcome.outside is not None and outcome.outside.outside_edit
-    assert (outcome.outside.commit, outcome.outside.lines_added) == (theirs.hexsha, 1)
-    assert outcome.event.commit == mine.hexsha and not outcome.event.outside_edit
+    assert (outcome.outside.commit, outcome.outside.lines_added) == (theirs.sha, 1)
+    assert outcome.event.commit == mine.sha and not outcome.event.outside_edit
     again = memory_files.append("memory/2026-11-30.md", "- agent fact three", reason="tool")
     assert again.outside is None
 
@@ -250,11 +249,10 @@ def test_an_edit_made_outside_cairn_is_committed_once_it_settles(
 
     [event] = memory_files.commit_outside_edits({"memory/2026-11-30.md", "notes.txt"})
 
-    repo = git.Repo(memory_root)
-    head = repo.head.commit
+    head = commit(memory_root)
     assert head.message == "edit made outside Cairn: memory/2026-11-30.md\n"
-    assert event.commit == head.hexsha and event.outside_edit and event.reason == "user"
-    assert repo.git.show("HEAD:memory/2026-11-30.md").endswith("- typed in another shell")
+    assert event.commit == head.sha and event.outside_edit and event.reason == "user"
+    assert blob(memory_root, "HEAD", "memory/2026-11-30.md").endswith(b"- typed in another shell\n")
     assert memory_files.commit_outside_edits({"memory/2026-11-30.md"}) == []  # settled
 
 

@@ -7,12 +7,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
 import pytest
 
 from shell.events import GitLockCleared
 from shell.git.store import GitStore
 from shell.memory.files.door import MemoryFiles
+from tests.git_read import blob, commits, git
 
 FIXED = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 
@@ -33,16 +33,11 @@ def git_store(git_workspace: Path) -> GitStore:
     return store
 
 
-def commits(root: Path) -> list[git.Commit]:
-    repo = git.Repo(root)
-    return list(repo.iter_commits()) if repo.head.is_valid() else []
-
-
 def test_ensure_repo_creates_main_branch_once(git_workspace: Path) -> None:
     store = GitStore(git_workspace)
     assert store.ensure_repo() is True
     assert store.ensure_repo() is False
-    assert git.Repo(git_workspace).head.reference.name == "main"
+    assert git(git_workspace, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
 
 
 def test_commit_uses_configured_identity_and_clock(git_store: GitStore, git_workspace: Path):
@@ -50,12 +45,11 @@ def test_commit_uses_configured_identity_and_clock(git_store: GitStore, git_work
     outcome = git_store.commit(["MEMORY.md"], "memory(tool): create MEMORY.md\n\nsession s1\n")
     assert outcome.error is None and outcome.sha is not None
     (head,) = commits(git_workspace)
-    assert head.hexsha == outcome.sha
-    assert (head.author.name, head.author.email) == ("Test Cairn", "t@cairn.test")
-    assert (head.committer.name, head.committer.email) == ("Test Cairn", "t@cairn.test")
-    assert head.authored_datetime == FIXED and head.committed_datetime == FIXED
+    assert head.sha == outcome.sha
+    assert head.author == head.committer == ("Test Cairn", "t@cairn.test")
+    assert head.authored == FIXED and head.committed == FIXED
     assert head.message == "memory(tool): create MEMORY.md\n\nsession s1\n"
-    assert (head.tree / "MEMORY.md").data_stream.read() == b"- likes tea\n"
+    assert blob(git_workspace, head.sha, "MEMORY.md") == b"- likes tea\n"
 
 
 def test_identical_content_makes_no_empty_commit(git_store: GitStore, git_workspace: Path):
@@ -84,8 +78,7 @@ def test_commit_without_any_global_identity(
     outcome = files.append("memory/2026-11-30.md", "- no identity needed", reason="user")
     assert outcome.event.commit is not None, outcome.event.commit_error
     (head,) = commits(root)
-    assert (head.author.name, head.author.email) == ("Cairn", "cairn@localhost")
-    assert (head.committer.name, head.committer.email) == ("Cairn", "cairn@localhost")
+    assert head.author == head.committer == ("Cairn", "cairn@localhost")
 
 
 def test_stale_index_lock_is_cleared_and_the_commit_has_the_change(
@@ -106,8 +99,7 @@ def test_stale_index_lock_is_cleared_and_the_commit_has_the_change(
     assert outcome.lock_cleared.path == ".git/index.lock"
     assert outcome.lock_cleared.age_s >= 3500
     assert not lock.exists()
-    head = commits(git_workspace)[0]
-    assert (head.tree / "MEMORY.md").data_stream.read() == b"v2\n"
+    assert blob(git_workspace, "HEAD", "MEMORY.md") == b"v2\n"
 
 
 def test_fresh_index_lock_fails_clearly_and_head_does_not_move(
@@ -127,13 +119,12 @@ def test_fresh_index_lock_fails_clearly_and_head_does_not_move(
     assert second.lock_cleared is None
     assert lock.exists(), "a fresh lock belongs to someone else and must stay"
     assert (git_workspace / "memory/a.md").read_text() == "- one\n- two\n"
-    assert commits(git_workspace)[0].hexsha == first.event.commit
+    assert commits(git_workspace)[0].sha == first.event.commit
 
     lock.unlink()
     third = files.append("memory/a.md", "- three", reason="tool")
     assert third.event.commit is not None
-    blob = commits(git_workspace)[0].tree / "memory/a.md"
-    assert blob.data_stream.read() == b"- one\n- two\n- three\n"
+    assert blob(git_workspace, "HEAD", "memory/a.md") == b"- one\n- two\n- three\n"
 
 
 def test_failed_add_never_commits(git_store: GitStore, git_workspace: Path) -> None:
@@ -209,3 +200,14 @@ def test_line_times_say_when_each_line_was_last_changed(tmp_path: Path) -> None:
     ]
     assert times[3] > datetime(2026, 11, 20, 17, 30, tzinfo=UTC)  # read as now
     assert GitStore(tmp_path / "none").line_times("MEMORY.md") == []
+
+
+def test_a_commit_runs_no_hook_of_the_repository(git_store: GitStore, git_workspace: Path) -> None:
+    hooks = git_workspace / ".git" / "hooks"
+    for name in ("pre-commit", "commit-msg", "post-commit", "reference-transaction"):
+        (hooks / name).write_text(f"#!/bin/sh\ntouch {git_workspace / name}.ran\nexit 1\n")
+        (hooks / name).chmod(0o755)
+    (git_workspace / "MEMORY.md").write_text("- hooks never run\n")
+    outcome = git_store.commit(["MEMORY.md"], "memory(tool): write MEMORY.md")
+    assert outcome.error is None and outcome.sha == commits(git_workspace)[0].sha
+    assert not list(git_workspace.glob("*.ran"))

@@ -151,3 +151,89 @@ def test_a_revert_waits_for_a_memory_write_under_way(root: Path) -> None:
         assert not done.wait(0.3)
     worker.join(5)
     assert done.is_set() and "deploys on Friday" not in (root / "MEMORY.md").read_text()
+
+
+def test_cairn_revert_prints_its_events_and_pushes_to_the_remote(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cairn revert` goes through the agent: its `MemoryWritten` is printed (a JSON line with
+    `--json`), and the new commit reaches the workspace's remote before the command exits."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=root, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=root, check=True)
+    sha = MemoryHistory(root).commits()[0].sha
+
+    code, out = _cli(root, "revert", sha, "--yes", "--json", capsys=capsys)
+
+    events = [json.loads(line) for line in out.splitlines()]
+    [written] = [event for event in events if event["type"] == "memory_written"]
+    head = MemoryHistory(root).commits()[0]
+    assert code == 0 and head.kind == "revert"
+    assert (written["path"], written["reason"], written["commit"]) == (
+        "MEMORY.md",
+        "revert",
+        head.sha,
+    )
+    assert any(event["type"] == "sync_finished" for event in events)
+    pushed = subprocess.run(
+        ["git", "rev-parse", "main"], cwd=remote, capture_output=True, text=True, check=True
+    )
+    assert pushed.stdout.strip() == head.sha
+
+
+def test_cairn_revert_says_each_file_it_wrote(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sha = MemoryHistory(root).commits()[0].sha
+    code, out = _cli(root, "revert", sha, "--yes", capsys=capsys)
+    head = MemoryHistory(root).commits()[0].sha
+    assert code == 0 and f"  MEMORY.md written → {head[:7]} (revert, +0 lines)" in out.splitlines()
+    code, out = _cli(root, "revert", "f" * 40, "--yes", capsys=capsys)
+    assert code == 1 and "no such commit" in out
+
+
+def test_cairn_revert_is_kept_in_the_latest_session_not_a_new_one(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A revert from the shell joins the session `--resume` would open, so it neither hides
+    that session behind an empty one nor goes unseen."""
+    first = MemoryHistory(root).commits()[0].sha
+    assert _cli(root, "revert", first, "--yes", capsys=capsys)[0] == 0
+    second = MemoryHistory(root).commits()[0].sha
+    assert _cli(root, "revert", second, "--yes", capsys=capsys)[0] == 0
+    [session] = (root / ".cairn" / "sessions").glob("*.events.jsonl")
+    kept = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [(e["type"], e["commit"]) for e in kept] == [
+        ("memory_written", second),
+        ("memory_written", MemoryHistory(root).commits()[0].sha),
+    ]
+
+
+def test_a_merge_a_sync_made_is_reverted_against_its_first_parent(root: Path) -> None:
+    """What the preview shows of a merge (the change against the local side) is what the
+    revert undoes; git itself refuses a merge without a mainline."""
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=T", "-c", "user.email=t@h", *args],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
+
+    git("checkout", "-q", "-b", "laptop")
+    (root / "memory" / "2026-12-01.md").write_text("- from the laptop\n")
+    git("add", "memory/2026-12-01.md")
+    git("commit", "-q", "-m", "memory(tool): append 1 line to memory/2026-12-01.md")
+    git("checkout", "-q", "main")
+    git("merge", "-q", "--no-ff", "-m", "sync: merge origin/main", "laptop")
+    history = MemoryHistory(root)
+    merge = history.commits()[0]
+    preview = history.preview_revert(merge.sha)
+    assert preview.applies and "-- from the laptop" in preview.diff
+
+    outcome = history.revert(merge.sha)
+
+    assert outcome.error is None and outcome.files == ["memory/2026-12-01.md"]
+    assert not (root / "memory" / "2026-12-01.md").exists() and _status(root) == ""

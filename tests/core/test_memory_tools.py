@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import git
 import pytest
 
 from shell.events import GitLockCleared, MemoryWritten
@@ -17,6 +16,7 @@ from shell.git.store import GitStore
 from shell.memory.files.door import MemoryFiles
 from shell.memory.tools import memory_tools, pinned_append_tool
 from shell.tools.toolbox import Tool, Toolbox, ToolResult
+from tests.git_read import commit, commits
 
 FIXED = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 
@@ -75,14 +75,14 @@ async def test_append_defaults_to_todays_note_and_reports_events(
     payload = ok(result)
     assert payload["path"] == "memory/2026-11-30.md"
     assert (payload["appended"], payload["skippedDuplicates"]) == (1, 1)
-    head = git.Repo(tool_root).head.commit
-    assert payload["commit"] == head.hexsha
+    head = commit(tool_root)
+    assert payload["commit"] == head.sha
     assert head.message == (
         "memory(tool): append 1 line to memory/2026-11-30.md\n\nsession 3f2a turn 4\n"
     )
     (event,) = result.events
     assert isinstance(event, MemoryWritten)
-    assert (event.path, event.reason, event.commit) == (payload["path"], "tool", head.hexsha)
+    assert (event.path, event.reason, event.commit) == (payload["path"], "tool", head.sha)
 
     day[0] = "2026-12-01"
     again = ok(await toolbox.call("memory_append", {"text": "- new day"}))
@@ -93,7 +93,7 @@ async def test_second_identical_append_adds_nothing(toolbox: Toolbox, tool_root:
     await toolbox.call("memory_append", {"text": "- a", "path": "memory/x.md"})
     payload = ok(await toolbox.call("memory_append", {"text": "- a", "path": "memory/x.md"}))
     assert payload == {"path": "memory/x.md", "appended": 0, "skippedDuplicates": 1, "commit": None}
-    assert len(list(git.Repo(tool_root).iter_commits())) == 1
+    assert len(commits(tool_root)) == 1
 
 
 async def test_get_reads_bounded_ranges_with_next_from(toolbox: Toolbox, tool_root: Path):
@@ -140,7 +140,7 @@ async def test_write_after_read_then_stale_refusal(toolbox: Toolbox, tool_root: 
     result = await toolbox.call("memory_write", {"path": "MEMORY.md", "content": "new"})
     payload = ok(result)
     assert payload["path"] == "MEMORY.md" and payload["bytes"] == 4
-    assert payload["commit"] == git.Repo(tool_root).head.commit.hexsha
+    assert payload["commit"] == commit(tool_root).sha
     outside, written = result.events  # "old" was written outside Cairn: committed on its own
     assert isinstance(outside, MemoryWritten) and outside.outside_edit
     assert isinstance(written, MemoryWritten) and not written.outside_edit
@@ -226,6 +226,6 @@ async def test_pinned_append_only_writes_its_target(tool_files: MemoryFiles, too
     explicit = ok(await tool.call({"text": "- second", "path": "./memory/2026-11-30.md"}))
     assert default["path"] == explicit["path"] == "memory/2026-11-30.md"
     assert (tool_root / "memory/2026-11-30.md").read_text() == "- flushed fact\n- second\n"
-    head = git.Repo(tool_root).head.commit
+    head = commit(tool_root)
     assert head.message.startswith("memory(flush): append 1 line to memory/2026-11-30.md")
     assert head.message.endswith("\n\nflush c1\n")

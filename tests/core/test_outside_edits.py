@@ -6,11 +6,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-import git
-
 from shell import events as ev
 from shell.config import Settings
 from tests.core.agent_helpers import collect, of, started
+from tests.git_read import commit, commits, git
 
 NOTE = "memory/2026-11-30.md"
 
@@ -27,11 +26,11 @@ async def test_a_settled_outside_edit_is_committed_on_its_own(demo_settings: Set
     while not isinstance(event, ev.MemoryWritten):
         event = await asyncio.wait_for(anext(stream), timeout=60)
 
-    repo = git.Repo(demo_settings.workspace)
-    assert repo.head.commit.message == f"edit made outside Cairn: {NOTE}\n"
-    assert (event.path, event.commit, event.outside_edit) == (NOTE, repo.head.commit.hexsha, True)
+    head = commit(demo_settings.workspace)
+    assert head.message == f"edit made outside Cairn: {NOTE}\n"
+    assert (event.path, event.commit, event.outside_edit) == (NOTE, head.sha, True)
     assert event.lines_added == 1
-    assert not repo.is_dirty(path=NOTE)
+    assert git(demo_settings.workspace, "status", "--porcelain", "--", NOTE) == ""
     await agent.aclose()
 
 
@@ -44,12 +43,12 @@ async def test_a_cairn_write_commits_a_pending_outside_edit_first(demo_settings:
     events = await collect(agent.submit("remember that the printer is on floor 2"))
 
     outside, mine = of(events, ev.MemoryWritten)
-    repo = git.Repo(demo_settings.workspace)
-    head, before = list(repo.iter_commits(max_count=2))
+    root = demo_settings.workspace
+    head, before = commits(root)[:2]
     assert before.message == f"edit made outside Cairn: {NOTE}\n" and outside.outside_edit
-    assert outside.commit == before.hexsha and mine.commit == head.hexsha
-    assert "+- typed in another shell" in repo.git.diff(f"{before.hexsha}~1", before.hexsha)
-    cairn_diff = repo.git.diff(before.hexsha, head.hexsha, "--unified=0")
+    assert outside.commit == before.sha and mine.commit == head.sha
+    assert "+- typed in another shell" in git(root, "diff", f"{before.sha}~1", before.sha)
+    cairn_diff = git(root, "diff", before.sha, head.sha, "--unified=0")
     assert "printer" in cairn_diff and "typed in another shell" not in cairn_diff
     await agent.aclose()
 
@@ -60,13 +59,12 @@ async def test_an_edit_in_the_users_editor_is_committed_as_theirs(demo_settings:
     dreams.write_text(dreams.read_text() + "- a hand-written dream\n")
 
     events = await collect(agent.edited_by_user("DREAMS.md"))
-    repo = git.Repo(demo_settings.workspace)
-    assert repo.head.commit.message == "edit by the user in $EDITOR: DREAMS.md\n"
+    assert commit(demo_settings.workspace).message == "edit by the user in $EDITOR: DREAMS.md\n"
     written = of(events, ev.MemoryWritten)[0]
     assert (written.reason, written.outside_edit, written.commit) == (
         "user",
         False,
-        repo.head.commit.hexsha,
+        commit(demo_settings.workspace).sha,
     )
 
     again = await collect(agent.edited_by_user("DREAMS.md"))
@@ -75,5 +73,5 @@ async def test_an_edit_in_the_users_editor_is_committed_as_theirs(demo_settings:
     ]
     refused = of(await collect(agent.edited_by_user("../outside.md")), ev.Notice)
     assert refused[0].level == "error"
-    assert repo.head.commit.message == "edit by the user in $EDITOR: DREAMS.md\n"
+    assert commit(demo_settings.workspace).message == "edit by the user in $EDITOR: DREAMS.md\n"
     await agent.aclose()

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
 import pytest
 
 from shell.events import SecretsRedacted
@@ -14,6 +13,7 @@ from shell.memory.files.door import MemoryFiles
 from shell.memory.files.values import MemoryWriteError
 from shell.memory.tools import memory_tools
 from shell.secrets.detect import redact
+from tests.git_read import commits, git
 
 # Each planted value is fake, in the shape of its kind.
 PLANTED = {
@@ -63,8 +63,7 @@ def files(root: Path, policy: str = "redact") -> MemoryFiles:
 
 
 def everything_committed(root: Path) -> str:
-    repo = git.Repo(root)
-    return "\n".join(repo.git.show(commit.hexsha, "--format=%B") for commit in repo.iter_commits())
+    return "\n".join(git(root, "show", c.sha, "--format=%B") for c in commits(root))
 
 
 @pytest.mark.parametrize("kind", PLANTED)

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
 import pytest
 
 from shell.config import load_settings
 from shell.events import BootstrapMissing, BootstrapTruncated
 from shell.workspace import SEEDS, init_workspace, load_bootstrap, seed_workspace
+from tests.git_read import commits, git
 
 
 def test_init_seeds_commits_and_never_overwrites(tmp_path: Path) -> None:
@@ -19,13 +19,12 @@ def test_init_seeds_commits_and_never_overwrites(tmp_path: Path) -> None:
         assert (tmp_path / name).read_text() == SEEDS[name]
     agents = (tmp_path / "AGENTS.md").read_text()
     assert "## Session Startup" in agents and "## Red Lines" in agents
-    repo = git.Repo(tmp_path)
-    assert repo.active_branch.name == "main"
-    assert len(list(repo.iter_commits())) == 1
+    assert git(tmp_path, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    assert len(commits(tmp_path)) == 1
     assert ".cairn/" in (tmp_path / ".gitignore").read_text()
     # a second init changes nothing and makes no commit
     init_workspace(settings)
-    assert len(list(repo.iter_commits())) == 1
+    assert len(commits(tmp_path)) == 1
 
 
 def test_seeding_is_idempotent(tmp_path: Path) -> None:

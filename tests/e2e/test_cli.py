@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import git
 import pytest
 
 from shell.config import KEY_ENV_VARS
+from tests.git_read import commit, commits, has_commits
 
 CAIRN = Path(sys.executable).parent / "cairn"
 
@@ -82,8 +82,8 @@ def test_remember_writes_a_commit(remembered: tuple[Path, list[Any], list[Any]])
     assert first[0]["type"] == "session_started" and first[0]["demo"] is True
     [written] = of(first, "memory_written")
     assert written["path"].startswith("memory/") and written["commit"]
-    log = list(git.Repo(ws).iter_commits())
-    assert log[0].hexsha == written["commit"]
+    log = commits(ws)
+    assert log[0].sha == written["commit"]
     assert "Friday 14:00" in (ws / written["path"]).read_text()
     assert len(log) == 2  # the seed commit, then the write
 
@@ -125,7 +125,7 @@ def test_options_before_the_subcommand_apply_to_it(
     ws = tmp_path / "ws"
     seeded = cairn("--workspace", str(ws), "init", home=tmp_path)
     assert seeded.returncode == 0, seeded.stderr
-    assert (ws / "AGENTS.md").is_file() and git.Repo(ws).head.is_valid()
+    assert (ws / "AGENTS.md").is_file() and has_commits(ws)
     assert not (tmp_path / ".local").exists()  # nothing seeded in the platform data dir
     notes, _, _ = remembered
     found = cairn("--workspace", str(notes), "search", "deploy window", home=tmp_path)
@@ -286,15 +286,14 @@ def test_cairn_dream_lists_then_applies_one_commit(
     assert listed.returncode == 0, listed.stderr
     assert f"{proposal_id}  add  Tom takes his coffee black." in listed.stdout
     assert "decide with: cairn dream --apply ID" in listed.stdout
-    commits = len(list(git.Repo(ws).iter_commits()))
+    made = len(commits(ws))
 
     applied = cairn("dream", "--workspace", str(ws), "--apply", proposal_id, home=home)
     assert applied.returncode == 0, applied.stderr
     assert f"accepted {proposal_id} into MEMORY.md" in applied.stdout
-    repo = git.Repo(ws)
-    assert len(list(repo.iter_commits())) == commits + 1
-    assert repo.head.commit.message.startswith(f"memory(dream): accept {proposal_id}")
-    assert sorted(repo.head.commit.stats.files) == ["DREAMS.md", "MEMORY.md"]
+    assert len(commits(ws)) == made + 1
+    assert commit(ws).message.startswith(f"memory(dream): accept {proposal_id}")
+    assert sorted(commit(ws).files) == ["DREAMS.md", "MEMORY.md"]
     assert "- Tom takes his coffee black. — Source: memory/" in (ws / "MEMORY.md").read_text()
 
     again = cairn("dream", "--workspace", str(ws), "--apply", proposal_id, home=home)

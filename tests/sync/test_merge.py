@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from shell.events.memory import MemoryWritten
 from shell.events.sync import SyncConflict, SyncFinished, SyncResolved
 from tests.conftest import Clock
 from tests.sync.conftest import DAY, Machine, git, has_markers
@@ -108,6 +109,12 @@ def test_resolve_settles_a_conflict_as_a_new_commit(
 
     resolved = events[-1]
     assert isinstance(resolved, SyncResolved) and resolved.take == take
+    written = [event for event in events if isinstance(event, MemoryWritten)]
+    if resolved.commit is None:
+        assert written == []
+    else:  # the resolution's commit is a memory write: the panes and the git log show it
+        assert [(e.path, e.reason, e.commit) for e in written] == [(MEMORY, "resolve", b.head())]
+        assert written[0].bytes == len((b.root / MEMORY).read_bytes())
     text = b.text(MEMORY)
     if take == "local":
         assert resolved.commit is None and b.head() == before

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
 from textual.widgets import Static
 
 from shell.events import (
@@ -16,6 +15,7 @@ from shell.events import (
     TurnFinished,
     TurnStarted,
 )
+from tests.git_read import commit
 from tests.ui.conftest import MakeApp, send, started
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
@@ -96,14 +96,14 @@ async def test_memory_write_updates_daily_note_pane_and_git_log(
         assert "- our deploy window is Friday 14:00" in today.text
         assert app.query_one("#memory-tabs").active == "tab-today"
         (line,) = app.query(MemoryWriteLine)
-        head = git.Repo(workspace).head.commit
-        assert f"{DAILY}  +1 line " in line.text and f"→ {head.hexsha[:7]}" in line.text
+        head = commit(workspace)
+        assert f"{DAILY}  +1 line " in line.text and f"→ {head.sha[:7]}" in line.text
         git_log = app.side_panes.git_log
-        assert git_log.commits[0].short == head.hexsha[:7]
+        assert git_log.commits[0].short == head.sha[:7]
         await pilot.click("#activity-tabs Tab#--content-tab-tab-git")
         await pilot.pause()
         shown = " ".join(painted(git_log.query_one(Static)).split())
-        assert f"{head.hexsha[:7]} memory(tool): append 1 line to {DAILY}" in shown
+        assert f"{head.sha[:7]} memory(tool): append 1 line to {DAILY}" in shown
 
 
 async def test_edits_made_outside_cairn_show_on_the_next_poll(

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
-
 from shell import events as ev
-from shell.git.store import _commit_lock_for
+from shell.git.lock import repo_lock
+from tests.git_read import commit
 from tests.ui.conftest import MakeApp, send, settle, started, until
 from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import DAILY, SIZE
@@ -25,7 +24,7 @@ async def test_escape_during_a_write_shows_the_write_and_a_receipt(demo_app: Mak
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await started(app, pilot)
-        commit_lock = _commit_lock_for(app.agent.settings.workspace.resolve())
+        commit_lock = repo_lock(app.agent.settings.workspace.resolve())
         commit_lock.acquire()
         try:
             app.prompt.value = TOLD
@@ -41,7 +40,7 @@ async def test_escape_during_a_write_shows_the_write_and_a_receipt(demo_app: Mak
         assert card.finished is not None and card.finished.error is None, "not left running"
         assert card.describe().endswith("ok")
         [line] = app.query(MemoryWriteLine)
-        sha = git.Repo(app.agent.settings.workspace).head.commit.hexsha
+        sha = commit(app.agent.settings.workspace).sha
         assert DAILY in line.text and sha[:7] in line.text and not line.has_class("-commit-failed")
         notices = [n.text for n in app.query(NoticeLine)]
         assert (

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
 import pytest
 from textual.widgets import TabbedContent
 
 from shell.agent import Agent
 from shell.memory.files.door import USER_EDIT
+from tests.git_read import commit, commits
 from tests.ui.conftest import MakeApp, started, until
 from tests.ui.pilot_helpers import DAILY, SIZE
 from widgets.app import CairnApp
@@ -34,7 +34,7 @@ def noticed(app: CairnApp, text: str) -> bool:
 
 
 def head_subject(workspace: Path) -> str:
-    return str(git.Repo(workspace).head.commit.message).splitlines()[0]
+    return commit(workspace).summary
 
 
 def test_the_editor_is_editor_then_visual_then_a_default() -> None:
@@ -78,10 +78,10 @@ async def test_an_unchanged_file_commits_nothing_and_says_so(
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await started(app, pilot)
-        commits = len(list(git.Repo(workspace).iter_commits()))
+        made = len(commits(workspace))
         await pilot.press("f4")
         await until(pilot, lambda: noticed(app, "nothing to commit"))
-        assert len(list(git.Repo(workspace).iter_commits())) == commits
+        assert len(commits(workspace)) == made
 
 
 async def test_a_failing_editor_changes_nothing(
@@ -90,14 +90,14 @@ async def test_a_failing_editor_changes_nothing(
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await started(app, pilot)
-        commits = len(list(git.Repo(workspace).iter_commits()))
+        made = len(commits(workspace))
         monkeypatch.setenv("EDITOR", str(script(tmp_path, "fail.sh", FAIL)))
         await pilot.press("f4")
         await until(pilot, lambda: noticed(app, "exited with status 1"))
         monkeypatch.setenv("EDITOR", str(tmp_path / "no-such-editor"))
         await pilot.press("f4")
         await until(pilot, lambda: noticed(app, "could not start"))
-        assert len(list(git.Repo(workspace).iter_commits())) == commits
+        assert len(commits(workspace)) == made
         assert not app.query(MemoryWriteLine)
 
 

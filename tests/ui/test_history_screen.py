@@ -4,6 +4,7 @@ the old text; a revert that no longer applies changes nothing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from textual.widgets import DataTable, Static
@@ -107,3 +108,38 @@ async def test_history_key_and_command_and_a_refused_revert(
         await pilot.pause()
         assert (workspace / DAILY).read_bytes() == before
         assert MemoryHistory(workspace).commits()[0].sha == head
+
+
+async def test_a_revert_is_an_event_of_the_core_in_the_transcript_and_the_trace(
+    demo_app: MakeApp, workspace: Path, tmp_path: Path
+) -> None:
+    """The screen's revert runs `Agent.revert` through the app: its `MemoryWritten` reaches the
+    transcript as a write line (through the bridge) and the trace as a `memory_written` line."""
+    trace = tmp_path / "trace.jsonl"
+    app = demo_app(trace=trace)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        target = app.query(MemoryWriteLine).last().commit
+        await pilot.press("f5")
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        await until(pilot, lambda: bool(screen.commits))
+        assert screen.current is not None and screen.current.sha == target
+        await pilot.press("r")
+        await until(pilot, lambda: screen.pending == target)
+        await pilot.press("y")
+        await until(pilot, lambda: "reverted" in str(screen.query_one("#history-note").render()))
+
+        revert = MemoryHistory(workspace).commits()[0]
+        assert revert.kind == "revert" and revert.files == [DAILY]
+        line = app.screen_stack[0].query(MemoryWriteLine).last()
+        assert line.commit == revert.sha and "(revert)" in line.text
+    lines = [json.loads(text) for text in trace.read_text().splitlines()]
+    written = [line for line in lines if line["type"] == "memory_written"]
+    assert (written[-1]["commit"], written[-1]["reason"], written[-1]["path"]) == (
+        revert.sha,
+        "revert",
+        DAILY,
+    )

@@ -15,9 +15,10 @@ from tests.sync.conftest import Machine, has_markers, make_bare
 from tests.ui.conftest import MakeApp, send, started, until
 from tests.ui.pilot_helpers import DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
-from widgets.cards.blocks import NoticeLine
+from widgets.cards.blocks import MemoryWriteLine, NoticeLine
 from widgets.cards.sync_blocks import ConflictBlock, SyncBlock
 from widgets.panes.git_log import commit_lines
+from widgets.panes.memory import MemoryFilePane
 from widgets.screens.conflict import ConflictScreen
 
 MEMORY = "MEMORY.md"
@@ -131,6 +132,10 @@ async def test_a_memory_conflict_is_a_block_with_its_diff_resolved_with_one_key(
         assert "coffee after all" in text and "mate, every morning" in text
         assert not has_markers(text)
         assert notices(app, "resolved MEMORY.md: took both")
+        pane = app.query_one("#pane-memory", MemoryFilePane)  # re-read: the write reached it
+        assert "coffee after all" in pane.text and "mate, every morning" in pane.text
+        line = app.transcript.query(MemoryWriteLine).last()
+        assert "(resolve)" in line.text and line.commit == app.agent.git.log(1)[0].sha
 
 
 async def test_clicking_the_conflict_block_opens_the_modal(

@@ -1,29 +1,37 @@
 """The memory's history: every commit of the workspace, its diff in colour, and its revert.
 
 Opened by F5, `/history`, or a click on a write card (with that commit selected). `r` shows what
-reverting the highlighted commit will change (the reverse diff) and asks; `y` makes the revert as
-a new commit, through the core (`shell.git.history`), and the panes re-read the files it
-changed; a revert that no longer applies says why and changes nothing. Esc closes.
+reverting the highlighted commit will change (the reverse diff, `AgentSource.revert_preview`)
+and asks; `y` makes the revert as a new commit through the core (`AgentSource.revert`), run by
+the app as any core stream: its `MemoryWritten` events reach the transcript, the panes and the
+git log through the bridge, and the trace. A revert that no longer applies says why and changes
+nothing. Esc closes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import WorkerError
 
+from shell.events import Event, MemoryWritten, Notice
 from shell.git.history import HistoryCommit, MemoryHistory
 from shell.text import short_sha, shorten
 from widgets.cards.diff_view import diff_part
-from widgets.panes.side import SidePanes
 from widgets.source import SettingsLike
+
+if TYPE_CHECKING:
+    from widgets.app import CairnApp
 
 LIMIT = 200
 
@@ -70,11 +78,9 @@ class HistoryScreen(ModalScreen[None]):
 
     def __init__(self, settings: SettingsLike, *, select: str = "") -> None:
         super().__init__()
-        self.history = MemoryHistory(
-            settings.workspace,
-            author_name=getattr(settings, "git_author_name", "Cairn"),
-            author_email=getattr(settings, "git_author_email", "cairn@localhost"),
-        )
+        self.history = MemoryHistory(settings.workspace)
+        """For reading the commits and their diffs (also before the agent is built); a revert
+        goes through the agent."""
         self.select = select
         self.commits: list[HistoryCommit] = []
         self.pending: str | None = None
@@ -143,12 +149,27 @@ class HistoryScreen(ModalScreen[None]):
                 self.note("")
             await self.show_diff(commit)
 
+    @property
+    def cairn(self) -> CairnApp:
+        from widgets.app import CairnApp
+
+        assert isinstance(self.app, CairnApp)
+        return self.app
+
+    def _ready(self) -> bool:
+        """Whether a revert can run now: the agent is built and no turn is under way."""
+        if not self.cairn.started:
+            self.note("Cairn is still starting: revert in a moment")
+        elif self.cairn.busy:
+            self.note("a turn is running: revert when it has ended")
+        return self.cairn.started and not self.cairn.busy
+
     async def action_revert(self) -> None:
         """Show what reverting the highlighted commit changes, and ask."""
         commit = self.current
-        if commit is None:
+        if commit is None or not self._ready():
             return
-        preview = await asyncio.to_thread(self.history.preview_revert, commit.sha)
+        preview = await asyncio.to_thread(self.cairn.agent.revert_preview, commit.sha)
         body = Text(f"reverting {commit.short} will change:\n\n", style="bold")
         body.append_text(coloured_diff(preview.diff))
         self.query_one("#history-diff-text", Static).update(body)
@@ -158,22 +179,30 @@ class HistoryScreen(ModalScreen[None]):
         self.pending = commit.sha
         self.note(f"Revert {commit.short} as a new commit? y: revert · n: keep")
 
-    async def action_confirm(self) -> None:
-        if self.pending is None:
+    def action_confirm(self) -> None:
+        if self.pending is None or not self._ready():
             return
         sha, self.pending = self.pending, None
-        outcome = await asyncio.to_thread(self.history.revert, sha)
-        if outcome.sha is None:
-            self.note(f"not reverted: {outcome.error}")
+        self._revert(sha)
+
+    @work(exclusive=True, group="history")
+    async def _revert(self, sha: str) -> None:
+        """The agent's revert, run by the app as a core stream (the bridge shows its events,
+        the trace keeps them); then the list again, and what became of it."""
+        seen: list[Event] = []
+        worker = self.cairn.run_events(lambda: _watched(self.cairn.agent.revert(sha), seen))
+        with contextlib.suppress(WorkerError):
+            await worker.wait()
+        written = [event for event in seen if isinstance(event, MemoryWritten)]
+        if not written:
+            refusals = [event.message for event in seen if isinstance(event, Notice)]
+            self.note(refusals[-1] if refusals else f"{short_sha(sha)} not reverted")
             return
-        for side in self.app.screen_stack[0].query(SidePanes):
-            for path in outcome.files:
-                await side.memory_written(path)
-        self.select = outcome.sha
+        new = written[0].commit or ""
+        self.select = new
         await self.reload()
-        self.note(
-            f"reverted {short_sha(sha)} as {short_sha(outcome.sha)} ({', '.join(outcome.files)})"
-        )
+        files = ", ".join(event.path for event in written)
+        self.note(f"reverted {short_sha(sha)} as {short_sha(new)} ({files})")
 
     async def action_cancel(self) -> None:
         if self.pending is not None:
@@ -187,3 +216,10 @@ class HistoryScreen(ModalScreen[None]):
             await self.action_cancel()
             return
         self.dismiss()
+
+
+async def _watched(events: AsyncIterator[Event], seen: list[Event]) -> AsyncIterator[Event]:
+    """`events`, each also kept in `seen`."""
+    async for event in events:
+        seen.append(event)
+        yield event

@@ -2,10 +2,11 @@
 
 `SyncEngine` (engine.py) adds a remote, syncs (fetch, merge, push), settles conflicts and
 recovers after a kill; `clone_workspace` (clone.py) joins a second machine. The merge rules
-are in merge.py, the fetch and the taking-in of a merge in pull.py, the secret scan of what
-would leave in secrets_check.py, what a repository needs before it syncs in prepare.py, the
-cleanup after a kill and the resolving of conflicts in repair.py, the persisted state and
-`Backoff` in state.py, the git CLI in gitcmd.py; the events are in `shell.events.sync`.
+are in merge.py, the fetch and the taking-in of a merge in pull.py, what a repository needs
+before it syncs in prepare.py, the cleanup after a kill and the resolving of conflicts in
+repair.py, the persisted state and `Backoff` in state.py, a sync event's line in describe.py.
+The scan of what would leave is `shell.secrets.push_scan`; git runs through `shell.git`; the
+events are in `shell.events.sync`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ __all__ = [
     "display_line",
     "normalized",
     "sentences",
+    "short_sha",
     "shorten",
+    "split_lines",
     "trim_middle",
 ]
 

@@ -58,6 +58,8 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
     Its collaborators come wired from `shell.build`; the agent runs the turn between them.
     """
 
+    playback = None  # live, not a recorded session played back (the TUI's `AgentSource`)
+
     def __init__(
         self,
         settings: Settings,

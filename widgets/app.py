@@ -107,7 +107,14 @@ class CairnApp(TerminalApp):
             yield Transcript(id="transcript")
             here = machine_of(settings.git_author_email)
             git = None if self._plan else self.agent.git
-            yield SidePanes(settings.workspace, settings.today, git, here=here, id="side")
+            yield SidePanes(
+                settings.workspace,
+                settings.today,
+                git,
+                here=here,
+                watched=settings.watch,
+                id="side",
+            )
         yield SideStrip(id="strip")
         yield Prompt(id="prompt")
         yield Footer()

@@ -3,11 +3,14 @@ file panes and the git log."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import git
+import pytest
 from textual.widgets import Static
 
+from shell.build import build_agent
 from shell.events import (
     MemoryWritten,
     SearchPerformed,
@@ -16,7 +19,7 @@ from shell.events import (
     TurnFinished,
     TurnStarted,
 )
-from tests.ui.conftest import MakeApp, send, started
+from tests.ui.conftest import MakeApp, demo_settings, send, started
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
@@ -114,10 +117,36 @@ async def test_edits_made_outside_cairn_show_on_the_next_poll(
         await started(app, pilot)
         pane = app.query_one("#pane-memory", MemoryFilePane)
         assert "curated long-term memory" in pane.text
+        assert app.side_panes.poll_timer is not None, "nothing watches the files: the panes poll"
         (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
-        await app.side_panes.poll()
+        await app.side_panes.reread()  # what the poll's timer calls
         assert "MariaDB" in pane.text
         assert not await pane.reload(), "an unchanged file is not re-read"
+
+
+async def test_with_watching_on_the_panes_follow_the_cores_events_and_nothing_polls(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace.parent)
+    agent = build_agent(demo_settings(Path(workspace.name), watch=True))
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        assert app.side_panes.poll_timer is None
+        await send(app, pilot, TOLD)  # the end of the first turn starts the index and watcher
+        assert "Friday 14:00" in app.query_one("#pane-today", MemoryFilePane).text
+        await asyncio.wait_for(agent.recall.watching(), 60)
+
+        pane = app.query_one("#pane-memory", MemoryFilePane)
+        (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
+        for _ in range(600):  # the watcher waits for the edit to settle: a bound, not a timing
+            if "MariaDB" in pane.text:
+                break
+            await pilot.pause(0.05)
+        assert "MariaDB" in pane.text
+        lines = [line.text for line in app.query(MemoryWriteLine)]
+        assert any("MEMORY.md" in text and "edit made outside Cairn" in text for text in lines)
+        assert app.side_panes.poll_timer is None
 
 
 async def test_commit_failure_is_shown_in_error_colour(workspace: Path) -> None:

@@ -173,11 +173,7 @@ class EventBridge:
             case SearchPerformed():
                 await transcript.show_search(event)
             case UsageUpdated():
-                meter = self.status.meter
-                meter.window = event.window
-                meter.flush_threshold = event.flush_threshold
-                meter.compaction_threshold = event.compaction_threshold
-                meter.used = event.prompt_tokens
+                self.status.meter.follow(event)
                 self.status.lookahead.show_usage(
                     event.prompt_tokens, event.flush_threshold, event.compaction_threshold
                 )
@@ -250,24 +246,24 @@ class EventBridge:
                 self._flush = None
                 self.status.lookahead.show_flushed(True)
             case CompactionSkipped(reason=reason):
-                self.status.meter.compacting = False
+                self.status.meter.follow(event)
                 if self._compaction is not None:
                     self._compaction.skip(reason)
                     self._compaction = None
                 else:
                     await transcript.add_notice(f"compaction skipped: {reason}")
             case CompactionStarted():
-                self.status.meter.compacting = True
+                self.status.meter.follow(event)
                 self._compaction = CompactionReceipt(event)
                 await transcript.add_block(self._compaction)
             case CompactionFinished():
-                self.status.meter.compacting = False
+                self.status.meter.follow(event)
                 self.status.compactions.count = event.compaction_count
                 self.status.lookahead.show_flushed(False)
                 receipt = await self._open_receipt(event.trigger, event.tokens_before)
                 receipt.finish(event)
             case CompactionFailed():
-                self.status.meter.compacting = False
+                self.status.meter.follow(event)
                 receipt = await self._open_receipt(event.trigger, 0)
                 receipt.fail(event)
             case TurnsDropped():

@@ -223,7 +223,9 @@ class EventBridge:
                 self.status.index_status.show_progress(done, total)
             case IndexSynced(chunks_total=chunks):
                 self.status.index_status.show_synced(chunks)
-                if event.files_changed or event.files_removed:  # a pull, a file deleted
+                if event.trigger == "session_start":  # the core's watcher starts after it
+                    await self.side.index_ready()
+                elif event.files_changed or event.files_removed:  # a pull, a file deleted
                     await self.side.reread()
             case IndexRebuilt(reason="missing"):
                 await transcript.add_notice("memory index built from the files")

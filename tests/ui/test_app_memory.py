@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from shell.build import build_agent
 from shell.events import (
+    IndexSynced,
     MemoryWritten,
     SearchPerformed,
     ToolCallFinished,
@@ -19,13 +20,14 @@ from shell.events import (
     TurnFinished,
     TurnStarted,
 )
-from tests.ui.conftest import MakeApp, demo_settings, send, started
+from tests.ui.conftest import MakeApp, demo_settings, send, started, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
 from widgets.cards.blocks import MemoryWriteLine
 from widgets.cards.reply import AssistantReply
 from widgets.cards.tool_call import ToolCallCard
+from widgets.messages import AgentEvent
 from widgets.panes.memory import MemoryFilePane
 
 
@@ -124,18 +126,21 @@ async def test_edits_made_outside_cairn_show_on_the_next_poll(
         assert not await pane.reload(), "an unchanged file is not re-read"
 
 
-async def test_with_watching_on_the_panes_follow_the_cores_events_and_nothing_polls(
+async def test_with_watching_on_the_panes_follow_the_cores_events_once_it_watches(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The core watches the files from its first index sync on (after the first turn): the
+    panes poll until it says that sync is done, then only its events move them."""
     monkeypatch.chdir(workspace.parent)
     agent = build_agent(demo_settings(Path(workspace.name), watch=True))
     app = CairnApp(agent)
     async with app.run_test(size=SIZE) as pilot:
         await started(app, pilot)
-        assert app.side_panes.poll_timer is None
-        await send(app, pilot, TOLD)  # the end of the first turn starts the index and watcher
+        assert app.side_panes.poll_timer is not None, "no watcher yet: the panes poll"
+        await send(app, pilot, TOLD)
         assert "Friday 14:00" in app.query_one("#pane-today", MemoryFilePane).text
         await asyncio.wait_for(agent.recall.watching(), 60)
+        await until(pilot, lambda: app.side_panes.poll_timer is None)
 
         pane = app.query_one("#pane-memory", MemoryFilePane)
         (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
@@ -147,6 +152,17 @@ async def test_with_watching_on_the_panes_follow_the_cores_events_and_nothing_po
         lines = [line.text for line in app.query(MemoryWriteLine)]
         assert any("MEMORY.md" in text and "edit made outside Cairn" in text for text in lines)
         assert app.side_panes.poll_timer is None
+
+
+async def test_with_watching_off_the_first_index_sync_leaves_the_poll_running(
+    demo_app: MakeApp,
+) -> None:
+    app = demo_app(watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        side = app.side_panes
+        await app.on_agent_event(AgentEvent(IndexSynced(3, 0, 9, 9, 1.0, "session_start")))
+        assert side.poll_timer is not None
 
 
 async def test_commit_failure_is_shown_in_error_colour(workspace: Path) -> None:

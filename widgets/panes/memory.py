@@ -1,8 +1,9 @@
 """Live views of the memory files: MEMORY.md, today's daily note, DREAMS.md.
 
 Each pane re-reads its file when a memory_written event names it (the core's file watcher
-reports an edit made in an editor as one too), and when the index says files changed; without the
-watcher (`Settings.watch` off, a replay) the side panes poll the files' mtimes instead.
+reports an edit made in an editor as one too), and when the index says files changed; while no
+watcher runs (before the first index sync, `Settings.watch` off, a replay) the side panes poll
+the files' mtimes.
 """
 
 from __future__ import annotations

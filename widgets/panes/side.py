@@ -18,8 +18,9 @@ from widgets.panes.git_log import GitLog, GitLogSource
 from widgets.panes.memory import MemoryFilePane
 
 POLL_SECONDS = 2.0
-"""How often the panes look for edits made outside Cairn (an mtime check, cheap) when the core
-does not watch the files (`Settings.watch`); when it does, its events say so."""
+"""How often the panes look for edits made outside Cairn (an mtime check, cheap) while the core
+does not watch the files: with `Settings.watch` off, or until its watcher starts (after the
+first index sync, which follows the first turn); from then on its events say so."""
 
 
 class SidePanes(Vertical):
@@ -45,8 +46,9 @@ class SidePanes(Vertical):
         watched: bool = False,
         id: str | None = None,
     ) -> None:
-        """`watched`: the core watches the memory files and reports edits made outside Cairn
-        (a memory_written, an index_synced); else the panes poll."""
+        """`watched`: the core will watch the memory files and report edits made outside Cairn
+        (a memory_written, an index_synced) once its first index sync is done; the panes poll
+        until then, and for good when not."""
         super().__init__(id=id)
         self.workspace = workspace
         self.today = today
@@ -55,7 +57,7 @@ class SidePanes(Vertical):
         """This machine, for the git log (commits from another one say where they came from)."""
         self.watched = watched
         self.poll_timer: Timer | None = None
-        """The poll for outside edits; None while the core watches the files."""
+        """The poll for outside edits; None once the core watches the files."""
         self.decisions: list[FlushGateEvaluated] = []
         """Every gate decision so far (the gate log shows them from this list)."""
 
@@ -81,8 +83,7 @@ class SidePanes(Vertical):
                 yield GitLog(self.git, here=self.here, id="git-log")
 
     def on_mount(self) -> None:
-        if not self.watched:
-            self.poll_timer = self.set_interval(POLL_SECONDS, self.reread)
+        self.poll_timer = self.set_interval(POLL_SECONDS, self.reread)
 
     @property
     def panes(self) -> list[MemoryFilePane]:
@@ -113,6 +114,14 @@ class SidePanes(Vertical):
         """Re-read the files that changed on disk (an mtime check: the unchanged are not)."""
         for pane in self.panes:
             await pane.reload()
+
+    async def index_ready(self) -> None:
+        """The core's first index sync is done: if it watches the files, it does from now on,
+        and the poll stops. What changed before is re-read."""
+        if self.watched and self.poll_timer is not None:
+            self.poll_timer.stop()
+            self.poll_timer = None
+        await self.reread()
 
     async def attach_history(self, git: GitLogSource | None) -> None:
         """The agent is built (after the first frame): its history feeds the git log, and the

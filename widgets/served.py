@@ -7,8 +7,6 @@ import signal
 import threading
 import time
 
-from widgets.cli import main as cairn_main
-
 
 def main() -> None:
     """A served TUI: `cairn` itself, and a watch on the server. Textual's web driver reads
@@ -25,4 +23,6 @@ def main() -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="server-watch", daemon=True).start()
+    from widgets.cli import main as cairn_main  # after the watch: 90 ms of imports
+
     cairn_main()

@@ -63,6 +63,8 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
     Its collaborators come wired from `shell.build`; the agent runs the turn between them.
     """
 
+    playback = None  # live, not a recorded session played back (the TUI's `AgentSource`)
+
     def __init__(
         self,
         settings: Settings,

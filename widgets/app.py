@@ -28,7 +28,7 @@ from widgets.panes.git_log import machine_of
 from widgets.panes.side import SidePanes
 from widgets.panes.strip import SideStrip
 from widgets.prompt import Prompt
-from widgets.replay import ReplayAgent, with_history
+from widgets.resume import with_history
 from widgets.screens.main import MainScreen
 from widgets.source import AgentPlan, AgentSource
 from widgets.status.bar import StatusBar
@@ -79,7 +79,7 @@ class CairnApp(TerminalApp):
         """Why the planned agent could not be built (the app then quits; `run_tui` raises it)."""
         self._after_first_frame = after_first_frame
         self.trace_path = trace
-        self.busy = False
+        self._busy = False
         self.queued: deque[str] = deque()
         self._trace: TraceWriter | None = None
         self._bridge: EventBridge | None = None
@@ -108,7 +108,14 @@ class CairnApp(TerminalApp):
             yield Transcript(id="transcript")
             here = machine_of(settings.git_author_email)
             git = None if self._plan else self.agent.git
-            yield SidePanes(settings.workspace, settings.today, git, here=here, id="side")
+            yield SidePanes(
+                settings.workspace,
+                settings.today,
+                git,
+                here=here,
+                watched=settings.watch,
+                id="side",
+            )
         yield SideStrip(id="strip")
         yield Prompt(id="prompt")
         yield Footer()
@@ -141,7 +148,7 @@ class CairnApp(TerminalApp):
             )
             await self.side_panes.attach_history(self.agent.git)
         # A trace played back holds its decisions: it asks no one.
-        answer = None if isinstance(self.agent, ReplayAgent) else self.agent.answer_approval
+        answer = None if self.agent.playback else self.agent.answer_approval
         bridge = self._bridge = EventBridge(
             self.transcript,
             self.status_bar,
@@ -255,8 +262,13 @@ class CairnApp(TerminalApp):
         if self.queued and event.state != WorkerState.CANCELLED:
             await self._submit(self.queued.popleft())
 
+    @property
+    def busy(self) -> bool:
+        """Whether a stream the user started (or the agent's start) runs: prompts wait."""
+        return self._busy
+
     def _set_busy(self, busy: bool) -> None:
-        self.busy = busy
+        self._busy = busy
         self.prompt.show_busy(busy)
 
     @on(Input.Submitted, "#prompt")
@@ -264,9 +276,9 @@ class CairnApp(TerminalApp):
         text = event.value.strip()
         self.prompt.clear()
         if not text:
-            replay = self.agent if self.started else None
-            if isinstance(replay, ReplayAgent) and replay.stepped and not self.busy:
-                self.run_events(lambda: replay.submit(""))  # replay: next turn
+            playback = self.agent.playback if self.started else None
+            if playback is not None and playback.stepped and not self.busy:
+                self.run_events(lambda: self.agent.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)
         invocation = parse_command(text)
@@ -331,21 +343,24 @@ class CairnApp(TerminalApp):
             return
         from widgets.screens.dream_review import DreamReview  # loaded when first opened
 
-        await self.push_screen(DreamReview(previews))
+        await self.push_screen(DreamReview(previews, self))
 
     async def action_history(self, sha: str = "") -> None:
         """Memory history: commits, diffs, revert (F5, /history, a click on a write card)."""
         from widgets.screens.history import HistoryScreen  # loaded when first opened
 
-        await self.push_screen(HistoryScreen((self._plan or self.agent).settings, select=sha))
+        await self.push_screen(HistoryScreen(self, (self._plan or self.agent).settings, select=sha))
 
     async def action_resolve_conflicts(self, file: str = "") -> None:
         """The open sync conflicts, each settled with one key (F6, a click on its block)."""
         if not self._has_agent():
             return
-        from widgets.screens.conflict import open_conflicts  # loaded when first opened
+        if not (conflicts := self.status_bar.sync.conflicts):
+            self.notify("No sync conflict is open.", timeout=3)
+            return
+        from widgets.screens.conflict import ConflictScreen  # loaded when first opened
 
-        await open_conflicts(self, file)
+        await self.push_screen(ConflictScreen(conflicts, self, select=file))
 
     async def action_edit_memory(self) -> None:
         """F4: the memory file in view in $EDITOR; the saved edit is committed as the user's."""

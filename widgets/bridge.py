@@ -173,11 +173,7 @@ class EventBridge:
             case SearchPerformed():
                 await transcript.show_search(event)
             case UsageUpdated():
-                meter = self.status.meter
-                meter.window = event.window
-                meter.flush_threshold = event.flush_threshold
-                meter.compaction_threshold = event.compaction_threshold
-                meter.used = event.prompt_tokens
+                self.status.meter.follow(event)
                 self.status.lookahead.show_usage(
                     event.prompt_tokens, event.flush_threshold, event.compaction_threshold
                 )
@@ -227,6 +223,10 @@ class EventBridge:
                 self.status.index_status.show_progress(done, total)
             case IndexSynced(chunks_total=chunks):
                 self.status.index_status.show_synced(chunks)
+                if event.trigger == "session_start":  # the core's watcher starts after it
+                    await self.side.index_ready()
+                elif event.files_changed or event.files_removed:  # a pull, a file deleted
+                    await self.side.reread()
             case IndexRebuilt(reason="missing"):
                 await transcript.add_notice("memory index built from the files")
             case IndexRebuilt(reason=reason):
@@ -248,24 +248,24 @@ class EventBridge:
                 self._flush = None
                 self.status.lookahead.show_flushed(True)
             case CompactionSkipped(reason=reason):
-                self.status.meter.compacting = False
+                self.status.meter.follow(event)
                 if self._compaction is not None:
                     self._compaction.skip(reason)
                     self._compaction = None
                 else:
                     await transcript.add_notice(f"compaction skipped: {reason}")
             case CompactionStarted():
-                self.status.meter.compacting = True
+                self.status.meter.follow(event)
                 self._compaction = CompactionReceipt(event)
                 await transcript.add_block(self._compaction)
             case CompactionFinished():
-                self.status.meter.compacting = False
+                self.status.meter.follow(event)
                 self.status.compactions.count = event.compaction_count
                 self.status.lookahead.show_flushed(False)
                 receipt = await self._open_receipt(event.trigger, event.tokens_before)
                 receipt.finish(event)
             case CompactionFailed():
-                self.status.meter.compacting = False
+                self.status.meter.follow(event)
                 receipt = await self._open_receipt(event.trigger, 0)
                 receipt.fail(event)
             case TurnsDropped():

@@ -19,15 +19,36 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.app import SuspendNotSupported
+from textual.notifications import SeverityLevel
 
-from widgets.replay import ReplayAgent
+from widgets.host import AgentHost
+from widgets.panes.side import SidePanes
+from widgets.transcript import Transcript
 
-if TYPE_CHECKING:
-    from widgets.app import CairnApp
+
+class EditorHost(AgentHost, Protocol):
+    """What F4 needs of the app besides the agent: the panes, the transcript, and the
+    terminal to hand over (`CairnApp` has this shape)."""
+
+    @property
+    def side_panes(self) -> SidePanes: ...
+
+    @property
+    def transcript(self) -> Transcript: ...
+
+    @property
+    def is_headless(self) -> bool: ...
+
+    def notify(
+        self, message: str, *, severity: SeverityLevel = ..., timeout: float | None = ...
+    ) -> None: ...
+
+    def suspend(self) -> AbstractContextManager[None]: ...
 
 
 def editor_command(environ: Mapping[str, str] = os.environ) -> list[str]:
@@ -50,9 +71,9 @@ def run_editor(command: list[str], path: Path, *, terminal: bool = True) -> str 
     return None
 
 
-async def edit_memory(app: CairnApp) -> None:
+async def edit_memory(app: EditorHost) -> None:
     """Open the memory file in view in the editor; commit what was saved."""
-    if isinstance(app.agent, ReplayAgent):
+    if app.agent.playback is not None:
         app.notify("A replay shows a past session: it edits no memory.", timeout=3)
         return
     if app.busy:

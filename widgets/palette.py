@@ -3,17 +3,31 @@ actions, found by name or by what they do ("compact" finds /compact)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.widgets import Input
 
 from shell.commands import COMMANDS
+from widgets.prompt import Prompt
 
-if TYPE_CHECKING:
-    from widgets.app import CairnApp
+
+@runtime_checkable
+class PaletteHost(Protocol):
+    """What the palette needs of the app (`CairnApp` has this shape): its prompt and the
+    prompt's own path, its actions, and the theme cycle."""
+
+    @property
+    def prompt(self) -> Prompt: ...
+
+    @property
+    def theme_cycle(self) -> Sequence[str]: ...
+
+    async def prompt_submitted(self, event: Input.Submitted) -> None: ...
+
+    async def run_action(self, action: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -78,10 +92,8 @@ class CairnCommands(Provider):
     """The palette's Cairn section: slash commands and TUI actions."""
 
     @property
-    def cairn(self) -> CairnApp:
-        from widgets.app import CairnApp
-
-        assert isinstance(self.app, CairnApp)
+    def cairn(self) -> PaletteHost:
+        assert isinstance(self.app, PaletteHost)
         return self.app
 
     def _runner(self, command: PaletteCommand) -> Callable[[], Awaitable[None]]:

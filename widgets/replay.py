@@ -6,7 +6,6 @@ stepped, up to the first turn), and in stepped mode each Enter in the prompt pla
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -32,12 +31,11 @@ from shell.git.history import RevertPreview
 from shell.memory.paths import note_date
 from shell.text import short_sha
 from widgets.panes.git_log import GitLogSource
+from widgets.source import Playback
 
 if TYPE_CHECKING:
     from shell.dreaming import Decision, Preview
     from widgets.app import CairnApp
-    from widgets.bridge import EventBridge
-    from widgets.source import AgentSource
 
 
 NO_REVERT = "a replay shows a recorded session and changes no memory"
@@ -52,6 +50,8 @@ class ReplaySettings:
     dreaming: DreamSettings = field(default_factory=lambda: DreamSettings(enabled=False))
     """A replay never dreams: the trace holds the sweeps it recorded."""
     git_author_email: str = field(default_factory=lambda: f"cairn@{gethostname().split('.')[0]}")
+    watch: bool = False
+    """Nothing watches the files for a replay: the panes look at them every couple of seconds."""
 
     def today(self) -> str:
         return self.day
@@ -111,7 +111,7 @@ class ReplayAgent:
         )
         self.session_id = started.session_id if started else "replay"
         self.git = git
-        self.stepped = stepped
+        self.playback = Playback(stepped=stepped)
         self._segments = split_turns(events) if stepped else [list(events)]
 
     @property
@@ -189,32 +189,6 @@ def load_trace(path: Path) -> list[Event]:
         except (ValueError, TypeError) as error:
             raise ValueError(f"{path}:{number}: {error}") from None
     return events
-
-
-async def with_history(agent: AgentSource, bridge: EventBridge) -> AsyncIterator[Event]:
-    """The agent's start, after what a resumed session showed before (`agent.history()`): those
-    events go to the widgets straight away, not through the stream (a trace of this run holds
-    only its own events), and a mark ends them. A view that cannot be shown is said; the session
-    starts all the same."""
-    try:
-        past = await asyncio.to_thread(agent.history)
-        bridge.live = False  # what the past asked was answered then: no modal
-        for event in past:
-            await bridge.route(event)
-    except Exception as error:
-        past = []
-        message = f"the earlier view of this session could not be shown: {error}"
-        await bridge.transcript.add_notice(message, "warning")
-    finally:
-        bridge.live = True
-    if past:
-        turns = sum(isinstance(event, TurnStarted) for event in past)
-        await bridge.transcript.add_notice(
-            f"— resumed session {agent.session_id}: {turns} earlier turn(s) above —"
-        )
-        bridge.status.show_review(0)  # what waits for review now, the start says
-    async for event in agent.start():
-        yield event
 
 
 def replay_app(events: list[Event], workspace: Path, *, stepped: bool = False) -> CairnApp:

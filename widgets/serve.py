@@ -17,13 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
-import os
 import re
 import shlex
-import signal
 import sys
-import threading
-import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -93,7 +89,7 @@ def is_loopback(host: str) -> bool:
 def tui_argv(args: argparse.Namespace, workspace: Path) -> list[str]:
     """The TUI's command line for `serve`'s options, with the workspace made absolute (the
     served app resolves it as `serve` did, wherever it starts)."""
-    argv = [sys.executable, "-c", "from widgets.serve import served_main; served_main()"]
+    argv = [sys.executable, "-c", "from widgets.served import main; main()"]
     argv += ["--workspace", str(workspace.resolve())]
     for flag, value in (
         ("--model", args.model),
@@ -118,26 +114,6 @@ def plan_serve(args: argparse.Namespace, workspace: Path) -> ServePlan:
         raise ConfigError(f"--port must be between 1 and 65535, not {args.port}")
     # `exec`: the TUI is the server's own child, so it can tell when the server is gone.
     return ServePlan("exec " + shlex.join(tui_argv(args, workspace)), args.host, args.port)
-
-
-def served_main() -> None:
-    """A served TUI: `cairn` itself, and a watch on the server. Textual's web driver reads
-    end-of-file from a closed pipe in a loop, so a TUI whose server went away would spin at full
-    CPU for ever (seen: a TUI whose browser left at once outlived its stopped server, spinning);
-    the watch asks it to quit when the server is gone, then makes sure."""
-    server = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == server:
-            time.sleep(1)
-        os.kill(os.getpid(), signal.SIGTERM)  # the web driver's handler quits the app
-        time.sleep(5)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="server-watch", daemon=True).start()
-    from widgets.cli import main
-
-    main()
 
 
 def served_page() -> str:

@@ -38,6 +38,12 @@ class SettingsLike(Protocol):
     def dreaming(self) -> DreamSettingsLike: ...
 
     @property
+    def watch(self) -> bool:
+        """Whether the core watches the memory files and reports edits made outside Cairn as
+        events; when not, the side panes look at the files' mtimes every couple of seconds."""
+        ...
+
+    @property
     def git_author_email(self) -> str:
         """`cairn@<host>`: the host names this machine in the git log pane."""
         ...
@@ -56,9 +62,23 @@ class BudgetLike(Protocol):
     def compaction_threshold(self) -> int: ...
 
 
+@dataclass(frozen=True)
+class Playback:
+    """What a recorded session played back (`widgets.replay`) does otherwise than an agent: it
+    asks no one (the trace holds its decisions), edits no memory (it has no core to commit
+    with), and, when `stepped`, plays its next turn on Enter in an empty prompt."""
+
+    stepped: bool = False
+
+
 class AgentSource(Protocol):
     @property
     def settings(self) -> SettingsLike: ...
+
+    @property
+    def playback(self) -> Playback | None:
+        """None for a live agent; how a recorded session is played back otherwise."""
+        ...
 
     @property
     def budget(self) -> BudgetLike: ...

@@ -178,28 +178,27 @@ def test_progress_is_reported(notes: Path, embedder: CountingEmbedder) -> None:
     assert [p.files_done for p in seen[:4]] == [1, 2, 3, 4]
 
 
-async def test_watcher_reports_an_edit_once(notes: Path) -> None:
-    calls: list[set[str]] = []
-    first_call = asyncio.Event()
-
-    def on_change(paths: set[str]) -> None:
-        calls.append(paths)
-        first_call.set()
-
-    watcher = MemoryWatcher(notes, debounce_s=0.3)
-    task = asyncio.create_task(watcher.run(on_change))
+async def test_watcher_reports_a_burst_of_edits_once(notes: Path) -> None:
+    """Edits further apart than watchfiles' 100 ms step reach the watcher as changes of their
+    own: its debounce makes them one call, and the noise under .cairn none. An edit after that
+    call is the barrier: a second call for the burst would come before the barrier's."""
+    calls: asyncio.Queue[set[str]] = asyncio.Queue()
+    watcher = MemoryWatcher(notes, debounce_s=3.0)
+    task = asyncio.create_task(watcher.run(calls.put_nowait))
     await asyncio.wait_for(watcher.started(), 30)
 
     (notes / ".cairn").mkdir(exist_ok=True)
     (notes / ".cairn" / "noise").write_text("ignored")
-    (notes / "memory" / "2026-11-02.md").write_text("edited in an editor\n")
-    (notes / "memory" / "2026-11-02.md").write_text("edited twice\n")
-    await asyncio.wait_for(first_call.wait(), 15)
-    await asyncio.sleep(1.0)  # a second, spurious call would arrive in this window
+    for text in ("edited in an editor\n", "edited twice\n", "edited a third time\n"):
+        (notes / "memory" / "2026-11-02.md").write_text(text)
+        await asyncio.sleep(0.3)  # past watchfiles' step, well within the debounce
+    burst = await asyncio.wait_for(calls.get(), 15)
+    (notes / "memory" / "2026-11-03.md").write_text("after the burst\n")
+    barrier = await asyncio.wait_for(calls.get(), 15)
     watcher.stop()
     await asyncio.wait_for(task, 10)
 
-    assert calls == [{"memory/2026-11-02.md"}]
+    assert [burst, barrier] == [{"memory/2026-11-02.md"}, {"memory/2026-11-03.md"}]
 
 
 async def test_watcher_awaits_an_async_callback(notes: Path) -> None:

@@ -98,7 +98,7 @@ def test_serve_runs_the_tui_with_its_options_quoted(tmp_path: Path) -> None:
 
     assert command.startswith("exec ")
     argv = shlex.split(command)[1:]
-    assert argv[1:3] == ["-c", "from widgets.serve import served_main; served_main()"]
+    assert argv[1:3] == ["-c", "from widgets.served import main; main()"]
     assert argv[3:] == [
         "--workspace",
         str(workspace.resolve()),

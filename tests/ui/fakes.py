@@ -54,6 +54,8 @@ def fake_settings(workspace: Path, *, model: str = "cairn-demo/brain") -> Settin
 class FakeAgent:
     """Plays `start_script` on start() and `turns[text]` on submit(text)."""
 
+    playback = None
+
     def __init__(
         self,
         workspace: Path,

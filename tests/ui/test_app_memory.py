@@ -3,11 +3,17 @@ file panes and the git log."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+from textual.pilot import Pilot
 from textual.widgets import Static
 
+from shell.build import build_agent
 from shell.events import (
+    IndexSynced,
     MemoryWritten,
     SearchPerformed,
     ToolCallFinished,
@@ -16,13 +22,14 @@ from shell.events import (
     TurnStarted,
 )
 from tests.git_read import commit
-from tests.ui.conftest import MakeApp, send, started
+from tests.ui.conftest import MakeApp, demo_settings, send, started, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
 from widgets.cards.blocks import MemoryWriteLine
 from widgets.cards.reply import AssistantReply
 from widgets.cards.tool_call import ToolCallCard
+from widgets.messages import AgentEvent
 from widgets.panes.memory import MemoryFilePane
 
 
@@ -114,10 +121,74 @@ async def test_edits_made_outside_cairn_show_on_the_next_poll(
         await started(app, pilot)
         pane = app.query_one("#pane-memory", MemoryFilePane)
         assert "curated long-term memory" in pane.text
+        assert app.side_panes.poll_timer is not None, "nothing watches the files: the panes poll"
         (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
-        await app.side_panes.poll()
+        await app.side_panes.reread()  # what the poll's timer calls
         assert "MariaDB" in pane.text
         assert not await pane.reload(), "an unchanged file is not re-read"
+
+
+async def eventually(pilot: Pilot[None], condition: Callable[[], bool]) -> None:
+    """Until `condition` holds, for what a thread or the file watcher does: a bound of 30 s,
+    not a timing."""
+    for _ in range(600):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition never became true")
+
+
+async def test_with_watching_on_the_panes_follow_the_cores_events_once_it_watches(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The core watches the files from its first index sync on (after the first turn): the
+    panes poll until it says that sync is done, then only its events move them."""
+    monkeypatch.chdir(workspace.parent)
+    agent = build_agent(demo_settings(Path(workspace.name), watch=True))
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        assert app.side_panes.poll_timer is not None, "no watcher yet: the panes poll"
+        await send(app, pilot, TOLD)
+        assert "Friday 14:00" in app.query_one("#pane-today", MemoryFilePane).text
+        await asyncio.wait_for(agent.recall.watching(), 60)
+        await until(pilot, lambda: app.side_panes.poll_timer is None)
+
+        pane = app.query_one("#pane-memory", MemoryFilePane)
+        (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
+        await eventually(pilot, lambda: "MariaDB" in pane.text)  # the watcher lets it settle
+        lines = [line.text for line in app.query(MemoryWriteLine)]
+        assert any("MEMORY.md" in text and "edit made outside Cairn" in text for text in lines)
+        assert app.side_panes.poll_timer is None
+        log = app.side_panes.git_log  # the event's route ends with the git log: wait for it
+        await eventually(pilot, lambda: "outside" in log.commits[0].message)
+
+
+async def test_with_watching_off_the_first_index_sync_leaves_the_poll_running(
+    demo_app: MakeApp,
+) -> None:
+    app = demo_app(watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        side = app.side_panes
+        await app.on_agent_event(AgentEvent(IndexSynced(3, 0, 9, 9, 1.0, "session_start")))
+        assert side.poll_timer is not None
+
+
+async def test_an_index_sync_that_changed_files_rereads_the_panes(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    """A git pull made outside Cairn commits nothing of its own: the index sync the watcher
+    runs after it is what says the files changed."""
+    app = demo_app(watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await app.on_agent_event(AgentEvent(IndexSynced(0, 0, 9, 0, 1.0, "session_start")))
+        assert app.side_panes.poll_timer is None
+        pane = app.query_one("#pane-memory", MemoryFilePane)
+        (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
+        await app.on_agent_event(AgentEvent(IndexSynced(1, 0, 9, 1, 1.0, "watch"), background=True))
+        assert "MariaDB" in pane.text
 
 
 async def test_commit_failure_is_shown_in_error_colour(workspace: Path) -> None:

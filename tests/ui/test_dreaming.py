@@ -234,9 +234,9 @@ async def test_idle_minutes_start_one_sweep_and_never_during_a_turn(
         now[0] += 9 * 60
         assert not app.dream_if_idle()
         now[0] += 60
-        app.busy = True
+        app._set_busy(True)
         assert not app.dream_if_idle()  # a turn is running
-        app.busy = False
+        app._set_busy(False)
         assert app.dream_if_idle()
         await settle(app, pilot)
         assert len(app.query(DreamBlock)) == 1

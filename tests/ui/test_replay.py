@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from shell.events import from_json
+from shell.events import ApprovalRequested, ToolCallStarted, TurnStarted, from_json
 from tests.ui.conftest import MakeApp, send, settle, started
 from widgets.app import CairnApp
 from widgets.cards.blocks import UserMessage
 from widgets.messages import AgentEvent
 from widgets.replay import ReplayAgent, load_trace, replay_app, split_turns
+from widgets.screens.approval import ApprovalScreen
 
 SIZE = (120, 40)
 TOLD = "remember that our deploy window is Friday 14:00"
@@ -89,3 +90,25 @@ def test_a_bad_trace_line_names_its_line(tmp_path: Path) -> None:
 def test_a_trace_without_a_daily_note_takes_the_injected_day(tmp_path: Path) -> None:
     agent = ReplayAgent([], tmp_path, today=lambda: date(2030, 1, 2))
     assert agent.settings.day == "2030-01-02"
+
+
+async def test_a_replay_asks_no_one_edits_nothing_and_its_panes_poll(workspace: Path) -> None:
+    """What the app asks of `AgentSource.playback`: a trace that stops while a call waits for
+    approval opens no modal (nothing would take the answer), F4 edits no memory, and with no
+    watcher behind it the side panes poll the files."""
+    events = [
+        TurnStarted("replay", 1, "run it"),
+        ToolCallStarted("c1", "run_command", {"command": "echo hi"}),
+        ApprovalRequested("c1", "run_command", "execute", "echo hi", "run_command `echo hi`"),
+    ]
+    (workspace / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+    app = CairnApp(ReplayAgent(events, workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "run it" in app.transcript.describe()
+        assert not isinstance(app.screen, ApprovalScreen)
+        await pilot.press("f4")
+        await pilot.pause()
+        told = [n.message for n in app._notifications]
+        assert told == ["A replay shows a past session: it edits no memory."]
+        assert app.side_panes.poll_timer is not None

@@ -1,7 +1,9 @@
 """Live views of the memory files: MEMORY.md, today's daily note, DREAMS.md.
 
-Each pane re-reads its file when a memory_written event names it, and polls the file's mtime
-every couple of seconds so edits made in an editor show up too.
+Each pane re-reads its file when a memory_written event names it (the core's file watcher
+reports an edit made in an editor as one too), and when the index says files changed; while no
+watcher runs (before the first index sync, `Settings.watch` off, a replay) the side panes poll
+the files' mtimes.
 """
 
 from __future__ import annotations

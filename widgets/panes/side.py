@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.lazy import Lazy
+from textual.timer import Timer
 from textual.widgets import TabbedContent, TabPane
 
 from shell.events import FlushGateEvaluated
@@ -17,7 +18,9 @@ from widgets.panes.git_log import GitLog, GitLogSource
 from widgets.panes.memory import MemoryFilePane
 
 POLL_SECONDS = 2.0
-"""How often the panes look for edits made outside Cairn (an mtime check, cheap)."""
+"""How often the panes look for edits made outside Cairn (an mtime check, cheap) while the core
+does not watch the files: with `Settings.watch` off, or until its watcher starts (after the
+first index sync, which follows the first turn); from then on its events say so."""
 
 
 class SidePanes(Vertical):
@@ -40,14 +43,21 @@ class SidePanes(Vertical):
         git: GitLogSource | None,
         *,
         here: str = "",
+        watched: bool = False,
         id: str | None = None,
     ) -> None:
+        """`watched`: the core will watch the memory files and report edits made outside Cairn
+        (a memory_written, an index_synced) once its first index sync is done; the panes poll
+        until then, and for good when not."""
         super().__init__(id=id)
         self.workspace = workspace
         self.today = today
         self.git = git
         self.here = here
         """This machine, for the git log (commits from another one say where they came from)."""
+        self.watched = watched
+        self.poll_timer: Timer | None = None
+        """The poll for outside edits; None once the core watches the files."""
         self.decisions: list[FlushGateEvaluated] = []
         """Every gate decision so far (the gate log shows them from this list)."""
 
@@ -73,7 +83,7 @@ class SidePanes(Vertical):
                 yield GitLog(self.git, here=self.here, id="git-log")
 
     def on_mount(self) -> None:
-        self.set_interval(POLL_SECONDS, self.poll)
+        self.poll_timer = self.set_interval(POLL_SECONDS, self.reread)
 
     @property
     def panes(self) -> list[MemoryFilePane]:
@@ -100,9 +110,18 @@ class SidePanes(Vertical):
     def git_log(self) -> GitLog:
         return self.query_one(GitLog)
 
-    async def poll(self) -> None:
+    async def reread(self) -> None:
+        """Re-read the files that changed on disk (an mtime check: the unchanged are not)."""
         for pane in self.panes:
             await pane.reload()
+
+    async def index_ready(self) -> None:
+        """The core's first index sync is done: if it watches the files, it does from now on,
+        and the poll stops. What changed before is re-read."""
+        if self.watched and self.poll_timer is not None:
+            self.poll_timer.stop()
+            self.poll_timer = None
+        await self.reread()
 
     async def attach_history(self, git: GitLogSource | None) -> None:
         """The agent is built (after the first frame): its history feeds the git log, and the
@@ -111,7 +130,7 @@ class SidePanes(Vertical):
         if log := next(iter(self.query(GitLog)), None):  # else it reads the log when it mounts
             log.source = git
             await log.reload()
-        await self.poll()
+        await self.reread()
 
     async def add_gate_decision(self, event: FlushGateEvaluated) -> None:
         self.decisions.append(event)

@@ -5,8 +5,7 @@ core (`Agent.resolve_conflict`); what it reports comes back through the bridge."
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import events, on
@@ -20,14 +19,10 @@ from textual.widgets.option_list import Option
 from shell.events import SyncConflict, Take
 from widgets.cards.diff_view import DiffView
 from widgets.cards.sync_blocks import CHOICES
-
-if TYPE_CHECKING:
-    from widgets.app import CairnApp
+from widgets.host import AgentHost
 
 BESIDE_BODY = 10
 """Rows the modal needs besides the diff: borders, the file list, the summary, the hint."""
-Resolve = Callable[[str, Take], object]
-"""Runs `Agent.resolve_conflict(file, take)` and routes its events."""
 
 
 def conflict_summary(file: str, event: SyncConflict | None) -> str:
@@ -67,13 +62,13 @@ class ConflictScreen(ModalScreen[Take | None]):
     ]
 
     def __init__(
-        self, conflicts: dict[str, SyncConflict | None], resolve: Resolve, *, select: str = ""
+        self, conflicts: dict[str, SyncConflict | None], host: AgentHost, *, select: str = ""
     ) -> None:
         super().__init__()
         self.conflicts = dict(conflicts)
         self.files = list(self.conflicts)
         self.selected = select if select in self.conflicts else self.files[0]
-        self._resolve = resolve
+        self._host = host
         self.taken: Take | None = None
 
     def compose(self) -> ComposeResult:
@@ -114,21 +109,9 @@ class ConflictScreen(ModalScreen[Take | None]):
         if self.taken is not None:
             return
         self.taken = take
-        self._resolve(self.selected, take)
+        file, host = self.selected, self._host
+        host.run_background(lambda: host.agent.resolve_conflict(file, take))
         self.dismiss(take)
 
     def action_close(self) -> None:
         self.dismiss(None)
-
-
-async def open_conflicts(app: CairnApp, file: str = "") -> None:
-    """Open the modal on the open conflicts (`file` highlighted), or say there is none."""
-    conflicts = app.status_bar.sync.conflicts
-    if not conflicts:
-        app.notify("No sync conflict is open.", timeout=3)
-        return
-
-    def resolve(name: str, take: Take) -> None:
-        app.run_background(lambda: app.agent.resolve_conflict(name, take))
-
-    await app.push_screen(ConflictScreen(conflicts, resolve, select=file))

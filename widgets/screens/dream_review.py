@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -26,9 +27,7 @@ from textual.worker import WorkerError
 
 from shell.dreaming import Decision, Preview
 from shell.text import counted, shorten
-
-if TYPE_CHECKING:
-    from widgets.app import CairnApp
+from widgets.host import AgentHost
 
 
 def detail(preview: Preview) -> Text:
@@ -112,18 +111,12 @@ class DreamReview(ModalScreen[None]):
         Binding("escape", "close", "Close"),
     ]
 
-    def __init__(self, previews: Sequence[Preview]) -> None:
+    def __init__(self, previews: Sequence[Preview], host: AgentHost) -> None:
         super().__init__()
         self.previews = list(previews)
+        self.host = host
         self._confirm: str | None = None
         """A proposal that would outgrow MEMORY.md's budget, accepted once: again confirms."""
-
-    @property
-    def cairn(self) -> CairnApp:
-        from widgets.app import CairnApp
-
-        assert isinstance(self.app, CairnApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         with Vertical(id="review"):
@@ -231,7 +224,7 @@ class DreamReview(ModalScreen[None]):
         self.query_one(OptionList).focus()
 
     def _idle(self) -> bool:
-        if self.cairn.busy:
+        if self.host.busy:
             self._note("a turn is running: decide when it has ended")
             return False
         return True
@@ -242,10 +235,10 @@ class DreamReview(ModalScreen[None]):
         then the list again."""
         keep = self.selected.proposal.id if self.selected else None
         for decision in decisions:
-            worker = self.cairn.run_events(lambda d=decision: self.cairn.agent.decide(d))
+            worker = self.host.run_events(functools.partial(self.host.agent.decide, decision))
             with contextlib.suppress(WorkerError):
                 await worker.wait()
-        previews = await asyncio.to_thread(self.cairn.agent.open_proposals)
+        previews = await asyncio.to_thread(self.host.agent.open_proposals)
         if not previews:
             self.dismiss()
             return

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -28,10 +28,8 @@ from shell.events import Event, MemoryWritten, Notice
 from shell.git.history import HistoryCommit, MemoryHistory
 from shell.text import short_sha, shorten
 from widgets.cards.diff_view import diff_part
+from widgets.host import AgentHost
 from widgets.source import SettingsLike
-
-if TYPE_CHECKING:
-    from widgets.app import CairnApp
 
 LIMIT = 200
 
@@ -76,8 +74,9 @@ class HistoryScreen(ModalScreen[None]):
         Binding("escape", "close", "Close"),
     ]
 
-    def __init__(self, settings: SettingsLike, *, select: str = "") -> None:
+    def __init__(self, host: AgentHost, settings: SettingsLike, *, select: str = "") -> None:
         super().__init__()
+        self.cairn = host
         self.history = MemoryHistory(settings.workspace)
         """For reading the commits and their diffs (also before the agent is built); a revert
         goes through the agent."""
@@ -148,13 +147,6 @@ class HistoryScreen(ModalScreen[None]):
             if commit.sha != self._noted:
                 self.note("")
             await self.show_diff(commit)
-
-    @property
-    def cairn(self) -> CairnApp:
-        from widgets.app import CairnApp
-
-        assert isinstance(self.app, CairnApp)
-        return self.app
 
     def _ready(self) -> bool:
         """Whether a revert can run now: the agent is built and no turn is under way."""

@@ -8,6 +8,13 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from shell.events import (
+    CompactionFailed,
+    CompactionFinished,
+    CompactionSkipped,
+    CompactionStarted,
+    UsageUpdated,
+)
 from widgets.format import tokens
 
 NEAR_FLUSH_FRACTION = 0.8
@@ -22,6 +29,11 @@ USED_CHARS = len("99.9k")
 """The widest used-token count; the meter's label is padded to it so the bar never moves."""
 MIN_BAR_CELLS = 8
 """Fewer cells than this left for the bar, and the label drops the window (`1.2k`)."""
+
+MeterEvent = (
+    UsageUpdated | CompactionStarted | CompactionFinished | CompactionFailed | CompactionSkipped
+)
+"""What the meter shows: the usage the core reports, and whether a compaction runs."""
 
 
 class TokenMeter(Widget):
@@ -79,6 +91,16 @@ class TokenMeter(Widget):
         self.set_reactive(TokenMeter.flush_threshold, flush_threshold)
         self.set_reactive(TokenMeter.compaction_threshold, compaction_threshold)
         self._sync_state()
+
+    def follow(self, event: MeterEvent) -> None:
+        """The one writer of the meter's figures (the bridge calls it for each `MeterEvent`)."""
+        if isinstance(event, UsageUpdated):
+            self.window = event.window
+            self.flush_threshold = event.flush_threshold
+            self.compaction_threshold = event.compaction_threshold
+            self.used = event.prompt_tokens
+        else:
+            self.compacting = isinstance(event, CompactionStarted)
 
     @property
     def state(self) -> str:

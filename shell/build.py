@@ -48,35 +48,13 @@ def build_agent(
     """
     git = init_workspace(settings)
     files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
-    sessions = SessionStore(settings.state_dir, settings.clock, token=settings.session_token)
-    record: SessionRecord | None = None
-    if session_id:
-        record = sessions.load(session_id)
-    elif resume:
-        record = sessions.latest()
-    resumed = record is not None
-    if record is None:
-        record = sessions.create(settings.model, prelude=True)
-    messages = sessions.messages(record.session_id) if resumed else []
-    if resumed and record.compaction_count:
-        record.needs_reinjection = True  # the rules re-injected after compaction live in memory
-    conversation = Conversation(sessions, record, messages)
+    conversation, resumed = _open_conversation(settings, session_id=session_id, resume=resume)
     window = configured_window(settings)
     llm = _model(settings)
     recall = RecallService(settings, outside_edits=files.commit_outside_edits)
-    sync = SyncService(
-        settings.workspace,
-        remote=settings.remote,
-        author_name=settings.git_author_name,
-        author_email=settings.git_author_email,
-        push_delay=settings.sync_push_delay,
-        reindex=lambda changed: recall.sync("pull"),  # incremental: the changed files only
-    )
+    sync = _sync_service(settings, recall)
     git.on_commit = sync.committed
-    toolbox = Toolbox(
-        [recall.tool(), *memory_tools(files, today=settings.today, origin=conversation.origin)],
-        timer=settings.timer,
-    )
+    toolbox = _memory_toolbox(settings, files, recall, conversation)
     workbench = Workbench(settings, toolbox, interactive=interactive, window=window)
     request_builder = RequestBuilder(
         settings,
@@ -111,6 +89,47 @@ def build_agent(
         sync=sync,
         resumed=resumed,
         index_in_background=index_in_background,
+    )
+
+
+def _open_conversation(
+    settings: Settings, *, session_id: str | None, resume: bool
+) -> tuple[Conversation, bool]:
+    """The session `session_id` names, else the latest when `resume`, else a new one; and
+    whether it was resumed."""
+    sessions = SessionStore(settings.state_dir, settings.clock, token=settings.session_token)
+    record: SessionRecord | None = None
+    if session_id:
+        record = sessions.load(session_id)
+    elif resume:
+        record = sessions.latest()
+    resumed = record is not None
+    if record is None:
+        record = sessions.create(settings.model, prelude=True)
+    messages = sessions.messages(record.session_id) if resumed else []
+    if resumed and record.compaction_count:
+        record.needs_reinjection = True  # the rules re-injected after compaction live in memory
+    return Conversation(sessions, record, messages), resumed
+
+
+def _sync_service(settings: Settings, recall: RecallService) -> SyncService:
+    return SyncService(
+        settings.workspace,
+        remote=settings.remote,
+        author_name=settings.git_author_name,
+        author_email=settings.git_author_email,
+        push_delay=settings.sync_push_delay,
+        reindex=lambda changed: recall.sync("pull"),  # incremental: the changed files only
+    )
+
+
+def _memory_toolbox(
+    settings: Settings, files: MemoryFiles, recall: RecallService, conversation: Conversation
+) -> Toolbox:
+    """The memory tools; the workbench adds the project and MCP tools to the same box."""
+    return Toolbox(
+        [recall.tool(), *memory_tools(files, today=settings.today, origin=conversation.origin)],
+        timer=settings.timer,
     )
 
 

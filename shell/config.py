@@ -206,8 +206,7 @@ def config_file() -> Path:
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
     """The folder of the config file in use (`$CAIRN_CONFIG`'s, else the platform's): user
     themes (`themes/`) and what the TUI remembers (`state.toml`) live there."""
-    env = os.environ if env is None else env
-    return Path(env["CAIRN_CONFIG"]).parent if "CAIRN_CONFIG" in env else config_file().parent
+    return _config_path(os.environ if env is None else env).parent
 
 
 def project_folder(value: str | Path) -> Path:
@@ -325,58 +324,68 @@ def load_settings(
     With no model configured and no provider key in the environment, the demo brain is used.
     """
     env = os.environ if env is None else env
-    names = {f.name for f in fields(Settings)} - {"clock", "timer", "session_token"}
-    env_names = names - {"tools", "mcp"}
-    values: dict[str, Any] = {}
+    values = _file_values(file if file is not None else _config_path(env))
+    _add_env(values, env)
+    _add_flags(values, overrides or {})
+    if "workspace" not in values:
+        values["workspace"] = default_workspace()
+    if "model" not in values:
+        found = (model for key, model in MODEL_FOR_KEY.items() if env.get(key))
+        values["model"] = next(found, DEMO_MODEL)
+    return _validated(values)
 
-    path = (
-        file
-        if file is not None
-        else Path(env["CAIRN_CONFIG"])
-        if "CAIRN_CONFIG" in env
-        else config_file()
-    )
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
-        unknown = set(data) - names
-        if unknown:
-            raise ConfigError(f"config file {path}: unknown settings {sorted(unknown)}")
-        values.update(data)
 
-    for name in env_names:
+_CONFIGURABLE = frozenset(f.name for f in fields(Settings)) - {"clock", "timer", "session_token"}
+
+
+def _config_path(env: Mapping[str, str]) -> Path:
+    return Path(env["CAIRN_CONFIG"]) if "CAIRN_CONFIG" in env else config_file()
+
+
+def _file_values(path: Path) -> dict[str, Any]:
+    """The settings the config file sets; none when there is no file."""
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
+    if unknown := set(data) - _CONFIGURABLE:
+        raise ConfigError(f"config file {path}: unknown settings {sorted(unknown)}")
+    return data
+
+
+def _add_env(values: dict[str, Any], env: Mapping[str, str]) -> None:
+    """Over `values`: `CAIRN_<NAME>`; `CAIRN_DREAMING_<NAME>`, `CAIRN_TOOLS_<NAME>`: one key."""
+    for name in _CONFIGURABLE - {"tools", "mcp"}:
         if (raw := env.get(f"CAIRN_{name.upper()}")) is not None:
             values[name] = raw
-    dream_env = {
-        f.name: raw
-        for f in fields(DreamSettings)
-        if (raw := env.get(f"CAIRN_DREAMING_{f.name.upper()}")) is not None
-    }
-    if dream_env:
+    if dream_env := _table_env(env, "DREAMING", DreamSettings):
         table = values.get("dreaming", {})
         table = table if isinstance(table, Mapping) else {"enabled": table}
         values["dreaming"] = {**table, **dream_env}
-    tools_env = {
-        f.name: raw
-        for f in fields(ToolSettings)
-        if (raw := env.get(f"CAIRN_TOOLS_{f.name.upper()}")) is not None
-    }
-    if tools_env:
+    if tools_env := _table_env(env, "TOOLS", ToolSettings):
         values["tools"] = {**values.get("tools", {}), **tools_env}
-    for name, value in (overrides or {}).items():
+
+
+def _table_env(env: Mapping[str, str], prefix: str, table: type[TableT]) -> dict[str, str]:
+    return {
+        f.name: raw
+        for f in fields(table)
+        if (raw := env.get(f"CAIRN_{prefix}_{f.name.upper()}")) is not None
+    }
+
+
+def _add_flags(values: dict[str, Any], overrides: Mapping[str, Any]) -> None:
+    """Over `values`: the flags that were given (None: not given)."""
+    for name, value in overrides.items():
         if isinstance(value, Mapping) and isinstance(values.get(name), Mapping):
             values[name] = {**values[name], **value}  # a flag sets one key of a table
         elif value is not None:
             values[name] = value
 
-    if "workspace" not in values:
-        values["workspace"] = default_workspace()
-    if "model" not in values:
-        found = next((model for key, model in MODEL_FOR_KEY.items() if env.get(key)), None)
-        values["model"] = found or DEMO_MODEL
 
+def _validated(values: dict[str, Any]) -> Settings:
     defaults = Settings(workspace=Path("."))
     coerced = {k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()}
     settings = replace(defaults, **coerced)

@@ -163,12 +163,18 @@ class SyncService:
         self._queue.put_nowait(await asyncio.to_thread(self.status))
 
     async def _run_and_report(self) -> None:
-        for event in await self._run():
-            self._queue.put_nowait(event)
+        async with self._running:  # reported before the next sync begins: in the order they ran
+            for event in await self._settled_sync():
+                self._queue.put_nowait(event)
 
     async def _run(self, *, retry: bool = True) -> list[Event]:
         async with self._running:
-            events: list[Event] = [*await asyncio.to_thread(self._sync_once)]
+            return await self._settled_sync(retry=retry)
+
+    async def _settled_sync(self, *, retry: bool = True) -> list[Event]:
+        """One sync, its re-indexing and the status after it; the caller holds `_running`, so
+        a sync that waits for this one sees its backoff and reports after it."""
+        events: list[Event] = [*await asyncio.to_thread(self._sync_once)]
         retry_in: float | None = None
         for event in events:
             if isinstance(event, SyncFinished):

@@ -101,8 +101,13 @@ class Change:
 
 def edit_tools(root: ProjectRoot, ledger: ReadLedger) -> list[Tool]:
     """edit_file and write_file over `root`, guarded by `ledger`."""
+    return [edit_file_tool(root, ledger), write_file_tool(root, ledger)]
 
-    def plan_edit(arguments: dict[str, Any]) -> Change:
+
+def edit_file_tool(root: ProjectRoot, ledger: ReadLedger) -> Tool:
+    """edit_file: replace exact text in a file the model has read."""
+
+    def plan(arguments: dict[str, Any]) -> Change:
         path, shown = _target(root, arguments["path"])
         before = _current(path, shown)
         if before is None:
@@ -118,7 +123,13 @@ def edit_tools(root: ProjectRoot, ledger: ReadLedger) -> list[Tool]:
         )
         return _change(path, shown, before, _encode(after))
 
-    def plan_write(arguments: dict[str, Any]) -> Change:
+    return _change_tool("edit_file", EDIT_DESCRIPTION, EDIT_SCHEMA, plan, ledger)
+
+
+def write_file_tool(root: ProjectRoot, ledger: ReadLedger) -> Tool:
+    """write_file: create a file, or replace one the model has read."""
+
+    def plan(arguments: dict[str, Any]) -> Change:
         path, shown = _target(root, arguments["path"])
         before = _current(path, shown)
         content: str = arguments["content"]
@@ -131,41 +142,41 @@ def edit_tools(root: ProjectRoot, ledger: ReadLedger) -> list[Tool]:
             raise ToolError(f"the content is {len(after)} bytes, over {MAX_WRITE_BYTES}")
         return _change(path, shown, before, after)
 
-    def apply(change: Change) -> None:
-        try:
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(change.path, change.after)
-        except OSError as error:
-            raise ToolError(
-                f"{change.shown} could not be written: {error.strerror or error}"
-            ) from None
-        ledger.record(change.path, change.after)
+    return _change_tool("write_file", WRITE_DESCRIPTION, WRITE_SCHEMA, plan, ledger)
 
-    def tool(
-        name: str,
-        description: str,
-        schema: dict[str, Any],
-        plan: Callable[[dict[str, Any]], Change],
-    ) -> Tool:
-        async def preview(arguments: dict[str, Any]) -> CallPreview:
-            change = await asyncio.to_thread(plan, arguments)
-            return _preview(change)
 
-        async def run(arguments: dict[str, Any], context: CallContext) -> ToolResult:
-            def plan_and_apply() -> Change:
-                change = plan(arguments)
-                apply(change)
-                return change
+def _change_tool(
+    name: str,
+    description: str,
+    schema: dict[str, Any],
+    plan: Callable[[dict[str, Any]], Change],
+    ledger: ReadLedger,
+) -> Tool:
+    """A tool whose preview is `plan`'s diff, and whose run plans again, then writes."""
 
-            change = await asyncio.to_thread(plan_and_apply)
-            return _result(change, context.call_id)
+    async def preview(arguments: dict[str, Any]) -> CallPreview:
+        change = await asyncio.to_thread(plan, arguments)
+        return _preview(change)
 
-        return Tool(name, description, schema, run, risk="write", preview=preview, source="project")
+    async def run(arguments: dict[str, Any], context: CallContext) -> ToolResult:
+        def plan_and_apply() -> Change:
+            change = plan(arguments)
+            _apply(change, ledger)
+            return change
 
-    return [
-        tool("edit_file", EDIT_DESCRIPTION, EDIT_SCHEMA, plan_edit),
-        tool("write_file", WRITE_DESCRIPTION, WRITE_SCHEMA, plan_write),
-    ]
+        change = await asyncio.to_thread(plan_and_apply)
+        return _result(change, context.call_id)
+
+    return Tool(name, description, schema, run, risk="write", preview=preview, source="project")
+
+
+def _apply(change: Change, ledger: ReadLedger) -> None:
+    try:
+        change.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(change.path, change.after)
+    except OSError as error:
+        raise ToolError(f"{change.shown} could not be written: {error.strerror or error}") from None
+    ledger.record(change.path, change.after)
 
 
 def _target(root: ProjectRoot, given: str) -> tuple[Path, str]:

@@ -159,6 +159,7 @@ class RequestBuilder:
             window_source=budget.window_source,
             counted_prompt_tokens=counted,
             calibrated=self.calibration.calibrated,
+            cycle_flushed=self.conversation.record.cycle.flushed(),
         )
 
     def report(self, reported: tuple[int, int] = (0, 0)) -> ContextReport:

@@ -26,18 +26,16 @@ from shell.events import (
     GateCondition,
     GateOccasion,
     Notice,
-    TurnsDropped,
 )
 from shell.lifecycle.compaction import CompactionResult, compaction_entry
 from shell.lifecycle.compaction import compact as run_compaction
 from shell.lifecycle.flush import FlushOutcome, run_flush
 from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
 from shell.lifecycle.reinject import reinjection_block
-from shell.lifecycle.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
+from shell.lifecycle.window_fit import oldest_turns_dropped, replies_shortened
 from shell.memory.files.door import MemoryFiles
 from shell.memory.paths import daily_note
 from shell.memory.tools import pinned_append_tool
-from shell.messages import is_summary_message
 from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.session.record import FlushCycle, SessionRecord
@@ -93,46 +91,6 @@ class MemoryLifecycle:
     @property
     def budget(self) -> ContextBudget:
         return self.window.budget
-
-    async def before_model_call(self) -> AsyncIterator[Event]:
-        projected = self.request_builder.projected()
-        inputs = self.gate_inputs(projected)
-        decision = evaluate_flush_gate(inputs, self.budget)
-        yield decision.to_event(inputs, self.budget)
-        if decision.flush:
-            async for event in self.flush(decision.trigger or "tokens"):
-                yield event
-        if self.budget.over_compaction(self.request_builder.projected()):
-            async for event in self.flush_then_compact("threshold", None):
-                yield event
-        if self._record.needs_reinjection:
-            yield self.reinject()
-
-    def fit_window(self) -> TurnsDropped | None:
-        """Never send what our count says exceeds the window: after flush and compaction had
-        their chance, drop the oldest whole turns until the prompt is back under the compaction
-        threshold (or as close as the last turn allows), with a receipt."""
-        before = self.request_builder.projected()
-        if before < self.budget.window:
-            return None
-        messages = self.conversation.messages
-        threshold = self.budget.compaction_threshold
-        kept = oldest_turns_dropped(
-            messages, lambda kept: self.request_builder.projected(kept) < threshold
-        )
-        if len(kept) == len(messages):
-            return None
-        after = self.request_builder.projected(kept)
-        self.conversation.replace(kept, drop_entry(kept))
-        self.conversation.save()
-        return TurnsDropped(
-            turns=_turns(messages) - _turns(kept),
-            messages=len(messages) - len(kept),
-            tokens_before=before,
-            tokens_after=after,
-            window=self.budget.window,
-            flushed=self.flushed_this_cycle(),
-        )
 
     def gate_inputs(self, projected: int) -> GateInputs:
         return GateInputs(
@@ -315,10 +273,6 @@ def _discard_entry(
         label = "/new" if before == "new_session" else "compaction"
         summary = f"no ({label}): " + entry.summary.split(" (", 1)[0].removeprefix("no: ")
     return replace(entry, conditions=conditions, projected_tokens=counted, summary=summary)
-
-
-def _turns(messages: list[dict[str, Any]]) -> int:
-    return sum(m.get("role") == "user" and not is_summary_message(m) for m in messages)
 
 
 def _writable(root: Path) -> bool:

@@ -1,6 +1,6 @@
 """The session: `Agent.submit(text)` yields every fact of a turn, or of a command, as an event.
 
-The turn itself runs in `shell.loop.turn`; the agent holds the session's collaborators and
+The turn itself runs in `shell.turn`; the agent holds the session's collaborators and
 gives front ends (the TUI, the headless commands) the few entry points they need.
 """
 
@@ -21,8 +21,6 @@ from shell.events import (
     ApprovalChoice,
     DreamTrigger,
     Event,
-    Loading,
-    ProposalsWaiting,
     SessionStarted,
     Take,
     ToolsListed,
@@ -30,18 +28,18 @@ from shell.events import (
 )
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
-from shell.loop.turn import TurnLoop, TurnParts
 from shell.memory.service import RecallService
 from shell.memory.user_edit import commit_user_edit
 from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.views import ViewRecorder
+from shell.start import start_session
 from shell.streams import merged
 from shell.sync.service import SyncService
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
-from shell.workspace import recovery_notices
+from shell.turn import TurnLoop, TurnParts
 
 
 class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "background_events")):
@@ -110,56 +108,15 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
 
     # --- public API ---------------------------------------------------------------------
 
-    async def start(self) -> AsyncIterator[Event]:
-        """Announce the session and resolve the context window. The bootstrap files and the
-        first token count (which loads the tokenizer) run off the event loop, so a TUI paints
-        meanwhile. The model's libraries load in the background from here on, shown as
-        `Loading("model")` until they are ready (the start ends then, so a prompt sent meanwhile
-        waits in the consumer's queue); the memory index starts later, after the first turn or at
-        the first search."""
-        # Whether the model is loading is decided before the background load starts: checked
-        # after, a load that finished at once (litellm already imported, as in the tests) made
-        # the start's Loading events come or not by the threads' race.
-        model_loading = not self.llm.loaded()
-        self.llm.preload()
-        yield SessionStarted(
-            session_id=self.session_id,
-            resumed=self._resumed,
-            model=self.settings.model,
-            workspace=str(self.workspace),
-            demo=self.settings.demo,
-        )
-        if model_loading:
-            yield Loading("model", done=False)
-        if not self.window.resolved and (
-            unknown := await asyncio.to_thread(
-                self.window.look_up, self.llm.context_window, self.settings.model
-            )
-        ):
-            yield unknown
-        async for event in self.workbench.start():  # MCP servers, each bounded in time
-            yield event
-        bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
-        for event in bootstrap.events:
-            yield event
-        torn = self.conversation.sessions.torn_lines(self.session_id) if self._resumed else 0
-        for notice in await asyncio.to_thread(recovery_notices, self.workspace, torn):
-            yield notice
-        for event in await asyncio.to_thread(self.sync.recover):  # a pull a kill cut short
-            yield event
-        self.sync.start()  # the pull at start, in the background: no turn waits on it
-        if waiting := await asyncio.to_thread(self.dreamer.waiting):
-            yield ProposalsWaiting(waiting)
-        yield await asyncio.to_thread(self.usage)
-        if model_loading:
-            await self.llm.wait_loaded()
-            yield Loading("model", done=True)
+    def start(self) -> AsyncIterator[Event]:
+        """Announce the session, resolve the window, load what it needs (`shell.start`)."""
+        return start_session(self, resumed=self._resumed)
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
         """A user prompt, or a slash command (`shell.commands`; `/help` lists them)."""
         invocation = commands.parse(text)
         if invocation is None:
-            stream = self.run_turn(text)
+            stream = self.loop.run(text)
         else:
             stream = commands.run_command(self, invocation)
         async with contextlib.aclosing(stream) as events:
@@ -174,9 +131,6 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         """Ask the turn under way to stop at its next safe point (`shell.loop.cancel`): it ends
         with a `TurnCancelled` receipt. False when no turn is running."""
         return self.loop.cancellation.request()
-
-    def run_turn(self, prompt: str) -> AsyncGenerator[Event]:
-        return self.loop.run(prompt)
 
     async def compact(self, focus: str | None = None) -> AsyncGenerator[Event]:
         """Manual /compact: flush first if this cycle has not been flushed, then compact."""
@@ -271,9 +225,6 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
 
     def usage(self) -> UsageUpdated:
         return self.loop.usage()
-
-    def origin(self) -> str:
-        return self.conversation.origin()
 
     def save(self) -> None:
         self.conversation.save()

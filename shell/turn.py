@@ -1,4 +1,5 @@
-"""One turn: model call → tool calls → model call … until the model answers without tools.
+"""One turn: model call → tool calls → model call … until the model answers without tools. It
+lives above `shell.loop` (the calls), which the lifecycle and dreaming use too.
 
 Before *every* model call runs the one pre-call step (`shell.lifecycle.precall`): the flush gate,
 a flush when it says so, compaction only after that, the window fit and the refusal. Each way a

@@ -170,27 +170,35 @@ class MemoryLifecycle:
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item
-            elif isinstance(item, FlushFinished) and item.outcome in ("failed", "ignored"):
-                # run_flush knows one attempt; the cycle's count and exhaustion are ours
-                failures = self._cycle.failures + 1
-                exhausted = failures >= MAX_FLUSH_FAILURES
-                yield replace(
-                    item, failures=failures, outcome="exhausted" if exhausted else item.outcome
-                )
             else:
                 yield item
-        now = self.clock().isoformat(timespec="seconds")
-        if outcome is not None and outcome.outcome in ("written", "no_reply"):
-            self._cycle.succeeded(now)
-        else:
-            error = (outcome.error if outcome else None) or "flush did not finish"
-            if self._cycle.failed(error, now, MAX_FLUSH_FAILURES):
-                yield Notice(
-                    f"Memory flush failed {self._cycle.failures} times in this cycle "
-                    f"({error}); giving up until the next compaction.",
-                    level="warning",
-                )
+        outcome = outcome or FlushOutcome("failed", error="flush did not finish")
+        gave_up = self._settle(outcome)
+        yield FlushFinished(
+            outcome="exhausted" if gave_up else outcome.outcome,
+            target=target,
+            cycle=cycle,
+            lines=outcome.lines,
+            commit=outcome.commit,
+            error=outcome.error,
+            failures=self._cycle.failures,
+        )
+        if gave_up:
+            yield Notice(
+                f"Memory flush failed {self._cycle.failures} times in this cycle "
+                f"({self._cycle.last_error}); giving up until the next compaction.",
+                level="warning",
+            )
         self.conversation.save()
+
+    def _settle(self, outcome: FlushOutcome) -> bool:
+        """The flush's outcome in the cycle's counters; True when that was its last try."""
+        now = self.clock().isoformat(timespec="seconds")
+        if outcome.outcome in ("written", "no_reply"):
+            self._cycle.succeeded(now)
+            return False
+        error = outcome.error or "flush did not finish"
+        return self._cycle.failed(error, now, MAX_FLUSH_FAILURES)
 
     def _flushable(self, target: str) -> list[dict[str, Any]]:
         """The conversation the flush sees, with room for its instructions and its reply: all

@@ -21,16 +21,14 @@ from shell.events import (
     ContextReinjected,
     Event,
     FlushFinished,
-    FlushGateEvaluated,
     FlushTrigger,
-    GateCondition,
     GateOccasion,
     Notice,
 )
 from shell.lifecycle.compaction import CompactionResult, compaction_entry
 from shell.lifecycle.compaction import compact as run_compaction
 from shell.lifecycle.flush import FlushOutcome, run_flush
-from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
+from shell.lifecycle.gate import Discard, GateInputs, evaluate_flush_gate
 from shell.lifecycle.reinject import reinjection_block
 from shell.lifecycle.window_fit import oldest_turns_dropped, replies_shortened
 from shell.memory.files.door import MemoryFiles
@@ -133,12 +131,14 @@ class MemoryLifecycle:
     async def _flush_before_discard(
         self, before: GateOccasion, trigger: FlushTrigger
     ) -> AsyncIterator[Event]:
-        # Force the token condition: the context is about to go, so it counts as full (on
+        # The token condition holds: the context is about to go, so it counts as full (on
         # overflow the provider's count is above ours anyway).
         counted = self.request_builder.projected()
-        inputs = self.gate_inputs(max(counted, self.budget.flush_threshold))
+        inputs = replace(self.gate_inputs(counted), discard=_discard(before, counted))
+        if before == "compaction" and counted >= self.budget.flush_threshold:
+            inputs = replace(inputs, discard=None)  # the numbers say it themselves
         decision = evaluate_flush_gate(inputs, self.budget)
-        entry = _discard_entry(decision.to_event(inputs, self.budget, before), counted, before)
+        entry = decision.to_event(inputs, self.budget, before)
         yield entry
         if decision.flush:
             async for event in self.flush(trigger):
@@ -263,24 +263,11 @@ class MemoryLifecycle:
         return ContextReinjected(sections=sections, chars=len(block), text=block)
 
 
-def _discard_entry(
-    entry: FlushGateEvaluated, counted: int, before: GateOccasion
-) -> FlushGateEvaluated:
-    """The gate entry before a discard with the real token count: the context goes whatever its
-    size, so the token condition holds for that reason, not for its numbers."""
-    threshold = entry.flush_threshold
-    if before == "compaction" and counted >= threshold:
-        return entry  # the numbers say it themselves
-    ends = "/new ends the context" if before == "new_session" else "compaction ends the turns"
-    why = f"{ends} ({counted:,} tokens)"
-    tokens = GateCondition("tokens", True, counted, threshold, why)
-    conditions = [tokens if c.name == "tokens" else c for c in entry.conditions]
-    if entry.flush:  # "yes: 21,000 ≥ 21,000 tokens, not yet flushed before compaction #1"
-        summary = f"yes: {why}, {entry.summary.split(', ', 1)[-1]}"
-    else:  # "no: already flushed before compaction #1 (21,000 / 21,000 tokens (100%))"
-        label = "/new" if before == "new_session" else "compaction"
-        summary = f"no ({label}): " + entry.summary.split(" (", 1)[0].removeprefix("no: ")
-    return replace(entry, conditions=conditions, projected_tokens=counted, summary=summary)
+def _discard(before: GateOccasion, counted: int) -> Discard:
+    """Why the token condition holds before a discard, with the real token count."""
+    if before == "new_session":
+        return Discard("/new", f"/new ends the context ({counted:,} tokens)")
+    return Discard("compaction", f"compaction ends the turns ({counted:,} tokens)")
 
 
 def _writable(root: Path) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 from shell.config import Settings
-from shell.context.request import RequestBuilder
+from shell.context.request import PromptSize, RequestBuilder
 from shell.events import (
     AssistantMessage,
     Error,
@@ -69,8 +69,9 @@ class TurnLoop:
         """The provider's prompt and completion tokens for this session's last call."""
         self._index_in_background = index_in_background
 
-    def usage(self) -> UsageUpdated:
-        return self.parts.request_builder.usage(self.reported)
+    def usage(self, size: PromptSize | None = None) -> UsageUpdated:
+        """The meter; `size`: the prompt's count when the pre-call step just took it."""
+        return self.parts.request_builder.usage(self.reported, size)
 
     async def run(self, prompt: str) -> AsyncGenerator[Event]:
         p = self.parts
@@ -137,7 +138,7 @@ class TurnLoop:
             if ready.refused:
                 yield Error("context_overflow", ready.refused)
                 raise TurnEnded("error")
-            yield self.usage()
+            yield self.usage(ready.size)
             reply, overflow = None, None
             try:
                 async for got in self._call(ready.counted, retry=not retried):

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from shell.context.request import PromptSize
 from shell.events import Event, Notice, TurnsDropped
 from shell.lifecycle.gate import evaluate_flush_gate
 from shell.lifecycle.manager import MemoryLifecycle
@@ -22,13 +23,17 @@ from shell.messages import is_summary_message
 
 @dataclass(frozen=True)
 class CallReady:
-    """How the step ended: the prompt's size (`counted` by us, `projected` as the provider will
-    count it), or why no call follows (`cancelled`, or `refused`: over the window)."""
+    """How the step ended: the prompt's size (`size` by our count, `projected` as the provider
+    will count it), or why no call follows (`cancelled`, or `refused`: over the window)."""
 
-    counted: int
+    size: PromptSize
     projected: int
     cancelled: bool = False
     refused: str | None = None
+
+    @property
+    def counted(self) -> int:
+        return self.size.total
 
 
 async def prepare_call(
@@ -41,8 +46,8 @@ async def prepare_call(
         yield Notice(f"The provider reported a context overflow: {overflow}")
         async for event in lifecycle.flush_then_compact("overflow", None):
             yield event
-    counted = builder.count()
-    inputs = lifecycle.gate_inputs(builder.calibration.project(counted))
+    size = builder.measure()
+    inputs = lifecycle.gate_inputs(builder.calibration.project(size.total))
     decision = evaluate_flush_gate(inputs, budget)
     yield decision.to_event(inputs, budget)
     if decision.flush:
@@ -51,19 +56,19 @@ async def prepare_call(
     if budget.over_compaction(inputs.projected_tokens):
         async for event in lifecycle.flush_then_compact("threshold", None):
             yield event
-        counted = builder.count()
+        size = builder.measure()
     if lifecycle.conversation.record.needs_reinjection:
         yield lifecycle.reinject()
-        counted = builder.count()
+        size = builder.measure()
     if stop():
-        yield CallReady(counted, builder.calibration.project(counted), cancelled=True)
+        yield CallReady(size, builder.calibration.project(size.total), cancelled=True)
         return
-    if dropped := fit_window(lifecycle, builder.calibration.project(counted)):
+    if dropped := fit_window(lifecycle, builder.calibration.project(size.total)):
         yield dropped
-        counted = builder.count()
-    projected = builder.calibration.project(counted)
+        size = builder.measure()
+    projected = builder.calibration.project(size.total)
     refused = builder.too_big(projected) if projected >= budget.window else None
-    yield CallReady(counted, projected, refused=refused)
+    yield CallReady(size, projected, refused=refused)
 
 
 def fit_window(lifecycle: MemoryLifecycle, before: int) -> TurnsDropped | None:

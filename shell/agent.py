@@ -216,7 +216,7 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
         return [*self.recall.drain(), *self.sync.drain()]
 
     async def aclose(self) -> None:
-        self.save()
+        self.conversation.save()
         await self.sync.aclose()
         await self.workbench.aclose()
         await self.recall.aclose()
@@ -225,6 +225,3 @@ class Agent(ViewRecorder, records=("start", "submit", "dream", "decide", "backgr
 
     def usage(self) -> UsageUpdated:
         return self.loop.usage()
-
-    def save(self) -> None:
-        self.conversation.save()

@@ -1,8 +1,7 @@
-"""The agent loop: `Agent.submit(text)` yields every fact of a turn as an event.
+"""The session: `Agent.submit(text)` yields every fact of a turn, or of a command, as an event.
 
-One turn is: model call → tool calls → model call … until the model answers without tools. Before
-*every* model call the flush gate is evaluated against the one ContextBudget, a flush runs when it
-says so, and compaction follows only after that flush was attempted (or skipped with a reason).
+The turn itself runs in `shell.turn`; the agent holds the session's collaborators and
+gives front ends (the TUI, the headless commands) the few entry points they need.
 """
 
 from __future__ import annotations
@@ -20,37 +19,28 @@ from shell.context.request import RequestBuilder
 from shell.dreaming import Decision, Dreamer, Preview
 from shell.events import (
     ApprovalChoice,
-    AssistantMessage,
     DreamTrigger,
-    Error,
     Event,
-    Loading,
-    Notice,
-    ProposalsWaiting,
     SessionStarted,
-    StartupPreludeInjected,
     Take,
-    TurnFinished,
-    TurnStarted,
+    ToolsListed,
     UsageUpdated,
 )
 from shell.git.history import MemoryHistory, RevertPreview, revert_events
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
-from shell.lifecycle.reinject import startup_prelude
-from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
-from shell.loop.cancel import Cancellation, TurnLog
 from shell.memory.service import RecallService
 from shell.memory.user_edit import commit_user_edit
-from shell.model import LLM, ModelError, ModelReply
+from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.views import ViewRecorder
+from shell.start import start_session
 from shell.streams import merged
 from shell.sync.service import SyncService
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
-from shell.workspace import recovery_notices
+from shell.turn import TurnLoop, TurnParts
 
 RECORDED = ("start", "submit", "dream", "decide", "background_events")
 """The streams a resumed session shows again (`ViewRecorder`): the turns and sweeps, and every
@@ -98,9 +88,10 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
         self.workbench = workbench
         self.sync = sync
         self._resumed = resumed
-        self._index_in_background = index_in_background
-        self._last_reported = (0, 0)
-        self._cancel = Cancellation()
+        parts = TurnParts(
+            settings, llm, conversation, toolbox, request_builder, lifecycle, recall, workbench
+        )
+        self.loop = TurnLoop(parts, index_in_background=index_in_background)
 
     @property
     def record(self) -> SessionRecord:
@@ -124,56 +115,15 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
 
     # --- public API ---------------------------------------------------------------------
 
-    async def start(self) -> AsyncIterator[Event]:
-        """Announce the session and resolve the context window. The bootstrap files and the
-        first token count (which loads the tokenizer) run off the event loop, so a TUI paints
-        meanwhile. The model's libraries load in the background from here on, shown as
-        `Loading("model")` until they are ready (the start ends then, so a prompt sent meanwhile
-        waits in the consumer's queue); the memory index starts later, after the first turn or at
-        the first search."""
-        # Whether the model is loading is decided before the background load starts: checked
-        # after, a load that finished at once (litellm already imported, as in the tests) made
-        # the start's Loading events come or not by the threads' race.
-        model_loading = not self.llm.loaded()
-        self.llm.preload()
-        yield SessionStarted(
-            session_id=self.session_id,
-            resumed=self._resumed,
-            model=self.settings.model,
-            workspace=str(self.workspace),
-            demo=self.settings.demo,
-        )
-        if model_loading:
-            yield Loading("model", done=False)
-        if not self.window.resolved and (
-            unknown := await asyncio.to_thread(
-                self.window.look_up, self.llm.context_window, self.settings.model
-            )
-        ):
-            yield unknown
-        async for event in self.workbench.start():  # MCP servers, each bounded in time
-            yield event
-        bootstrap = await asyncio.to_thread(self.request_builder.bootstrap)
-        for event in bootstrap.events:
-            yield event
-        torn = self.conversation.sessions.torn_lines(self.session_id) if self._resumed else 0
-        for notice in await asyncio.to_thread(recovery_notices, self.workspace, torn):
-            yield notice
-        for event in await asyncio.to_thread(self.sync.recover):  # a pull a kill cut short
-            yield event
-        self.sync.start()  # the pull at start, in the background: no turn waits on it
-        if waiting := await asyncio.to_thread(self.dreamer.waiting):
-            yield ProposalsWaiting(waiting)
-        yield await asyncio.to_thread(self.usage)
-        if model_loading:
-            await self.llm.wait_loaded()
-            yield Loading("model", done=True)
+    def start(self) -> AsyncIterator[Event]:
+        """Announce the session, resolve the window, load what it needs (`shell.start`)."""
+        return start_session(self, resumed=self._resumed)
 
     async def submit(self, text: str) -> AsyncGenerator[Event]:
         """A user prompt, or a slash command (`shell.commands`; `/help` lists them)."""
         invocation = commands.parse(text)
         if invocation is None:
-            stream = self.run_turn(text)
+            stream = self.loop.run(text)
         else:
             stream = commands.run_command(self, invocation)
         async with contextlib.aclosing(stream) as events:
@@ -187,132 +137,7 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
     def cancel(self) -> bool:
         """Ask the turn under way to stop at its next safe point (`shell.loop.cancel`): it ends
         with a `TurnCancelled` receipt. False when no turn is running."""
-        return self._cancel.request()
-
-    async def run_turn(self, prompt: str) -> AsyncGenerator[Event]:
-        self.record.turns += 1
-        turn = TurnLog(self.record.turns)
-        yield TurnStarted(session_id=self.session_id, turn=turn.number, prompt=prompt)
-        for event in self.recall.drain():
-            yield event
-        if prelude := self._startup_prelude():
-            yield prelude
-        message = {"role": "user", "content": prompt}
-        if (size := self.request_builder.projected([message])) >= self.budget.window:
-            # Nothing can make room for it: refused before it enters the conversation.
-            yield Error("context_overflow", self.request_builder.too_big(size))
-            yield TurnFinished(turn=turn.number, reason="error")
-            return
-        self.conversation.append(message)
-        self._cancel.begin()
-        try:
-            async for event in self._rounds(turn):
-                turn.note(event)
-                yield event
-        except (asyncio.CancelledError, GeneratorExit):
-            turn.reason, turn.killed = "cancelled", True
-            raise
-        except Exception:
-            turn.reason = "error"  # a bug in the core: the consumer gets the exception next
-            raise
-        finally:
-            self._cancel.end()
-            self.conversation.close_open_tool_calls()
-            self.conversation.prelude = ""
-            self.save()
-            if not turn.killed:
-                for event in self.recall.drain():
-                    yield event
-                if turn.reason == "cancelled":
-                    yield turn.receipt()
-                yield TurnFinished(turn=turn.number, reason=turn.reason)
-            if self._index_in_background:
-                self.recall.start()  # after the first answer, never in its way (once)
-
-    async def _rounds(self, turn: TurnLog) -> AsyncIterator[Event]:
-        """Model call → tool calls → model call …, until the model answers without tools; the
-        gate (and a flush, a compaction) before every call."""
-        overflow_retried = False
-        rounds = 0
-        while True:
-            async for event in self.lifecycle.before_model_call():
-                yield event
-            if self._cancel.requested:
-                turn.cancelled("memory_lifecycle")
-                return
-            if dropped := self.lifecycle.fit_window():
-                yield dropped
-            if (size := self.request_builder.projected()) >= self.budget.window:
-                yield Error("context_overflow", self.request_builder.too_big(size))
-                turn.reason = "error"
-                return
-            yield self.usage()
-            builder = self.request_builder
-            sent = builder.count()
-            call = ModelCall(self.llm, builder.request(), builder.tool_schemas)
-            try:
-                async for event in self._cancel.until_requested(call.events()):
-                    yield event
-            except ModelError as error:
-                if error.kind == "context_overflow" and not overflow_retried:
-                    overflow_retried = True
-                    yield Notice(f"The provider reported a context overflow: {error.message}")
-                    async for event in self.lifecycle.flush_then_compact("overflow", None):
-                        yield event
-                    continue
-                yield Error(error.kind, error.message, discard_partial=call.shown_text)
-                turn.reason = "error"
-                return
-            if self._cancel.requested and not call.answered:  # cut mid-answer: not kept
-                turn.cancelled("model_call")
-                return
-            reply = call.reply
-            self._count_usage(reply)
-            builder.calibrate(reply.prompt_tokens, sent)
-            self.conversation.append(reply.message())
-            if reply.text:
-                yield AssistantMessage(text=reply.text)
-            if not reply.tool_calls:
-                if not reply.text.strip() and not rounds:  # no text and no tool call at all
-                    yield Notice("The model returned an empty answer.", level="warning")
-                    turn.reason = "empty"
-                yield self.usage()
-                return
-            tools = run_tool_calls(
-                self.toolbox,
-                reply.tool_calls,
-                side_events=lambda: [*self.recall.drain(), *self.workbench.drain()],
-                stop=lambda: self._cancel.requested,
-                cancelled=self._cancel.event,
-                fit=self.workbench.fit,
-            )
-            async for item in tools:
-                if isinstance(item, ToolDone):
-                    self.conversation.append(item.message())
-                else:
-                    yield item
-            if self._cancel.requested:
-                turn.cancelled("tool_calls")
-                return
-            rounds += 1
-            if rounds >= self.settings.max_tool_rounds:
-                yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
-                turn.reason = "tool_limit"
-                return
-
-    def _startup_prelude(self) -> StartupPreludeInjected | None:
-        """A new session's first call gets the recent daily notes as background, once."""
-        if not self.record.needs_prelude:
-            return None
-        prelude, files = startup_prelude(self.workspace, today=self.settings.clock().date())
-        self.conversation.prelude = prelude
-        self.record.needs_prelude = False
-        return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None
-
-    def _count_usage(self, reply: ModelReply) -> None:
-        self._last_reported = (reply.prompt_tokens, reply.completion_tokens)
-        self.record.prompt_tokens_total += reply.prompt_tokens
-        self.record.completion_tokens_total += reply.completion_tokens
+        return self.loop.cancellation.request()
 
     async def compact(self, focus: str | None = None) -> AsyncGenerator[Event]:
         """Manual /compact: flush first if this cycle has not been flushed, then compact."""
@@ -337,11 +162,15 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
 
     async def tools_listing(self) -> AsyncGenerator[Event]:
         """`/tools`: the tools the model may call, how each is approved, the MCP servers."""
-        yield self.workbench.listing()
+        yield self.listed_tools()
+
+    def listed_tools(self) -> ToolsListed:
+        """The tools the model may call, how each is approved, the MCP servers."""
+        return self.workbench.listing()
 
     async def context_report(self) -> AsyncGenerator[Event]:
         """`/context`: what the next prompt holds, how it was counted, and what was cut."""
-        yield self.request_builder.report(self._last_reported)
+        yield self.request_builder.report(self.loop.reported)
 
     async def new_session(self) -> AsyncGenerator[Event]:
         """`/new`: a flush attempt first (or the gate's reason why none), as a compaction has,
@@ -349,7 +178,7 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
         async for event in self.lifecycle.flush_before_new_session():
             yield event
         self.conversation.restart(self.settings.model)
-        self._last_reported = (0, 0)  # the provider's numbers were the old session's
+        self.loop.reported = (0, 0)  # the provider's numbers were the old session's
         self._resumed = False
         yield SessionStarted(
             session_id=self.session_id,
@@ -400,8 +229,13 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
         async for event in merged(self.recall.events(), self.sync.events()):
             yield event
 
+    def pending_events(self) -> list[Event]:
+        """The background events come since they were last taken (index sync, git sync), for a
+        front end that does not watch `background_events` (headless)."""
+        return [*self.recall.drain(), *self.sync.drain()]
+
     async def aclose(self) -> None:
-        self.save()
+        self.conversation.save()
         await self.sync.aclose()
         await self.workbench.aclose()
         await self.recall.aclose()
@@ -409,10 +243,4 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
     # --- bookkeeping ----------------------------------------------------------------------
 
     def usage(self) -> UsageUpdated:
-        return self.request_builder.usage(self._last_reported)
-
-    def origin(self) -> str:
-        return self.conversation.origin()
-
-    def save(self) -> None:
-        self.conversation.save()
+        return self.loop.usage()

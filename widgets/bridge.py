@@ -175,7 +175,10 @@ class EventBridge:
             case UsageUpdated():
                 self.status.meter.follow(event)
                 self.status.lookahead.show_usage(
-                    event.prompt_tokens, event.flush_threshold, event.compaction_threshold
+                    event.prompt_tokens,
+                    event.flush_threshold,
+                    event.compaction_threshold,
+                    flushed=event.cycle_flushed,
                 )
             case Loading(what=what, done=done):
                 self.status.show_loading(what, done=done)
@@ -246,7 +249,6 @@ class EventBridge:
                     await transcript.add_block(self._flush)
                 self._flush.finish(event)
                 self._flush = None
-                self.status.lookahead.show_flushed(True)
             case CompactionSkipped(reason=reason):
                 self.status.meter.follow(event)
                 if self._compaction is not None:
@@ -261,7 +263,6 @@ class EventBridge:
             case CompactionFinished():
                 self.status.meter.follow(event)
                 self.status.compactions.count = event.compaction_count
-                self.status.lookahead.show_flushed(False)
                 receipt = await self._open_receipt(event.trigger, event.tokens_before)
                 receipt.finish(event)
             case CompactionFailed():

@@ -20,6 +20,7 @@ Prompt sizes, one figure per purpose:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +36,19 @@ from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_
 COMPACT_TOOLS_BELOW = 16_000
 """Below this window the tool schemas are compact: 851 → 339 tokens (at 2,048 tokens the full
 schemas took 42% of the window)."""
+
+
+@dataclass(frozen=True)
+class PromptSize:
+    """Our own count of a prompt, by part (what the meter's breakdown shows)."""
+
+    system: int
+    tools: int
+    messages: int
+
+    @property
+    def total(self) -> int:
+        return self.system + self.tools + self.messages
 
 
 class OfferedTools(Protocol):
@@ -115,10 +129,20 @@ class RequestBuilder:
             messages = self.conversation.messages
         return [{"role": "system", "content": self.system_prompt()}, *messages]
 
+    def measure(self, messages: Sequence[dict[str, Any]] | None = None) -> PromptSize:
+        """Our own count of the whole prompt by part: system, tool schemas, `messages`
+        (default: the conversation as it stands)."""
+        if messages is None:
+            messages = self.conversation.messages
+        return PromptSize(
+            system=self.counter.message({"role": "system", "content": self.system_prompt()}),
+            tools=self.counter.tools(self.tool_schemas),
+            messages=self.counter.messages(messages),
+        )
+
     def count(self, messages: Sequence[dict[str, Any]] | None = None) -> int:
-        """Our own count of the whole prompt: system, tool schemas, `messages` (default: the
-        conversation as it stands)."""
-        return self.counter.messages(self.request(messages)) + self.counter.tools(self.tool_schemas)
+        """Our own count of the whole prompt (`measure`'s total)."""
+        return self.measure(messages).total
 
     def too_big(self, size: int) -> str:
         """Why a prompt of `size` tokens was not sent, and what to do about it."""
@@ -140,14 +164,15 @@ class RequestBuilder:
         if self.calibration.learn(counted, reported):
             self.calibrations.save(self.model_key, self.calibration)
 
-    def usage(self, reported: tuple[int, int] = (0, 0)) -> UsageUpdated:
+    def usage(
+        self, reported: tuple[int, int] = (0, 0), size: PromptSize | None = None
+    ) -> UsageUpdated:
         """The meter for the conversation as it stands; `reported`: the provider's prompt and
-        completion tokens for the last call."""
+        completion tokens for the last call; `size`: the prompt's count, when just taken."""
         budget = self.window.budget
-        system = self.counter.message({"role": "system", "content": self.system_prompt()})
-        tools = self.counter.tools(self.tool_schemas)
-        conversation = self.counter.messages(self.conversation.messages)
-        counted = system + tools + conversation
+        size = size or self.measure()
+        system, tools, conversation = size.system, size.tools, size.messages
+        counted = size.total
         return UsageUpdated(
             prompt_tokens=self.calibration.project(counted),
             window=budget.window,
@@ -159,6 +184,7 @@ class RequestBuilder:
             window_source=budget.window_source,
             counted_prompt_tokens=counted,
             calibrated=self.calibration.calibrated,
+            cycle_flushed=self.conversation.record.cycle.flushed(),
         )
 
     def report(self, reported: tuple[int, int] = (0, 0)) -> ContextReport:

@@ -94,7 +94,10 @@ class UsageUpdated(BaseEvent):
     `prompt_tokens` is the next prompt as the provider will count it: projected by what it
     reported for this model (`calibrated`, `shell.context.calibration`), else our own count.
     `counted_prompt_tokens` is our own count; `reported_prompt_tokens` what the provider said
-    for this session's last call (0 when it said nothing yet).
+    for this session's last call (0 when it said nothing yet). `cycle_flushed`: whether this
+    compaction cycle's flush is settled (it wrote, had nothing to write, or gave up after its
+    failures: `FlushCycle.flushed`), so the next threshold ahead is the compaction's; a failed
+    flush leaves it false, as the core will flush again.
     """
 
     type: ClassVar[str] = "usage_updated"
@@ -108,6 +111,7 @@ class UsageUpdated(BaseEvent):
     window_source: WindowSource = "config"
     counted_prompt_tokens: int = 0
     calibrated: bool = False
+    cycle_flushed: bool = False
 
 
 @frozen

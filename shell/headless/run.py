@@ -76,11 +76,11 @@ async def run_headless(
             async with contextlib.aclosing(agent.submit(text)) as events:
                 async for event in events:
                     sink(event)
-            for event in agent.sync.drain():  # the background pull, as far as it got
+            for event in agent.pending_events():  # the background pull, as far as it got
                 sink(event)
     finally:
         await agent.aclose()
-        for event in [*agent.recall.drain(), *agent.sync.drain()]:
+        for event in agent.pending_events():
             sink(event)
         sink.close()
     return 1 if sink.errors else 0

@@ -35,7 +35,7 @@ async def tools_command(settings: Settings, *, as_json: bool, out: TextIO) -> in
     try:
         async for _ in agent.start():
             pass
-        listing = agent.workbench.listing()
+        listing = agent.listed_tools()
     finally:
         await agent.aclose()
     out.write(json.dumps(asdict(listing), indent=2) + "\n" if as_json else listing_text(listing))

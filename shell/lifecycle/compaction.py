@@ -105,14 +105,10 @@ def find_cut(
 
 @dataclass(frozen=True)
 class CompactionResult:
-    """The new history and the numbers of the compaction that produced it."""
+    """The new history, and the receipt (already yielded) that holds the compaction's numbers."""
 
     messages: list[dict[str, Any]]
-    summary: str
-    tokens_before: int
-    tokens_after: int
-    turns_summarised: int
-    attempts: int
+    receipt: CompactionFinished
 
 
 def _latest_ask(messages: Sequence[dict[str, Any]]) -> str | None:
@@ -268,7 +264,8 @@ async def compact(
 
     Yields:
         CompactionStarted; then CompactionSkipped, or CompactionFailed (history kept, no
-        result), or CompactionFinished (the receipt) followed by the `CompactionResult`.
+        result), or CompactionFinished (the receipt) followed by the `CompactionResult` (the new
+        history, and that receipt for its numbers).
     """
     started = clock()
     tokens_before = count_prompt(messages)
@@ -297,7 +294,7 @@ async def compact(
     new_messages = [summary_message(summary), *tail]
     tokens_after = count_prompt(new_messages)
     turns = sum(1 for m in body if m.get("role") == "user")
-    yield CompactionFinished(
+    receipt = CompactionFinished(
         trigger=trigger,
         tokens_before=tokens_before,
         tokens_after=tokens_after,
@@ -309,14 +306,8 @@ async def compact(
         attempts=attempts,
         fallback=fallback,
     )
-    yield CompactionResult(
-        messages=new_messages,
-        summary=summary,
-        tokens_before=tokens_before,
-        tokens_after=tokens_after,
-        turns_summarised=turns,
-        attempts=attempts,
-    )
+    yield receipt
+    yield CompactionResult(messages=new_messages, receipt=receipt)
 
 
 def compaction_entry(result: CompactionResult) -> dict[str, Any]:
@@ -325,11 +316,12 @@ def compaction_entry(result: CompactionResult) -> dict[str, Any]:
     `kept` is how many messages at the end of the live list survived verbatim, so `messages()`
     rebuilds exactly what the agent had: the summary followed by those messages.
     """
+    receipt = result.receipt
     return {
         "kind": "compaction",
-        "summary": result.summary,
+        "summary": receipt.summary,
         "kept": len(result.messages) - 1,
-        "tokens_before": result.tokens_before,
-        "tokens_after": result.tokens_after,
-        "turns_summarised": result.turns_summarised,
+        "tokens_before": receipt.tokens_before,
+        "tokens_after": receipt.tokens_after,
+        "turns_summarised": receipt.turns_summarised,
     }

@@ -15,7 +15,6 @@ from shell import prompts
 from shell.events import (
     Event,
     FlushEnding,
-    FlushFinished,
     FlushStarted,
     FlushTrigger,
     MemoryWritten,
@@ -32,7 +31,7 @@ MAX_ERROR_CHARS = 200
 
 @dataclass(frozen=True)
 class FlushOutcome:
-    """The last item `run_flush` yields, so the caller can update the session counters.
+    """The last item `run_flush` yields: the caller updates the cycle and says `FlushFinished`.
 
     `outcome`: "written" (at least one append succeeded), "no_reply" (the model said NO_REPLY),
     "ignored" (it answered without the tool or the marker; counts as a failure, so a model that
@@ -110,8 +109,9 @@ async def run_flush(
         timer: Monotonic seconds, for the tool calls' durations.
 
     Yields:
-        FlushStarted; tool call and memory events (never TextDelta); FlushFinished; and finally
-        a `FlushOutcome` (not an event). Cancellation propagates without FlushFinished.
+        FlushStarted; tool call and memory events (never TextDelta); and finally a
+        `FlushOutcome` (not an event): the caller, which keeps the cycle's failures, says
+        `FlushFinished`. Cancellation propagates without an outcome.
     """
     from shell.model import ModelError
 
@@ -142,13 +142,4 @@ async def run_flush(
             else:
                 tally.see(item)
                 yield item
-    outcome = tally.outcome()
-    yield FlushFinished(
-        outcome=outcome.outcome,
-        target=target,
-        cycle=cycle,
-        lines=outcome.lines,
-        commit=outcome.commit,
-        error=outcome.error,
-    )
-    yield outcome
+    yield tally.outcome()

@@ -17,6 +17,17 @@ from shell.text import byte_size
 
 
 @dataclass(frozen=True)
+class Discard:
+    """The context is about to go (a compaction, `/new`): the token condition holds for that
+    reason, whatever the numbers say."""
+
+    label: str
+    """What discards it, as the summary names it: "compaction" or "/new"."""
+    why: str
+    """The token condition's line, e.g. "compaction ends the turns (1,204 tokens)"."""
+
+
+@dataclass(frozen=True)
 class GateInputs:
     """Everything the flush gate looks at; the agent fills it in before each model call."""
 
@@ -30,6 +41,7 @@ class GateInputs:
     """0 disables the size trigger."""
     enabled: bool = True
     max_failures: int = 3
+    discard: Discard | None = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +141,9 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateConditio
             True,
             "memory flush is on" if inputs.enabled else "memory flush is off in settings",
         ),
-        GateCondition(
+        GateCondition("tokens", True, tokens, threshold, inputs.discard.why)
+        if inputs.discard
+        else GateCondition(
             "tokens",
             threshold > 0 and tokens >= threshold,
             tokens,
@@ -175,20 +189,13 @@ def _summary(
 ) -> str:
     """The decision in one line, naming the first reason it went the way it did."""
     cycle = cycle_label(inputs.cycle.compactions)
-    tokens_text = _tokens_text(inputs, budget)
-    if not ok["enabled"]:
-        return "no: memory flush is off"
-    if not (ok["tokens"] or ok["transcript_size"]):
-        return f"no: {tokens_text}"
-    if not ok["not_flushed_this_cycle"]:
-        return f"no: already flushed {cycle} ({tokens_text})"
-    if not ok["workspace_writable"]:
-        return f"no: workspace is read-only ({tokens_text})"
-    if not ok["failures"]:
-        return (
-            f"no: flush failed {inputs.cycle.failures} times {cycle}; "
-            "retrying after the next compaction"
-        )
+    if refusal := _refusal(inputs, budget, ok, cycle):
+        reason, with_tokens = refusal
+        if inputs.discard:
+            return f"no ({inputs.discard.label}): {reason}"
+        return f"no: {reason}" + (f" ({_tokens_text(inputs, budget)})" if with_tokens else "")
+    if inputs.discard:
+        return f"yes: {inputs.discard.why}, not yet flushed {cycle}"
     if trigger == "tokens":
         return (
             f"yes: {inputs.projected_tokens:,} ≥ {budget.flush_threshold:,} tokens, "
@@ -198,3 +205,23 @@ def _summary(
         f"yes: transcript {byte_size(inputs.transcript_bytes)} ≥ "
         f"{byte_size(inputs.force_flush_transcript_bytes)}, not yet flushed {cycle}"
     )
+
+
+def _refusal(
+    inputs: GateInputs, budget: ContextBudget, ok: dict[str, bool], cycle: str
+) -> tuple[str, bool] | None:
+    """The first reason not to flush, and whether the token figures go with it; None: flush."""
+    if not ok["enabled"]:
+        return "memory flush is off", False
+    if not (ok["tokens"] or ok["transcript_size"]):
+        return _tokens_text(inputs, budget), False
+    if not ok["not_flushed_this_cycle"]:
+        return f"already flushed {cycle}", True
+    if not ok["workspace_writable"]:
+        return "workspace is read-only", True
+    if not ok["failures"]:
+        return (
+            f"flush failed {inputs.cycle.failures} times {cycle}; "
+            "retrying after the next compaction"
+        ), False
+    return None

@@ -21,23 +21,19 @@ from shell.events import (
     ContextReinjected,
     Event,
     FlushFinished,
-    FlushGateEvaluated,
     FlushTrigger,
-    GateCondition,
     GateOccasion,
     Notice,
-    TurnsDropped,
 )
 from shell.lifecycle.compaction import CompactionResult, compaction_entry
 from shell.lifecycle.compaction import compact as run_compaction
 from shell.lifecycle.flush import FlushOutcome, run_flush
-from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
+from shell.lifecycle.gate import Discard, GateInputs, evaluate_flush_gate
 from shell.lifecycle.reinject import reinjection_block
-from shell.lifecycle.window_fit import drop_entry, oldest_turns_dropped, replies_shortened
+from shell.lifecycle.window_fit import oldest_turns_dropped, replies_shortened
 from shell.memory.files.door import MemoryFiles
 from shell.memory.paths import daily_note
 from shell.memory.tools import pinned_append_tool
-from shell.messages import is_summary_message
 from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.session.record import FlushCycle, SessionRecord
@@ -94,46 +90,6 @@ class MemoryLifecycle:
     def budget(self) -> ContextBudget:
         return self.window.budget
 
-    async def before_model_call(self) -> AsyncIterator[Event]:
-        projected = self.request_builder.projected()
-        inputs = self.gate_inputs(projected)
-        decision = evaluate_flush_gate(inputs, self.budget)
-        yield decision.to_event(inputs, self.budget)
-        if decision.flush:
-            async for event in self.flush(decision.trigger or "tokens"):
-                yield event
-        if self.budget.over_compaction(self.request_builder.projected()):
-            async for event in self.flush_then_compact("threshold", None):
-                yield event
-        if self._record.needs_reinjection:
-            yield self.reinject()
-
-    def fit_window(self) -> TurnsDropped | None:
-        """Never send what our count says exceeds the window: after flush and compaction had
-        their chance, drop the oldest whole turns until the prompt is back under the compaction
-        threshold (or as close as the last turn allows), with a receipt."""
-        before = self.request_builder.projected()
-        if before < self.budget.window:
-            return None
-        messages = self.conversation.messages
-        threshold = self.budget.compaction_threshold
-        kept = oldest_turns_dropped(
-            messages, lambda kept: self.request_builder.projected(kept) < threshold
-        )
-        if len(kept) == len(messages):
-            return None
-        after = self.request_builder.projected(kept)
-        self.conversation.replace(kept, drop_entry(kept))
-        self.conversation.save()
-        return TurnsDropped(
-            turns=_turns(messages) - _turns(kept),
-            messages=len(messages) - len(kept),
-            tokens_before=before,
-            tokens_after=after,
-            window=self.budget.window,
-            flushed=self.flushed_this_cycle(),
-        )
-
     def gate_inputs(self, projected: int) -> GateInputs:
         return GateInputs(
             projected_tokens=projected,
@@ -175,12 +131,14 @@ class MemoryLifecycle:
     async def _flush_before_discard(
         self, before: GateOccasion, trigger: FlushTrigger
     ) -> AsyncIterator[Event]:
-        # Force the token condition: the context is about to go, so it counts as full (on
+        # The token condition holds: the context is about to go, so it counts as full (on
         # overflow the provider's count is above ours anyway).
         counted = self.request_builder.projected()
-        inputs = self.gate_inputs(max(counted, self.budget.flush_threshold))
+        inputs = replace(self.gate_inputs(counted), discard=_discard(before, counted))
+        if before == "compaction" and counted >= self.budget.flush_threshold:
+            inputs = replace(inputs, discard=None)  # the numbers say it themselves
         decision = evaluate_flush_gate(inputs, self.budget)
-        entry = _discard_entry(decision.to_event(inputs, self.budget, before), counted, before)
+        entry = decision.to_event(inputs, self.budget, before)
         yield entry
         if decision.flush:
             async for event in self.flush(trigger):
@@ -212,27 +170,35 @@ class MemoryLifecycle:
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item
-            elif isinstance(item, FlushFinished) and item.outcome in ("failed", "ignored"):
-                # run_flush knows one attempt; the cycle's count and exhaustion are ours
-                failures = self._cycle.failures + 1
-                exhausted = failures >= MAX_FLUSH_FAILURES
-                yield replace(
-                    item, failures=failures, outcome="exhausted" if exhausted else item.outcome
-                )
             else:
                 yield item
-        now = self.clock().isoformat(timespec="seconds")
-        if outcome is not None and outcome.outcome in ("written", "no_reply"):
-            self._cycle.succeeded(now)
-        else:
-            error = (outcome.error if outcome else None) or "flush did not finish"
-            if self._cycle.failed(error, now, MAX_FLUSH_FAILURES):
-                yield Notice(
-                    f"Memory flush failed {self._cycle.failures} times in this cycle "
-                    f"({error}); giving up until the next compaction.",
-                    level="warning",
-                )
+        outcome = outcome or FlushOutcome("failed", error="flush did not finish")
+        gave_up = self._settle(outcome)
+        yield FlushFinished(
+            outcome="exhausted" if gave_up else outcome.outcome,
+            target=target,
+            cycle=cycle,
+            lines=outcome.lines,
+            commit=outcome.commit,
+            error=outcome.error,
+            failures=self._cycle.failures,
+        )
+        if gave_up:
+            yield Notice(
+                f"Memory flush failed {self._cycle.failures} times in this cycle "
+                f"({self._cycle.last_error}); giving up until the next compaction.",
+                level="warning",
+            )
         self.conversation.save()
+
+    def _settle(self, outcome: FlushOutcome) -> bool:
+        """The flush's outcome in the cycle's counters; True when that was its last try."""
+        now = self.clock().isoformat(timespec="seconds")
+        if outcome.outcome in ("written", "no_reply"):
+            self._cycle.succeeded(now)
+            return False
+        error = outcome.error or "flush did not finish"
+        return self._cycle.failed(error, now, MAX_FLUSH_FAILURES)
 
     def _flushable(self, target: str) -> list[dict[str, Any]]:
         """The conversation the flush sees, with room for its instructions and its reply: all
@@ -297,28 +263,11 @@ class MemoryLifecycle:
         return ContextReinjected(sections=sections, chars=len(block), text=block)
 
 
-def _discard_entry(
-    entry: FlushGateEvaluated, counted: int, before: GateOccasion
-) -> FlushGateEvaluated:
-    """The gate entry before a discard with the real token count: the context goes whatever its
-    size, so the token condition holds for that reason, not for its numbers."""
-    threshold = entry.flush_threshold
-    if before == "compaction" and counted >= threshold:
-        return entry  # the numbers say it themselves
-    ends = "/new ends the context" if before == "new_session" else "compaction ends the turns"
-    why = f"{ends} ({counted:,} tokens)"
-    tokens = GateCondition("tokens", True, counted, threshold, why)
-    conditions = [tokens if c.name == "tokens" else c for c in entry.conditions]
-    if entry.flush:  # "yes: 21,000 ≥ 21,000 tokens, not yet flushed before compaction #1"
-        summary = f"yes: {why}, {entry.summary.split(', ', 1)[-1]}"
-    else:  # "no: already flushed before compaction #1 (21,000 / 21,000 tokens (100%))"
-        label = "/new" if before == "new_session" else "compaction"
-        summary = f"no ({label}): " + entry.summary.split(" (", 1)[0].removeprefix("no: ")
-    return replace(entry, conditions=conditions, projected_tokens=counted, summary=summary)
-
-
-def _turns(messages: list[dict[str, Any]]) -> int:
-    return sum(m.get("role") == "user" and not is_summary_message(m) for m in messages)
+def _discard(before: GateOccasion, counted: int) -> Discard:
+    """Why the token condition holds before a discard, with the real token count."""
+    if before == "new_session":
+        return Discard("/new", f"/new ends the context ({counted:,} tokens)")
+    return Discard("compaction", f"compaction ends the turns ({counted:,} tokens)")
 
 
 def _writable(root: Path) -> bool:

@@ -134,3 +134,21 @@ async def test_flushes_the_model_ignores_count_toward_the_failure_limit(
     assert agent.record.cycle.failures == 3
     assert "without memory_append" in (agent.record.cycle.last_error or "")
     await agent.aclose()
+
+
+async def test_usage_after_a_failed_flush_says_the_cycle_is_not_flushed(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(replace(fake_settings, max_attempts=1))
+    fake_openai.enqueue(Reply(text="answer"))
+    await collect(agent.submit("question"))
+    fake_openai.enqueue(Fault(status=500))  # the flush call fails: the cycle stays open
+    events = await collect(agent.flush())
+    assert of(events, ev.FlushFinished)[0].outcome == "failed"
+    assert not of(events, ev.UsageUpdated)[-1].cycle_flushed
+    for _ in range(2):  # ignored twice more: the cycle gives up, so it is settled
+        fake_openai.enqueue(Reply(text="Happy to help!"))
+        events = await collect(agent.flush())
+    assert of(events, ev.FlushFinished)[0].outcome == "exhausted"
+    assert of(events, ev.UsageUpdated)[-1].cycle_flushed
+    await agent.aclose()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from dataclasses import replace
 
 from shell import events as ev
 from shell.config import Settings
@@ -91,4 +92,29 @@ async def test_a_cancel_aborts_the_model_call_under_way(
     ]
     assert not of(events, ev.AssistantMessage)
     assert [m["role"] for m in agent.messages] == ["user"], "the cut answer is not kept"
+    await agent.aclose()
+
+
+async def test_a_cancel_during_the_flush_before_a_call_ends_the_turn_without_the_call(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(replace(fake_settings, context_window=5_000))
+    words = ["the spare keys are in locker 0.2."]
+    while agent.request_builder.projected([{"role": "user", "content": " ".join(words)}]) < (
+        agent.budget.flush_threshold
+    ):
+        words.append("the spare keys are in locker 0.2.")
+    fake_openai.enqueue(Reply(text="NO_REPLY"))  # the flush: nothing to store
+    events: list[ev.BaseEvent] = []
+    async with contextlib.aclosing(agent.submit(" ".join(words))) as turn:
+        async for event in turn:
+            events.append(event)
+            if isinstance(event, ev.FlushStarted):
+                assert agent.cancel()
+    assert of(events, ev.FlushFinished)[0].outcome == "no_reply"
+    assert len(fake_openai.requests) == 1  # the flush's; the turn's own call never went
+    assert events[-2:] == [
+        ev.TurnCancelled(turn=1, stopped_during="memory_lifecycle"),
+        ev.TurnFinished(turn=1, reason="cancelled"),
+    ]
     await agent.aclose()

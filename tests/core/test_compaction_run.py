@@ -109,7 +109,7 @@ async def test_compaction_keeps_the_tail_and_writes_a_receipt(server: Any, llm: 
     assert outcome.messages[1:] == messages[cut:]
     assert is_summary_message(outcome.messages[0])
     assert summary_text(outcome.messages[0]) == good_summary().strip()
-    assert receipt.tokens_before == outcome.tokens_before == count_prompt(messages)
+    assert receipt.tokens_before == outcome.receipt.tokens_before == count_prompt(messages)
     assert receipt.tokens_after == count_prompt(outcome.messages) < receipt.tokens_before
     assert receipt.turns_summarised == 8  # six filler turns, the deploy turn, the ask
     assert receipt.messages_kept == 8
@@ -238,7 +238,7 @@ async def test_a_long_history_is_summarised_in_stages(server: Any, llm: LLM) -> 
     for n, prompt in enumerate(prompts_sent[1:]):
         assert f"<previous-summary>\n## Decisions\n- stage {n}\n</previous-summary>" in prompt
     assert "Question 0:" in prompts_sent[0] and "Question 0:" not in prompts_sent[-1]
-    assert items[-1].summary == good_summary().strip()
+    assert items[-1].receipt.summary == good_summary().strip()
 
 
 # --- compact() through real litellm and the offline demo brain -------------------------------
@@ -253,9 +253,9 @@ async def test_the_demo_brain_summary_passes_the_quality_check_twice() -> None:
     assert receipt.attempts == 1
     assert receipt.tokens_after < receipt.tokens_before
     for heading in prompts.SUMMARY_HEADINGS:
-        assert heading in first.summary
+        assert heading in first.receipt.summary
     for identifier in ("OPS-4471", "E4012", "db.internal:5432", "9f3ab21c"):
-        assert identifier in first.summary
+        assert identifier in first.receipt.summary
 
     # A second compaction merges the first summary: its identifiers survive the merge.
     later = [
@@ -268,5 +268,6 @@ async def test_the_demo_brain_summary_passes_the_quality_check_twice() -> None:
     second = items[-1]
     assert isinstance(second, CompactionResult), items[-1]
     assert sum(is_summary_message(m) for m in second.messages) == 1
-    assert "OPS-4471" in second.summary and "stage-2.internal:8443" in second.summary
+    assert "OPS-4471" in second.receipt.summary
+    assert "stage-2.internal:8443" in second.receipt.summary
     assert next(i for i in items if isinstance(i, CompactionFinished)).compaction_count == 2

@@ -10,7 +10,7 @@ import pytest
 
 from shell.context.budget import ContextBudget
 from shell.events import from_json, to_json
-from shell.lifecycle.gate import GateInputs, evaluate_flush_gate
+from shell.lifecycle.gate import Discard, GateInputs, evaluate_flush_gate
 from shell.session.record import FlushCycle
 
 BUDGET = ContextBudget(window=8192)
@@ -209,3 +209,17 @@ def test_budget_is_sane_at_every_window(window: int) -> None:
     below = inputs(projected_tokens=budget.flush_threshold - 1)
     assert evaluate_flush_gate(at, budget).flush
     assert not evaluate_flush_gate(below, budget).flush
+
+
+def test_a_discard_makes_the_token_condition_hold_for_its_reason_with_the_real_count() -> None:
+    why = "compaction ends the turns (1,204 tokens)"
+    fresh = inputs(projected_tokens=1204, flushed_in=None, discard=Discard("compaction", why))
+    decision = evaluate_flush_gate(fresh, BUDGET)
+    assert (
+        decision.flush and decision.summary == f"yes: {why}, not yet flushed before compaction #3"
+    )
+    tokens = decision.condition("tokens")
+    assert (tokens.ok, tokens.value, tokens.detail) == (True, 1204, why)
+    flushed = dataclasses.replace(fresh, cycle=FlushCycle(**{**CYCLE, "flushed_in": 2}))  # type: ignore[arg-type]
+    decision = evaluate_flush_gate(flushed, BUDGET)
+    assert decision.summary == "no (compaction): already flushed before compaction #3"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shell import prompts
-from shell.events import FlushFinished, FlushStarted, MemoryWritten, TextDelta, ToolCallFinished
+from shell.events import FlushStarted, MemoryWritten, TextDelta, ToolCallFinished
 from shell.git.store import GitStore
 from shell.lifecycle.flush import FlushOutcome, run_flush
 from shell.memory.files.door import MemoryFiles
@@ -81,18 +81,17 @@ async def test_demo_brain_flush_writes_and_commits(pinned_tool: Tool, tmp_path: 
         "ToolCallStarted",
         "MemoryWritten",
         "ToolCallFinished",
-        "FlushFinished",
         "FlushOutcome",
     ]
-    started, finished, outcome = items[0], items[-2], items[-1]
+    started, outcome = items[0], items[-1]
     assert isinstance(started, FlushStarted)
     assert (started.target, started.cycle, started.trigger) == (TARGET, 2, "tokens")
-    assert isinstance(finished, FlushFinished) and isinstance(outcome, FlushOutcome)
+    assert isinstance(outcome, FlushOutcome)
     note = (tmp_path / TARGET).read_text(encoding="utf-8")
     assert "OPS-4471" in note and "Friday" in note
-    assert outcome.outcome == finished.outcome == "written"
-    assert outcome.lines == finished.lines == note.count("\n") >= 2
-    assert outcome.commit == finished.commit == commit(tmp_path).sha
+    assert outcome.outcome == "written"
+    assert outcome.lines == note.count("\n") >= 2
+    assert outcome.commit == commit(tmp_path).sha
 
 
 async def test_request_shape_and_no_reply(
@@ -100,7 +99,7 @@ async def test_request_shape_and_no_reply(
 ) -> None:
     server.enqueue(Reply(text="no_reply — nothing new", split=2))
     items = await flush(fake_llm, pinned_tool)
-    assert kinds(items) == ["FlushStarted", "FlushFinished", "FlushOutcome"]
+    assert kinds(items) == ["FlushStarted", "FlushOutcome"]
     assert items[-1] == FlushOutcome("no_reply", 0, None, None)
     (request,) = server.requests
     assert [t["function"]["name"] for t in request["tools"]] == ["memory_append"]
@@ -116,11 +115,10 @@ async def test_a_model_error_fails_the_flush(
 ) -> None:
     server.enqueue(Fault(status=401))
     items = await flush(fake_llm, pinned_tool)
-    assert kinds(items) == ["FlushStarted", "FlushFinished", "FlushOutcome"]
+    assert kinds(items) == ["FlushStarted", "FlushOutcome"]
     outcome = items[-1]
     assert isinstance(outcome, FlushOutcome) and outcome.outcome == "failed"
     assert outcome.error is not None and outcome.error.startswith("auth")
-    assert items[-2].error == outcome.error
 
 
 async def test_every_tool_call_failing_fails_the_flush(
@@ -194,4 +192,3 @@ async def test_a_reply_that_ignores_the_flush_is_ignored_not_no_reply(
     outcome = items[-1]
     assert isinstance(outcome, FlushOutcome) and outcome.outcome == "ignored"
     assert outcome.error is not None and "without memory_append or NO_REPLY" in outcome.error
-    assert isinstance(items[-2], FlushFinished) and items[-2].outcome == "ignored"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from shell.events import CompactionFinished
 from shell.lifecycle.compaction import CompactionResult, compaction_entry
 from shell.messages import is_summary_message, summary_message
 from shell.session.record import FlushCycle, SessionRecord
@@ -143,14 +144,17 @@ def test_a_torn_last_line_is_tolerated_and_later_appends_survive(tmp_path: Path)
 
 
 def _compaction(kept: list[dict[str, object]], summary: str) -> CompactionResult:
-    return CompactionResult(
-        messages=[summary_message(summary), *kept],
-        summary=summary,
+    receipt = CompactionFinished(
+        trigger="manual",
         tokens_before=5000,
         tokens_after=900,
         turns_summarised=3,
-        attempts=1,
+        messages_kept=len(kept),
+        duration_ms=1.0,
+        summary=summary,
+        compaction_count=1,
     )
+    return CompactionResult(messages=[summary_message(summary), *kept], receipt=receipt)
 
 
 def test_messages_after_compactions_are_summary_plus_tail(tmp_path: Path) -> None:

@@ -4,10 +4,17 @@ sparkline of the prompt size per turn (pure functions, then Pilot on the real co
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from itertools import pairwise
+from pathlib import Path
 
-from tests.ui.conftest import MakeApp, send, started
+from shell.build import build_agent
+from shell.config import Settings
+from tests.fakes.openai_script import Fault, Reply
+from tests.fakes.openai_server import FakeOpenAI
+from tests.ui.conftest import MakeApp, Ticks, send, started
 from tests.ui.pilot_helpers import painted
+from widgets.app import CairnApp
 from widgets.status.lookahead import countdown, growth_per_turn, spark_cells, turns_until
 
 CHAT = (
@@ -99,3 +106,24 @@ async def test_at_80_columns_the_countdown_is_short_and_the_sparkline_hidden(
         shown = painted(app.status_bar.lookahead)
         assert re.fullmatch(r"(flush|compact) [\d.]+k?(·\d+t)?", shown.strip()), shown
         assert meter.size.width >= 16 and app.status_bar.virtual_size.width <= 80
+
+
+async def test_after_a_failed_flush_the_countdown_still_says_flush(
+    fake_settings: Settings, fake_openai: FakeOpenAI, workspace: Path
+) -> None:
+    """The core keeps the cycle open after a failed flush (it flushes again): the countdown
+    reads the cycle from `UsageUpdated`, so it says flush until a flush settles the cycle."""
+    settings = replace(fake_settings, max_attempts=1, timer=Ticks())
+    app = CairnApp(build_agent(settings, index_in_background=False))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await started(app, pilot)
+        fake_openai.enqueue(Reply(text="noted"))
+        await send(app, pilot, "My sister lives in Tromsø.")
+        assert painted(app.status_bar.lookahead).startswith("flush in")
+        fake_openai.enqueue(Fault(status=500))  # the flush call fails
+        await send(app, pilot, "/flush")
+        assert painted(app.status_bar.lookahead).startswith("flush in")
+        for _ in range(2):  # two flushes that ignore memory_append: the cycle gives up
+            fake_openai.enqueue(Reply(text="Happy to help!"))
+            await send(app, pilot, "/flush")
+        assert painted(app.status_bar.lookahead).startswith("compact in")

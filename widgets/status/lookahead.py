@@ -125,22 +125,20 @@ class LookAhead(Widget):
         self.flush_threshold = 0
         self.compaction_threshold = 0
         self.flushed = False
-        """Whether this cycle's flush happened (until the next compaction)."""
+        """Whether the core says this cycle's flush is settled (`UsageUpdated.cycle_flushed`)."""
         self.sizes: list[int] = []
         """The prompt size at the end of each turn."""
 
-    def show_usage(self, used: int, flush_threshold: int, compaction_threshold: int) -> None:
+    def show_usage(
+        self, used: int, flush_threshold: int, compaction_threshold: int, *, flushed: bool
+    ) -> None:
         self.used, self.flush_threshold = used, flush_threshold
-        self.compaction_threshold = compaction_threshold
+        self.compaction_threshold, self.flushed = compaction_threshold, flushed
         self.refresh()
 
     def end_turn(self) -> None:
         """A turn ended: its prompt size is the sparkline's next point."""
         self.sizes.append(self.used)
-        self.refresh()
-
-    def show_flushed(self, flushed: bool) -> None:
-        self.flushed = flushed
         self.refresh()
 
     def countdown(self, *, short: bool = False) -> str:

@@ -1,0 +1,224 @@
+"""One turn: model call → tool calls → model call … until the model answers without tools. It
+lives above `shell.loop` (the calls), which the lifecycle and dreaming use too.
+
+Before *every* model call runs the one pre-call step (`shell.lifecycle.precall`): the flush gate,
+a flush when it says so, compaction only after that, the window fit and the refusal. Each way a
+turn ends raises `TurnEnded` with its reason, caught in one place (`TurnLoop.run`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+
+from shell.config import Settings
+from shell.context.request import PromptSize, RequestBuilder
+from shell.events import (
+    AssistantMessage,
+    Error,
+    Event,
+    Notice,
+    StartupPreludeInjected,
+    TurnEnding,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+from shell.lifecycle.manager import MemoryLifecycle
+from shell.lifecycle.precall import CallReady, prepare_call
+from shell.lifecycle.reinject import startup_prelude
+from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
+from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
+from shell.memory.service import RecallService
+from shell.model import LLM, ModelError, ModelReply
+from shell.session.conversation import Conversation
+from shell.tools.toolbox import Toolbox
+from shell.tools.workbench import Workbench
+
+
+class TurnEnded(Exception):
+    """The turn ends here, for `reason` (a cancel says `during` what)."""
+
+    def __init__(self, reason: TurnEnding, during: StoppedDuring | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.during = reason, during
+
+
+@dataclass
+class TurnParts:
+    """What a turn works with, wired by `shell.build` through the `Agent`."""
+
+    settings: Settings
+    llm: LLM
+    conversation: Conversation
+    toolbox: Toolbox
+    request_builder: RequestBuilder
+    lifecycle: MemoryLifecycle
+    recall: RecallService
+    workbench: Workbench
+
+
+class TurnLoop:
+    """Runs the turns of one session, and keeps what the provider reported for the last call."""
+
+    def __init__(self, parts: TurnParts, *, index_in_background: bool) -> None:
+        self.parts = parts
+        self.cancellation = Cancellation()
+        self.reported = (0, 0)
+        """The provider's prompt and completion tokens for this session's last call."""
+        self._index_in_background = index_in_background
+
+    def usage(self, size: PromptSize | None = None) -> UsageUpdated:
+        """The meter; `size`: the prompt's count when the pre-call step just took it."""
+        return self.parts.request_builder.usage(self.reported, size)
+
+    async def run(self, prompt: str) -> AsyncGenerator[Event]:
+        p = self.parts
+        p.conversation.record.turns += 1
+        turn = TurnLog(p.conversation.record.turns)
+        yield TurnStarted(
+            session_id=p.conversation.record.session_id, turn=turn.number, prompt=prompt
+        )
+        for event in p.recall.drain():
+            yield event
+        if prelude := self._startup_prelude():
+            yield prelude
+        message = {"role": "user", "content": prompt}
+        if (size := p.request_builder.projected([message])) >= p.lifecycle.budget.window:
+            # Nothing can make room for it: refused before it enters the conversation.
+            yield Error("context_overflow", p.request_builder.too_big(size))
+            yield TurnFinished(turn=turn.number, reason="error")
+            return
+        p.conversation.append(message)
+        self.cancellation.begin()
+        try:
+            async for event in self._rounds():
+                turn.note(event)
+                yield event
+        except TurnEnded as ended:
+            turn.reason = ended.reason
+            if ended.during is not None:
+                turn.cancelled(ended.during)
+        except (asyncio.CancelledError, GeneratorExit):
+            turn.reason, turn.killed = "cancelled", True
+            raise
+        except Exception:
+            turn.reason = "error"  # a bug in the core: the consumer gets the exception next
+            raise
+        finally:
+            self.cancellation.end()
+            p.conversation.close_open_tool_calls()
+            p.conversation.prelude = ""
+            p.conversation.save()
+            if not turn.killed:
+                for event in p.recall.drain():
+                    yield event
+                if turn.reason == "cancelled":
+                    yield turn.receipt()
+                yield TurnFinished(turn=turn.number, reason=turn.reason)
+            if self._index_in_background:
+                p.recall.start()  # after the first answer, never in its way (once)
+
+    async def _rounds(self) -> AsyncIterator[Event]:
+        """Rounds until one raises `TurnEnded`: the pre-call step, the model call, the tools."""
+        limit = self.parts.settings.max_tool_rounds
+        rounds, overflow, retried = 0, None, False
+        while rounds < limit:
+            ready: CallReady | None = None
+            stop = lambda: self.cancellation.requested  # noqa: E731
+            async for item in prepare_call(self.parts.lifecycle, stop=stop, overflow=overflow):
+                if isinstance(item, CallReady):
+                    ready = item
+                else:
+                    yield item
+            assert ready is not None
+            if ready.cancelled:
+                raise TurnEnded("cancelled", "memory_lifecycle")
+            if ready.refused:
+                yield Error("context_overflow", ready.refused)
+                raise TurnEnded("error")
+            yield self.usage(ready.size)
+            reply, overflow = None, None
+            try:
+                async for got in self._call(ready.counted, retry=not retried):
+                    if isinstance(got, ModelReply):
+                        reply = got
+                    else:
+                        yield got
+            except _Overflow as error:
+                overflow, retried = str(error), True
+                continue
+            assert reply is not None
+            async for event in self._answer_or_tools(reply, rounds):
+                yield event
+            rounds += 1
+        yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
+        raise TurnEnded("tool_limit")
+
+    async def _call(self, sent: int, *, retry: bool) -> AsyncIterator[Event | ModelReply]:
+        """One model call; its reply last. A first context overflow raises `_Overflow`."""
+        p = self.parts
+        call = ModelCall(p.llm, p.request_builder.request(), p.request_builder.tool_schemas)
+        try:
+            async for event in self.cancellation.until_requested(call.events()):
+                yield event
+        except ModelError as error:
+            if error.kind == "context_overflow" and retry:
+                raise _Overflow(error.message) from error
+            yield Error(error.kind, error.message, discard_partial=call.shown_text)
+            raise TurnEnded("error") from error
+        if self.cancellation.requested and not call.answered:  # cut mid-answer: not kept
+            raise TurnEnded("cancelled", "model_call")
+        reply = call.reply
+        self._count_usage(reply)
+        p.request_builder.calibrate(reply.prompt_tokens, sent)
+        p.conversation.append(reply.message())
+        yield reply
+
+    async def _answer_or_tools(self, reply: ModelReply, rounds: int) -> AsyncIterator[Event]:
+        """The reply's text; the turn ends with an answer without tools, else the tools run."""
+        p = self.parts
+        if reply.text:
+            yield AssistantMessage(text=reply.text)
+        if not reply.tool_calls:
+            empty = not reply.text.strip() and not rounds  # no text and no tool call at all
+            if empty:
+                yield Notice("The model returned an empty answer.", level="warning")
+            yield self.usage()
+            raise TurnEnded("empty" if empty else "completed")
+        tools = run_tool_calls(
+            p.toolbox,
+            reply.tool_calls,
+            side_events=lambda: [*p.recall.drain(), *p.workbench.drain()],
+            stop=lambda: self.cancellation.requested,
+            cancelled=self.cancellation.event,
+            fit=p.workbench.fit,
+        )
+        async for item in tools:
+            if isinstance(item, ToolDone):
+                p.conversation.append(item.message())
+            else:
+                yield item
+        if self.cancellation.requested:
+            raise TurnEnded("cancelled", "tool_calls")
+
+    def _count_usage(self, reply: ModelReply) -> None:
+        record = self.parts.conversation.record
+        self.reported = (reply.prompt_tokens, reply.completion_tokens)
+        record.prompt_tokens_total += reply.prompt_tokens
+        record.completion_tokens_total += reply.completion_tokens
+
+    def _startup_prelude(self) -> StartupPreludeInjected | None:
+        """A new session's first call gets the recent daily notes as background, once."""
+        record, settings = self.parts.conversation.record, self.parts.settings
+        if not record.needs_prelude:
+            return None
+        prelude, files = startup_prelude(settings.workspace, today=settings.clock().date())
+        self.parts.conversation.prelude = prelude
+        record.needs_prelude = False
+        return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None
+
+
+class _Overflow(Exception):
+    """The provider said the prompt is too big: the pre-call step runs again with its message."""

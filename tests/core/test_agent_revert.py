@@ -55,7 +55,7 @@ async def test_a_revert_is_one_memory_written_per_file_and_is_kept_for_resume(
     assert "deploys on Friday" not in (root / "MEMORY.md").read_text() != before
     assert _git(root, "log", "-1", "--format=%s") == 'Revert "memory(tool): two files"'
     assert _git(root, "status", "--porcelain") == ""
-    agent.save()
+    agent.conversation.save()
     assert [e for e in agent.conversation.sessions.views.read(agent.session_id)] == written
     await agent.aclose()
 
@@ -108,7 +108,7 @@ async def test_an_edit_in_the_users_editor_is_kept_for_resume_too(
         events = [event async for event in stream]
     [written] = [event for event in events if isinstance(event, MemoryWritten)]
     assert written.reason == "user" and written.commit == _git(root, "rev-parse", "HEAD")
-    agent.save()
+    agent.conversation.save()
     kept = agent.conversation.sessions.views.read(agent.session_id)
     assert [event for event in kept if isinstance(event, MemoryWritten)] == [written]
     await agent.aclose()

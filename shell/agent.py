@@ -21,7 +21,6 @@ from shell.events import (
     ApprovalChoice,
     DreamTrigger,
     Event,
-    SessionStarted,
     Take,
     ToolsListed,
     UsageUpdated,
@@ -35,7 +34,7 @@ from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.views import ViewRecorder
-from shell.start import start_session
+from shell.start import session_started, start_session
 from shell.streams import merged
 from shell.sync.service import SyncService
 from shell.tools.toolbox import Toolbox
@@ -180,13 +179,7 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
         self.conversation.restart(self.settings.model)
         self.loop.reported = (0, 0)  # the provider's numbers were the old session's
         self._resumed = False
-        yield SessionStarted(
-            session_id=self.session_id,
-            resumed=False,
-            model=self.settings.model,
-            workspace=str(self.workspace),
-            demo=self.settings.demo,
-        )
+        yield session_started(self, resumed=False)
         yield self.usage()
 
     async def dream(self, trigger: DreamTrigger = "manual") -> AsyncGenerator[Event]:

@@ -41,6 +41,17 @@ class Starting(Protocol):
     def usage(self) -> UsageUpdated: ...
 
 
+def session_started(agent: Starting, *, resumed: bool) -> SessionStarted:
+    """The announcement of a session, at start and after `/new`."""
+    return SessionStarted(
+        session_id=agent.session_id,
+        resumed=resumed,
+        model=agent.settings.model,
+        workspace=str(agent.workspace),
+        demo=agent.settings.demo,
+    )
+
+
 async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Event]:
     """Announce the session and resolve the context window. The bootstrap files and the
     first token count (which loads the tokenizer) run off the event loop, so a TUI paints
@@ -53,13 +64,7 @@ async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Even
     # the start's Loading events come or not by the threads' race.
     model_loading = not agent.llm.loaded()
     agent.llm.preload()
-    yield SessionStarted(
-        session_id=agent.session_id,
-        resumed=resumed,
-        model=agent.settings.model,
-        workspace=str(agent.workspace),
-        demo=agent.settings.demo,
-    )
+    yield session_started(agent, resumed=resumed)
     if model_loading:
         yield Loading("model", done=False)
     if not agent.window.resolved and (

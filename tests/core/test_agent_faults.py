@@ -129,9 +129,11 @@ async def test_a_fault_retrying_cannot_fix_ends_the_turn_with_a_clear_error(
 
 
 async def test_a_dead_port_is_a_clear_error_after_the_retries(
-    fake_settings: Settings, unused_port: int
+    fake_settings: Settings, refused_port: int
 ) -> None:
-    settings = replace(fake_settings, api_base=f"http://127.0.0.1:{unused_port}/v1", max_attempts=2)
+    settings = replace(
+        fake_settings, api_base=f"http://127.0.0.1:{refused_port}/v1", max_attempts=2
+    )
     agent = await started(settings)
 
     events = await collect(agent.submit("anyone there?"))

@@ -93,10 +93,10 @@ async def test_a_fact_remembered_on_one_machine_is_recalled_on_the_other(
 
 
 async def test_an_unreachable_remote_is_a_notice_and_the_turn_completes(
-    demo_settings: Settings, tmp_path: Path, unused_port: int
+    demo_settings: Settings, tmp_path: Path, refused_port: int
 ) -> None:
     agent = machine(
-        demo_settings, tmp_path / "ws", f"git://127.0.0.1:{unused_port}/memory.git", "box"
+        demo_settings, tmp_path / "ws", f"git://127.0.0.1:{refused_port}/memory.git", "box"
     )
     [_ async for _ in agent.start()]
     events = await turn(agent, "remember that the backup runs at 02:00")

@@ -194,11 +194,11 @@ async def test_a_provider_that_refuses_the_response_format_is_asked_without(
 
 
 async def test_a_failed_model_call_falls_back_to_rule(
-    tmp_path: Path, clock: Clock, fake_settings: Settings, unused_port: int
+    tmp_path: Path, clock: Clock, fake_settings: Settings, refused_port: int
 ) -> None:
     llm = LLM(
         "openai/fake",
-        api_base=f"http://127.0.0.1:{unused_port}/v1",
+        api_base=f"http://127.0.0.1:{refused_port}/v1",
         api_key="x",
         max_attempts=1,
         timeout=2,

@@ -156,10 +156,10 @@ async def test_clicking_the_conflict_block_opens_the_modal(
 
 
 async def test_an_unreachable_remote_is_one_notice_and_the_turn_goes_on(
-    demo_app: MakeApp, tmp_path: Path, unused_port: int
+    demo_app: MakeApp, tmp_path: Path, refused_port: int
 ) -> None:
     trace = tmp_path / "trace.jsonl"
-    remote = f"git://127.0.0.1:{unused_port}/x"
+    remote = f"git://127.0.0.1:{refused_port}/x"
     app = demo_app(remote=remote, sync_push_delay=0.05, trace=trace)
 
     def failures() -> int:

@@ -10,7 +10,7 @@
                                                   dream, or decide on what dreaming proposed
     cairn replay TRACE                            play a recorded trace back into the TUI
     cairn serve [--host H] [--port P] [--token T] the TUI in a browser, on 127.0.0.1:8000
-                                                  (the page and its websocket want the token)
+          [--max-sessions N]                      (the page and its websocket want the token)
     cairn tools [--json]                          the tools, their approvals, the MCP servers
     cairn remote add URL | sync | init --remote URL   one memory on every machine
     cairn history [--json] [-n N]                 the memory's commits
@@ -78,6 +78,12 @@ def _add_serve(sub: Subcommands) -> None:
         "--token",
         help="the secret the page and the websocket want (default: $CAIRN_SERVE_TOKEN, else a "
         "new random one, printed in the URL); other users see it in `ps`: prefer the variable",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=4,
+        help="TUIs running at once; the next connection is refused (default 4)",
     )
 
 

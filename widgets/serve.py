@@ -11,7 +11,7 @@ the bundled fonts instead. A browser's other pages may not drive the shell: the 
 refuses a foreign `Origin`, and a loopback server answers only to a loopback `Host` (a
 DNS-rebinding name pointed at 127.0.0.1 gets a 403). Neither stops a local process, which
 sends no `Origin` at all: the page and the websocket both want the token `serve` prints in its
-URL (`widgets/serve_access.py`).
+URL (`widgets/serve_access.py`), and a few sessions run at once (`--max-sessions`).
 
 The token reaches the websocket in its path (`/ws/<token>`): textual-serve's script opens the
 page's `data-session-websocket-url` with `?width=…&height=…` appended, so a query there would be
@@ -33,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from widgets.serve_access import TOKEN_ENV, serve_token, token_matches
+from widgets.serve_access import TOKEN_ENV, Sessions, serve_token, token_matches
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -68,6 +68,7 @@ class ServePlan:
     port: int
     token: str = field(repr=False)
     """What the page and the websocket want before they start a TUI."""
+    max_sessions: int = 4
 
     @property
     def url(self) -> str:
@@ -131,10 +132,12 @@ def plan_serve(
 
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port must be between 1 and 65535, not {args.port}")
+    if args.max_sessions < 1:
+        raise ConfigError(f"--max-sessions must be at least 1, not {args.max_sessions}")
     token = serve_token(args.token, environ)
     # `exec`: the TUI is the server's own child, so it can tell when the server is gone.
     command = "exec " + shlex.join(tui_argv(args, workspace))
-    return ServePlan(command, args.host, args.port, token)
+    return ServePlan(command, args.host, args.port, token, args.max_sessions)
 
 
 def served_page() -> str:
@@ -172,6 +175,7 @@ def _server_class() -> Any:
             super().__init__(plan.command, host=plan.host, port=plan.port, title="Cairn")
             self.plan = plan
             self.out = out
+            self.sessions = Sessions(plan.max_sessions)
 
         def initialize_logging(self) -> None:
             # One line says where; after it, only what went wrong.
@@ -213,6 +217,8 @@ def _server_class() -> Any:
 
         async def handle_index(self, request: web.Request) -> web.StreamResponse:
             self._admit(request, request.query.get("token"))
+            if self.sessions.full:
+                raise web.HTTPServiceUnavailable(text=self.sessions.refusal)
             # The page's links point where the browser came from: right behind --host 0.0.0.0.
             public = f"http://{request.host}"
             context = {
@@ -229,6 +235,9 @@ def _server_class() -> Any:
             origin = request.headers.get("Origin")
             if origin is not None and origin != f"http://{request.host}":
                 raise web.HTTPForbidden(text="cairn serve refuses a page from another origin")
-            return await super().handle_websocket(request)
+            if self.sessions.full:
+                raise web.HTTPServiceUnavailable(text=self.sessions.refusal)
+            with self.sessions.held():
+                return await super().handle_websocket(request)
 
     return CairnServer

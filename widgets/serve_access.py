@@ -1,4 +1,4 @@
-"""Who may open a TUI that `cairn serve` runs: the holder of its token.
+"""Who may open a TUI that `cairn serve` runs: the holder of its token, a few at a time.
 
 The token is the only thing a local process or another user on the machine lacks: a loopback
 bind and the `Origin` check stop a browser's other pages, not a client that sends no `Origin`.
@@ -9,7 +9,8 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 TOKEN_ENV = "CAIRN_SERVE_TOKEN"
 
@@ -36,3 +37,31 @@ def token_matches(expected: str, offered: str | None) -> bool:
     if offered is None:
         return False
     return hmac.compare_digest(expected.encode(), offered.encode())
+
+
+class Sessions:
+    """The TUIs running for connections, at most `limit` at once."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.running = 0
+
+    @property
+    def full(self) -> bool:
+        return self.running >= self.limit
+
+    @property
+    def refusal(self) -> str:
+        return (
+            f"cairn serve runs as many sessions as --max-sessions allows ({self.limit}): "
+            "close one, then reload this page"
+        )
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """One session for the duration; the caller checked `full` with no await in between."""
+        self.running += 1
+        try:
+            yield
+        finally:
+            self.running -= 1

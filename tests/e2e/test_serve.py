@@ -138,6 +138,9 @@ def test_each_serve_makes_a_new_token_unless_given_one(tmp_path: Path) -> None:
         plan_serve(serve_args("--token", "short"), tmp_path, {})
     with pytest.raises(ConfigError, match="CAIRN_SERVE_TOKEN must be"):
         plan_serve(serve_args(), tmp_path, {"CAIRN_SERVE_TOKEN": "a token with spaces in it"})
+    with pytest.raises(ConfigError, match="--max-sessions must be at least 1, not 0"):
+        plan_serve(serve_args("--max-sessions", "0"), tmp_path, {})
+    assert plan_serve(serve_args(), tmp_path, {}).max_sessions == 4
 
 
 def test_serve_runs_the_tui_with_its_options_quoted(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """`cairn serve` against the attacks of issue 30, each on a real server with real clients.
 
 What worked before: a websocket with no `Origin` (any local process, any user) started a TUI and
-typed into it.
+typed into it; every connection started one more TUI.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
@@ -134,6 +135,31 @@ async def test_another_user_without_the_token_is_refused(tmp_path: Path) -> None
         )
         assert done.stdout == "HTTP/1.1 403 Forbidden\n", done.stderr
         assert children(served.process.pid) == []
+
+
+async def test_serve_runs_at_most_max_sessions(tmp_path: Path) -> None:
+    with serving(tmp_path, "--max-sessions", "1") as served:
+        page = f"{served.url}/?token={served.token}"
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(session_url(served, served.token)) as first,
+        ):
+            await first.receive(timeout=STOP_BOUND_S)  # its TUI runs
+            assert await handshake(session_url(served, served.token)) == 503
+            status, text = await asyncio.to_thread(get, page)
+            assert (status, text) == (
+                503,
+                "cairn serve runs as many sessions as --max-sessions allows (1): close one, "
+                "then reload this page",
+            )
+            assert len(children(served.process.pid)) == 1
+
+        # Its TUI quits when its connection closes, and the slot is free again.
+        deadline = time.monotonic() + STOP_BOUND_S
+        while (await asyncio.to_thread(get, page))[0] == 503:
+            assert time.monotonic() < deadline, "the closed session was never released"
+            await asyncio.sleep(0.1)
+        assert await handshake(session_url(served, served.token)) == 101
 
 
 async def test_the_token_from_the_environment_reaches_neither_tui_nor_trace(

@@ -11,7 +11,8 @@ the bundled fonts instead. A browser's other pages may not drive the shell: the 
 refuses a foreign `Origin`, and a loopback server answers only to a loopback `Host` (a
 DNS-rebinding name pointed at 127.0.0.1 gets a 403). Neither stops a local process, which
 sends no `Origin` at all: the page and the websocket both want the token `serve` prints in its
-URL (`widgets/serve_access.py`), and a few sessions run at once (`--max-sessions`).
+URL (`widgets/serve_access.py`), a few sessions run at once (`--max-sessions`), and no page may
+frame the shell.
 
 The token reaches the websocket in its path (`/ws/<token>`): textual-serve's script opens the
 page's `data-session-websocket-url` with `?width=…&height=…` appended, so a query there would be
@@ -33,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from widgets.serve_access import TOKEN_ENV, Sessions, serve_token, token_matches
+from widgets.serve_access import SECURITY_HEADERS, TOKEN_ENV, Sessions, serve_token, token_matches
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -204,7 +205,13 @@ def _server_class() -> Any:
             loader = jinja2.DictLoader({"app_index.html": served_page()})
             aiohttp_jinja2.setup(app, loader=loader)
             app.router.add_get("/ws/{token}", self.handle_websocket)
+            app.on_response_prepare.append(self._add_security_headers)
             return app
+
+        async def _add_security_headers(
+            self, request: web.Request, response: web.StreamResponse
+        ) -> None:
+            response.headers.update(SECURITY_HEADERS)
 
         def _admit(self, request: web.Request, token: str | None) -> None:
             host = (request.url.host or "").strip("[]")

@@ -18,6 +18,14 @@ TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,}")
 """What `--token` and `$CAIRN_SERVE_TOKEN` may be: URL-safe (it travels in the page's query and
 the websocket's path, unquoted) and long enough not to be guessed."""
 
+SECURITY_HEADERS: Mapping[str, str] = {
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    # The page's URL holds the token: a link the TUI opens must not carry it to another site.
+    "Referrer-Policy": "no-referrer",
+}
+"""On every response: no page may frame the shell (a click-jacking page could type into it)."""
+
 
 def serve_token(given: str | None, environ: Mapping[str, str]) -> str:
     """`--token`, else `$CAIRN_SERVE_TOKEN`, else a new random one."""

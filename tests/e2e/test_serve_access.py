@@ -1,7 +1,7 @@
 """`cairn serve` against the attacks of issue 30, each on a real server with real clients.
 
 What worked before: a websocket with no `Origin` (any local process, any user) started a TUI and
-typed into it; every connection started one more TUI.
+typed into it; every connection started one more TUI; any page could frame the shell.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
+from email.message import Message
 from pathlib import Path
 
 import aiohttp
@@ -52,6 +55,14 @@ def children(pid: int) -> list[int]:
 
 def proc(pid: int, name: str) -> bytes:
     return Path(f"/proc/{pid}/{name}").read_bytes()
+
+
+def headers_of(url: str) -> Message:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.headers
+    except urllib.error.HTTPError as error:
+        return error.headers
 
 
 async def test_a_websocket_without_origin_or_token_starts_no_tui(tmp_path: Path) -> None:
@@ -160,6 +171,21 @@ async def test_serve_runs_at_most_max_sessions(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "the closed session was never released"
             await asyncio.sleep(0.1)
         assert await handshake(session_url(served, served.token)) == 101
+
+
+def test_no_page_may_frame_the_shell(tmp_path: Path) -> None:
+    with serving(tmp_path) as served:
+        for url in (
+            f"{served.url}/?token={served.token}",  # the page
+            f"{served.url}/",  # its refusal
+            f"{served.url}/ws/{WRONG}",  # a websocket's refusal
+            f"{served.url}/static/js/textual.js",
+            f"{served.url}/no-such-page",
+        ):
+            headers = headers_of(url)
+            assert headers["Content-Security-Policy"] == "frame-ancestors 'none'", url
+            assert headers["X-Frame-Options"] == "DENY", url
+            assert headers["Referrer-Policy"] == "no-referrer", url
 
 
 async def test_the_token_from_the_environment_reaches_neither_tui_nor_trace(

@@ -9,7 +9,7 @@ import pytest
 
 from shell.config import ToolSettings
 from shell.events import ApprovalDecided, ApprovalRequested, Event
-from shell.tools.approvals import Approvals, matching_rule
+from shell.tools.approvals import Approvals, matching_rule, suggested_rules
 from shell.tools.toolbox import CallContext, CallPreview, Tool, Toolbox, ToolResult
 
 
@@ -154,3 +154,26 @@ async def test_an_answer_for_no_waiting_call_approves_nothing_later() -> None:
     assert approvals.answer("call_1", "allow_session") is False
     _, seen, ran = await ask(approvals, "make", ("deny", ""))
     assert ran == [] and isinstance(seen[0], ApprovalRequested)
+
+
+async def test_headless_suggests_a_rule_per_program_or_says_none_can_cover_the_line() -> None:
+    approvals = Approvals(ToolSettings(), interactive=False)
+    result, _, _ = await ask(approvals, "ma''ke test | tee 'out file'", None)
+    assert result.error and (
+        "such as --allow 'run_command:make*' --allow 'run_command:tee*'." in result.error
+    )
+    result, _, ran = await ask(approvals, "make() (touch PWNED) && make", None)
+    assert ran == [] and result.error
+    assert "No allow rule can cover this command line (it has a function definition)" in (
+        result.error
+    )
+    assert "make()" not in result.error
+
+
+@pytest.mark.parametrize(
+    ("tool", "subject", "rule"),
+    [("edit_file", "docs/a[1].md", "edit_file:docs/a[[]1].md"), ("time__now", "", "time__now")],
+)
+def test_suggested_rules_for_other_tools_name_the_file(tool: str, subject: str, rule: str) -> None:
+    assert suggested_rules(tool, subject) == (rule,)
+    assert matching_rule((rule,), tool, subject) == rule

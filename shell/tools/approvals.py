@@ -18,6 +18,9 @@ or the command line of a `run_command`, parsed as the shell parses it
 `&&`, `||`, `;` or `|` matches no pattern: only a rule naming the bare tool, `--yes` or the user
 lets it run. A rule on a program that runs code (`make`, `pytest`, `npm`) trusts that program
 with whatever the project's files tell it to do.
+
+"Allow for this session" remembers the call's subject: that command line exactly, that file for
+an edit, the whole tool for an MCP tool.
 """
 
 from __future__ import annotations
@@ -158,13 +161,18 @@ def _settle(waiting: asyncio.Future[Answer | None], answer: Answer | None) -> No
 
 
 def session_key(tool: str, subject: str) -> tuple[str, str]:
-    """What "allow for this session" remembers: a command line exactly; any other tool whole."""
-    return (tool, subject) if tool == COMMAND_TOOL else (tool, "")
+    """What "allow for this session" remembers: the call's subject (a command line exactly, an
+    edit's file), or the whole tool when it has none (an MCP tool)."""
+    return (tool, subject)
 
 
 def session_scope(tool: str, subject: str) -> str:
     """What "allow for this session" would allow, in words."""
-    return f"{tool} `{subject}`" if tool == COMMAND_TOOL else f"every {tool}"
+    if not subject:
+        return f"every {tool}"
+    if tool == COMMAND_TOOL:
+        return f"{tool} `{subject}`"
+    return f"{tool} {'to' if tool == 'write_file' else 'on'} `{subject}`"
 
 
 def suggested_rules(tool: str, subject: str) -> tuple[str, ...] | Refused:

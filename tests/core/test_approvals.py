@@ -156,6 +156,45 @@ async def test_an_answer_for_no_waiting_call_approves_nothing_later() -> None:
     assert ran == [] and isinstance(seen[0], ApprovalRequested)
 
 
+def write_tool(wrote: list[str]) -> Tool:
+    async def run(arguments: dict[str, Any], context: CallContext) -> ToolResult:
+        wrote.append(arguments["path"])
+        return ToolResult("ok")
+
+    async def preview(arguments: dict[str, Any]) -> CallPreview:
+        return CallPreview(f"write {arguments['path']}", subject=arguments["path"], diff="+x")
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    return Tool("write_file", "Write a file.", schema, run, risk="write", preview=preview)
+
+
+async def test_allow_for_the_session_covers_the_same_file_only_and_says_so() -> None:
+    approvals = Approvals(ToolSettings(), interactive=True)
+    wrote: list[str] = []
+    toolbox = Toolbox([write_tool(wrote)], approve=approvals)
+
+    async def write(path: str, answer: str | None) -> list[Event]:
+        seen: list[Event] = []
+
+        def emit(event: Event) -> None:
+            seen.append(event)
+            if isinstance(event, ApprovalRequested) and answer is not None:
+                asyncio.get_running_loop().call_soon(approvals.answer, event.call_id, answer)
+
+        await toolbox.call("write_file", {"path": path}, CallContext("call_3", emit))
+        return seen
+
+    [request, _] = await write("src/app.py", "allow_session")
+    assert isinstance(request, ApprovalRequested)
+    assert request.session_scope == "write_file to `src/app.py`"
+    [decided] = await write("src/app.py", None)  # nobody answers: not asked
+    assert isinstance(decided, ApprovalDecided) and decided.by == "session"
+    other = await write("src/other.py", "deny")
+    assert isinstance(other[0], ApprovalRequested)
+    assert wrote == ["src/app.py", "src/app.py"]
+    assert approvals.status(write_tool([])) == "ask"  # one file is not the whole tool
+
+
 async def test_headless_suggests_a_rule_per_program_or_says_none_can_cover_the_line() -> None:
     approvals = Approvals(ToolSettings(), interactive=False)
     result, _, _ = await ask(approvals, "ma''ke test | tee 'out file'", None)

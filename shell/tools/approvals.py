@@ -20,7 +20,8 @@ lets it run. A rule on a program that runs code (`make`, `pytest`, `npm`) trusts
 with whatever the project's files tell it to do.
 
 "Allow for this session" remembers the call's subject: that command line exactly, that file for
-an edit, the whole tool for an MCP tool.
+an edit, the whole tool for an MCP tool. When the commands' sandbox is unavailable
+(`sandboxed=False`), no rule approves a command: it asks, or is denied headless, and says why.
 """
 
 from __future__ import annotations
@@ -51,11 +52,15 @@ class Approvals:
     Args:
         settings: The `[tools]` settings: "ask" or "yes", and the allow rules.
         interactive: Whether someone can be asked (the TUI); headless runs deny instead.
+        sandboxed: Whether commands run in a sandbox; without one no rule approves a command.
     """
 
-    def __init__(self, settings: ToolSettings, *, interactive: bool) -> None:
+    def __init__(
+        self, settings: ToolSettings, *, interactive: bool, sandboxed: bool = True
+    ) -> None:
         self.settings = settings
         self.interactive = interactive
+        self.sandboxed = sandboxed
         self._session: set[tuple[str, str]] = set()
         self._waiting: dict[str, asyncio.Future[Answer | None]] = {}
 
@@ -106,7 +111,9 @@ class Approvals:
             return "yes", "--yes: every call is allowed"
         if session_key(tool.name, preview.subject) in self._session:
             return "session", "allowed for this session"
-        if rule := matching_rule(self.settings.allow, tool.name, preview.subject):
+        if self._rules_approve(tool) and (
+            rule := matching_rule(self.settings.allow, tool.name, preview.subject)
+        ):
             return "rule", f"allow rule {rule!r}"
         return None
 
@@ -116,10 +123,22 @@ class Approvals:
             return "free"
         if self.settings.approval == "yes" or (tool.name, "") in self._session:
             return "allowed"
+        if not self._rules_approve(tool):
+            return "ask"
         names = [rule.partition(":")[0] for rule in self.settings.allow if ":" not in rule]
         return "allowed" if any(fnmatch.fnmatchcase(tool.name, n) for n in names) else "ask"
 
+    def _rules_approve(self, tool: Tool) -> bool:
+        return self.sandboxed or tool.name != COMMAND_TOOL
+
     def _how_to_allow(self, tool: Tool, preview: CallPreview) -> str:
+        if not self._rules_approve(tool):
+            rule = matching_rule(self.settings.allow, tool.name, preview.subject)
+            held = f"The allow rule {rule!r} covers it, but no" if rule else "No"
+            return (
+                f"{held} allow rule approves a command while the commands' sandbox is "
+                "unavailable: only --yes would let it run."
+            )
         rules = suggested_rules(tool.name, preview.subject)
         if isinstance(rules, Refused):
             return (

@@ -216,3 +216,21 @@ async def test_headless_suggests_a_rule_per_program_or_says_none_can_cover_the_l
 def test_suggested_rules_for_other_tools_name_the_file(tool: str, subject: str, rule: str) -> None:
     assert suggested_rules(tool, subject) == (rule,)
     assert matching_rule((rule,), tool, subject) == rule
+
+
+async def test_without_the_sandbox_no_rule_approves_a_command() -> None:
+    rules = ToolSettings(allow=("run_command:make*", "write_file"))
+    approvals = Approvals(rules, interactive=False, sandboxed=False)
+    result, seen, ran = await ask(approvals, "make test", None)
+    assert ran == [] and result.error
+    assert isinstance(seen[0], ApprovalDecided) and not seen[0].allowed
+    assert "The allow rule 'run_command:make*' covers it, but no allow rule approves a " in (
+        seen[0].reason
+    )
+    assert "sandbox is unavailable" in seen[0].reason
+    assert approvals.status(command_tool([])) == "ask"
+    edit = approvals.standing(write_tool([]), CallPreview("write a.md", subject="a.md"))
+    assert edit == ("rule", "allow rule 'write_file'")  # the sandbox is about commands
+    yes = Approvals(ToolSettings(approval="yes"), interactive=False, sandboxed=False)
+    _, _, ran = await ask(yes, "make test", None)
+    assert ran == ["make test"]  # --yes is the user's word for every call

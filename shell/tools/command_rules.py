@@ -7,7 +7,10 @@ anything the parser cannot read, makes it a line no rule covers (`Refused` says 
 definition, a subshell, a `{ }` group, `if`/`for`/`while`/`case`, `!`, `[[ ]]`, a command or
 process substitution, a `$` expansion, `$'…'`, a redirection or heredoc, an assignment before the
 program (`FOO=1 make`), a `&` that runs in the background, a comment, a line break or another
-control character, a reserved word as the program.
+control character, a reserved word as the program. The grammar's reading is checked against
+the text: every byte must belong to a word or a connective, quoted words are decoded from their
+own text, and two words with nothing between them (the grammar reads `"make"\\x` as two, sh
+runs `makex`) are refused.
 
 A pattern is read as words too (quotes group them, as in the shell). The first word is the
 program, named exactly; each further word matches one word of the command, and a `*`, `?` or
@@ -156,7 +159,10 @@ def _sequence(node: Node, commands: list[tuple[Word, ...]], leaves: list[tuple[i
 
 def _command(node: Node, leaves: list[tuple[int, int]]) -> tuple[Word, ...]:
     words: list[Word] = []
-    for child in node.children:
+    for before, child in zip([None, *node.children], node.children, strict=False):
+        if before is not None and before.end_byte >= child.start_byte:
+            # the grammar split what the shell reads as one word (`""\=` is `=`)
+            raise _NotSimple("it has a word the grammar read as two")
         part = child.children[0] if child.type == "command_name" and child.children else child
         if child.type == "command_name" and child.child_count != 1:
             raise _NotSimple("its program is not one word")
@@ -181,8 +187,10 @@ def _word(node: Node, leaves: list[tuple[int, int]]) -> Word:
                 raise _NotSimple("it has a quoted word the grammar read oddly")
             return Word(text[1:-1])
         case "string":
-            return Word("".join(_double_quoted(part, leaves) for part in node.children))
+            leaves.append((node.start_byte, node.end_byte))
+            return _double_quoted(node)
         case "concatenation":
+            _check_contiguous(node)
             parts = [_word(part, leaves) for part in node.children]
             return Word("".join(p.text for p in parts), any(p.expands for p in parts))
         case other:
@@ -209,25 +217,40 @@ def _unquoted(raw: str) -> Word:
     return Word("".join(text), expands)
 
 
-def _double_quoted(node: Node, leaves: list[tuple[int, int]]) -> str:
-    leaves.append((node.start_byte, node.end_byte))
-    if node.type == '"' and not node.is_named:
-        return ""
-    if node.type != "string_content":
-        raise _NotSimple(f"it has {_described(node.type)} inside double quotes")
-    text: list[str] = []
+def _double_quoted(node: Node) -> Word:
+    """A double-quoted word, read from its text: the grammar's pieces of it are only checked."""
+    for part in node.children:
+        if part.type not in ('"', "string_content"):
+            raise _NotSimple(f"it has {_described(part.type)} inside double quotes")
     raw = _text(node)
-    index = 0
-    while index < len(raw):
-        char = raw[index]
-        if char in "$`":
+    if len(raw) < 2 or raw[0] != '"' or raw[-1] != '"':
+        raise _NotSimple("it has a quoted word the grammar read oddly")
+    text: list[str] = []
+    escaped = False
+    for char in raw[1:-1]:
+        if escaped:
+            text.append(char if char in '$`"\\' else "\\" + char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in '$`"':
             raise _NotSimple(f"it has an unescaped {char!r} inside double quotes")
-        if char == "\\" and index + 1 < len(raw) and raw[index + 1] in '$`"\\':
-            index += 1
-            char = raw[index]
-        text.append(char)
-        index += 1
-    return "".join(text)
+        else:
+            text.append(char)
+    if escaped:
+        raise _NotSimple("it has a quoted word the grammar read oddly")
+    return Word("".join(text))
+
+
+def _check_contiguous(node: Node) -> None:
+    """The parts of one word leave nothing out between them (a tab inside quotes, say)."""
+    position = node.start_byte
+    for part in node.children:
+        if part.start_byte != position:
+            raise _NotSimple("it has a word the grammar read in pieces")
+        position = part.end_byte
+    if position != node.end_byte:
+        raise _NotSimple("it has a word the grammar read in pieces")
 
 
 def _check_covered(data: bytes, leaves: list[tuple[int, int]]) -> None:

@@ -157,6 +157,9 @@ async def test_a_write_shows_its_diff_in_the_modal_and_on_the_card(
     async with app.run_test(size=SIZE) as pilot:
         modal = await ask(app, pilot, "write notes")
         assert "+hello" in modal.query_one(DiffView).diff
+        assert "allow for this session: write_file to `notes.txt`" in str(
+            modal.query_one("#approval-choices").render_line(1).text
+        )
         await pilot.press("y")
         await settle(app, pilot)
         card = app.query_one(ToolCallCard)

@@ -47,7 +47,7 @@ Answer = Callable[[str, ApprovalChoice, str], bool]
 def choice_labels(
     event: ApprovalRequested, *, confirming: bool = False
 ) -> dict[ApprovalChoice, str]:
-    session = "a again (or enter) to allow" if confirming else "a  allow"
+    session = "a  again to allow" if confirming else "a  allow"
     return {
         "allow_once": "y  allow once",
         "allow_session": f"{session} for this session: {event.session_scope}",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from shell.events import (
@@ -222,3 +223,29 @@ async def test_tools_listing_and_mcp_notices(workspace: Path) -> None:
         assert "run_command  project  execute  asks first" in block
         assert "mcp git (stdio): failed, 0 tools · did not start within 20 s" in block
         assert "time__now" in painted(app.query_one(ToolsBlock))
+
+
+async def test_an_approval_asked_over_another_screen_rings_and_says_so(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bar is out of sight under the palette: the bell rings, a toast names the call, and
+    nothing takes the palette's keys."""
+    before, after = asyncio.Event(), asyncio.Event()
+    turn = [TurnStarted(SESSION_ID, 1, "test it"), before, *command_turn(after)[1:]]
+    agent = FakeAgent(workspace, turns={"test it": turn})
+    app = CairnApp(agent)
+    bells: list[None] = []
+    monkeypatch.setattr(app, "bell", lambda: bells.append(None))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "test it"
+        await pilot.press("enter", "ctrl+p")
+        palette = app.screen
+        before.set()
+        await until(pilot, lambda: bool(app.query_one(ApprovalBar).waiting))
+        assert bells == [None]
+        assert any("waits for your approval" in n.message for n in app._notifications)
+        assert app.screen is palette
+        await pilot.press("escape", "tab", "y")
+        assert agent.answers == [("c1", "allow_once", "")]
+        after.set()
+        await settle(app, pilot)

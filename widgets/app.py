@@ -170,7 +170,8 @@ class CairnApp(TerminalApp):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):  # the app sees every key first, the prompt's too
             self._active()
-            if await self.query_one(ApprovalBar).key(event):
+            bar = next(iter(self.query(ApprovalBar)), None)  # None before the first compose
+            if bar is not None and await bar.key(event):
                 return  # it opened the approval waiting
         await super().on_event(event)
 

@@ -4,7 +4,7 @@ Keys (from the prompt, or anywhere on this screen): PageUp / PageDown scroll the
 page, ctrl+home goes to its top, ctrl+end to its end and follows new output again. Home and End
 stay the prompt's (start and end of the line).
 
-Approvals: `tab` opens the one waiting in the bar above the prompt (`widgets.approvals`); with
+Approvals: `tab` opens the one waiting in the bar above the prompt (`screens/approval.py`); with
 none waiting it moves the focus as usual.
 
 Focus: whenever this screen comes back (an overlay or the review screen closed) the prompt gets

@@ -5,11 +5,13 @@ die mid-call, fail to start, serve streamable HTTP)."""
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
@@ -281,8 +283,71 @@ async def test_aclose_leaves_no_child_process(tmp_path: Path) -> None:
     assert (tmp_path / "fake.log").exists()
 
 
+class _Counted(http.server.BaseHTTPRequestHandler):
+    hits: list[str]
+
+    def do_GET(self) -> None:
+        self.hits.append(self.path)
+        body = b'{"type": "string"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def schema_host() -> Iterator[tuple[str, list[str]]]:
+    """A loopback HTTP server that serves a schema at any path: (its URL, the paths asked)."""
+    hits: list[str] = []
+    handler = type("Handler", (_Counted,), {"hits": hits})
+    listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.server_port}", hits
+    finally:
+        listener.shutdown()
+        listener.server_close()
+
+
+async def test_a_remote_ref_in_an_input_schema_is_never_fetched(
+    tmp_path: Path, hubs: list[McpHub], schema_host: tuple[str, list[str]]
+) -> None:
+    url, hits = schema_host
+    hub = await started(hubs, tmp_path, [fake("fake", "remote-ref", f"{url}/key.json")])
+    result = await by_name(hub)["fake__lookup"].call({"key": "k"})
+    assert result.error is not None and f"refers to {url}/key.json" in result.error
+    assert "does not fetch" in result.error
+    assert hits == []
+
+
+def test_a_schema_validator_never_retrieves(schema_host: tuple[str, list[str]]) -> None:
+    from shell.tools.mcp.schemas import OfflineValidator
+    from shell.tools.toolbox import ToolError
+
+    url, hits = schema_host
+    local = {"$defs": {"k": {"type": "string"}}, "properties": {"a": {"$ref": "#/$defs/k"}}}
+    OfflineValidator(local).validate({"a": "fine"})
+    meta = {"properties": {"a": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}}
+    OfflineValidator(meta).validate({"a": {"type": "string"}})  # shipped with jsonschema
+    for schema in (
+        {"$ref": f"{url}/root.json"},
+        {"$id": f"{url}/base.json", "properties": {"a": {"$ref": "other.json"}}},
+        {"properties": {"a": {"$dynamicRef": f"{url}/dynamic.json#x"}}},
+        {"properties": {"a": {"items": {"$ref": f"{url}/deep.json"}}}},
+    ):
+        with pytest.raises(ToolError, match="Cairn does not fetch"):
+            OfflineValidator(schema).validate({"a": ["x"]})
+    assert hits == []
+
+
 def test_odd_names_and_schemas_are_made_valid() -> None:
-    from shell.tools.mcp.tools import object_schema, tool_name
+    from shell.tools.mcp.schemas import object_schema
+    from shell.tools.mcp.tools import tool_name
 
     taken: set[str] = set()
     first = tool_name("my server", "do.it/now", taken)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from shell.agent import Agent
 from shell.build import build_agent
@@ -49,12 +50,18 @@ async def run(agent: Agent, text: str) -> list[Event]:
     return seen
 
 
-def headless(settings: Settings, **tools: object) -> Agent:
+def headless(
+    settings: Settings, *, mcp: tuple[McpServerSettings, ...] = (TIME, FAKE), **tools: object
+) -> Agent:
     return build_agent(
-        replace(settings, mcp=(TIME, FAKE), tools=ToolSettings(**tools)),  # type: ignore[arg-type]
+        replace(settings, mcp=mcp, tools=ToolSettings(**tools)),  # type: ignore[arg-type]
         index_in_background=False,
         interactive=False,
     )
+
+
+def offered(request: dict[str, Any]) -> set[str]:
+    return {tool["function"]["name"] for tool in request.get("tools", [])}
 
 
 def call(name: str, arguments: dict[str, str]) -> Reply:
@@ -100,6 +107,26 @@ async def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_completes(
     assert events[-1] == TurnFinished(turn=1, reason="completed")
     offered = {tool["function"]["name"] for tool in fake_openai.requests[-1]["tools"]}
     assert "fake__echo" not in offered and "time__get_current_time" in offered
+
+
+async def test_a_server_past_its_call_timeout_is_withdrawn_with_one_notice(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    slow = replace(FAKE, call_timeout=0.5)
+    hangs = [(f"call_{n}", "fake__hang", "{}") for n in (1, 2)]
+    fake_openai.enqueue(Reply(tool_calls=hangs), Reply(text="it is stuck"))
+    events = await run(headless(fake_settings, mcp=(TIME, slow), approval="yes"), "call hang")
+    failed = [e for e in events if isinstance(e, McpServerChanged) and e.server.state == "failed"]
+    assert [(e.server.name, e.server.detail) for e in failed] == [
+        ("fake", "did not answer a call within 0.5 s")
+    ]
+    first, second = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert first.error == "MCP server fake did not answer within 0.5 s"
+    assert second.error and "no tool 'fake__hang'" in second.error
+    assert events[-1] == TurnFinished(turn=1, reason="completed")
+    before, after = offered(fake_openai.requests[0]), offered(fake_openai.requests[-1])
+    assert "fake__hang" in before and not any(name.startswith("fake__") for name in after)
+    assert "time__get_current_time" in after
 
 
 async def test_the_demo_brain_calls_an_mcp_tool_after_approval(demo_settings: Settings) -> None:

@@ -11,8 +11,9 @@ The project tools' schemas cost about 560 tokens even in their compact form: bel
 `PROJECT_TOOLS_MIN_WINDOW` they are offered only when asked for (`--project`, or
 `[tools] project = "on"`), since at 2,048 tokens they would leave a weak model a quarter of its
 window; the session says so once at start. The MCP servers' tools were asked for by name in
-the config, so they are offered at any window; when their schemas take a quarter of it or more,
-the session says so once, with the figures.
+the config, so they are offered at any window, except what the window cannot hold (a schema
+over an eighth of it, or past three quarters with the others: `shell.tools.mcp.offer`);
+when their schemas take a quarter of it or more, the session says so once, with the figures.
 """
 
 from __future__ import annotations
@@ -83,8 +84,10 @@ class Workbench:
             return
         for event in await self.hub.start():
             yield event
-        tools = self.hub.tools()
+        tools, refused = self.hub.offer(self.window.budget.window)
         self.toolbox.add(tools)
+        for refusal in refused:
+            yield refusal
         if notice := self._mcp_share(tools):
             yield notice
 

@@ -27,16 +27,14 @@ from shell.events import (
 )
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.schema_host import schema_host
 
 BIN = Path(sys.executable).parent
 TIME = McpServerSettings(
     "time", command=str(BIN / "mcp-server-time"), args=("--local-timezone", "UTC")
 )
-FAKE = McpServerSettings(
-    "fake",
-    command=sys.executable,
-    args=(str(Path(__file__).parents[1] / "fakes" / "mcp_server.py"),),
-)
+FAKE_SERVER = str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")
+FAKE = McpServerSettings("fake", command=sys.executable, args=(FAKE_SERVER,))
 
 
 async def run(agent: Agent, text: str) -> list[Event]:
@@ -127,6 +125,45 @@ async def test_a_server_past_its_call_timeout_is_withdrawn_with_one_notice(
     before, after = offered(fake_openai.requests[0]), offered(fake_openai.requests[-1])
     assert "fake__hang" in before and not any(name.startswith("fake__") for name in after)
     assert "time__get_current_time" in after
+
+
+async def test_hostile_schemas_are_refused_at_start_and_the_turns_go_on(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    with schema_host() as (url, hits):
+        remote = McpServerSettings(
+            "remote", command=sys.executable, args=(FAKE_SERVER, "remote-ref", f"{url}/key.json")
+        )
+        huge = McpServerSettings("huge", command=sys.executable, args=(FAKE_SERVER, "huge"))
+        fake_openai.enqueue(
+            call("remote__lookup", {"key": "k"}), Reply(text="no such tool"), Reply(text="hi")
+        )
+        agent = headless(fake_settings, mcp=(remote, huge), approval="yes")
+        seen: list[Event] = [event async for event in agent.start()]
+        try:
+            for prompt in ("look k up", "hello"):
+                async with contextlib.aclosing(agent.submit(prompt)) as events:
+                    seen += [event async for event in events]
+        finally:
+            await agent.aclose()
+    assert hits == []
+    refused = [e.message for e in seen if isinstance(e, Notice) and "not offered" in e.message]
+    assert refused == [
+        f"MCP server remote: 1 tool not offered: remote__lookup, whose input schema refers to "
+        f"{url}/key.json (Cairn fetches no schema).",
+        refused[1],
+    ]
+    assert refused[1].startswith("MCP server huge: 1 tool not offered: huge__lookup, whose")
+    assert "(one tool may take 4,000: an eighth of the 32,000-token window)" in refused[1]
+    tokens = int(refused[1].split(" takes ")[1].split(" tokens")[0].replace(",", ""))
+    assert tokens > 200_000
+    for request in fake_openai.requests:
+        assert {"remote__lookup", "huge__lookup"}.isdisjoint(offered(request))
+        assert {"remote__echo", "huge__echo"} <= offered(request)
+    [finished] = [e for e in seen if isinstance(e, ToolCallFinished)]
+    assert finished.error and "no tool 'remote__lookup'" in finished.error
+    ends = [e for e in seen if isinstance(e, TurnFinished)]
+    assert [e.reason for e in ends] == ["completed", "completed"]
 
 
 async def test_the_demo_brain_calls_an_mcp_tool_after_approval(demo_settings: Settings) -> None:

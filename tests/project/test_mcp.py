@@ -5,13 +5,11 @@ die mid-call, fail to start, serve streamable HTTP)."""
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
@@ -20,7 +18,8 @@ import pytest
 from shell.config import McpServerSettings
 from shell.events import McpServerChanged
 from shell.tools.mcp import McpHub
-from shell.tools.toolbox import CallContext, Tool
+from shell.tools.toolbox import CallContext, Tool, ToolResult
+from tests.fakes.schema_host import schema_host as counting_schema_host
 
 BIN = Path(sys.executable).parent
 FAKE = str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")
@@ -299,35 +298,10 @@ async def test_aclose_leaves_no_child_process(tmp_path: Path) -> None:
     assert (tmp_path / "fake.log").exists()
 
 
-class _Counted(http.server.BaseHTTPRequestHandler):
-    hits: list[str]
-
-    def do_GET(self) -> None:
-        self.hits.append(self.path)
-        body = b'{"type": "string"}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def schema_host() -> Iterator[tuple[str, list[str]]]:
-    """A loopback HTTP server that serves a schema at any path: (its URL, the paths asked)."""
-    hits: list[str] = []
-    handler = type("Handler", (_Counted,), {"hits": hits})
-    listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=listener.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.server_port}", hits
-    finally:
-        listener.shutdown()
-        listener.server_close()
+    with counting_schema_host() as host:
+        yield host
 
 
 async def test_a_remote_ref_in_an_input_schema_is_never_fetched(
@@ -378,3 +352,28 @@ def test_odd_names_and_schemas_are_made_valid() -> None:
         "properties": {},
     }
     assert object_schema({"type": "object"}) == {"type": "object", "properties": {}}
+
+
+def test_tools_past_their_share_of_the_window_are_refused_with_the_figures() -> None:
+    from shell.tools.mcp.offer import offered
+
+    async def run(arguments: dict[str, object], context: CallContext) -> ToolResult:
+        return ToolResult("")
+
+    def tool(name: str, words: int) -> Tool:
+        return Tool(name, " ".join(["word"] * words), {"type": "object"}, run, source="mcp:s")
+
+    small = [tool(f"s__t{n}", 150) for n in range(8)]  # 185 to 193 tokens each
+    ref = Tool("s__ref", "r", {"type": "object", "properties": {"a": {"$ref": "x.json"}}}, run)
+    kept, [notice] = offered([("s", [*small, tool("s__big", 3_000), ref])], 20_000)
+    assert kept == small
+    assert notice.level == "warning"
+    assert notice.message.startswith("MCP server s: 2 tools not offered: s__big, whose schema")
+    assert "(one tool may take 2,500: an eighth of the 20,000-token window)" in notice.message
+    assert "s__ref, whose input schema refers to x.json (Cairn fetches no schema)" in notice.message
+
+    kept, [notice] = offered([("a", small[:4]), ("b", small[4:])], 1_600)  # 1,200 together
+    assert kept == small[:6]
+    assert notice.message.startswith("MCP server b: 2 tools not offered: s__t6 (193 tokens), ")
+    assert "past the 1,200 the MCP tools may take together" in notice.message
+    assert offered([("a", small)], 200_000) == (small, [])

@@ -1,0 +1,67 @@
+"""Which of the ready servers' tools the model is offered, at the session's window.
+
+A server writes its tools' schemas, and every request carries them all: one schema of a
+megabyte would put every prompt over the window, and the refusal would blame the user's
+message. So a tool is not offered when its input schema refers outside itself (a `$ref` to a
+URL, `schemas.non_local_ref`), when its schema alone takes more than `TOOL_SHARE` of the
+window, or when it would take the MCP tools together past `SET_SHARE` of it (the servers in
+the config's order, each server's tools in its order). A server with a tool refused is one
+warning that names each, with the figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shell.context.counter import TokenCounter
+from shell.context.request import COMPACT_TOOLS_BELOW
+from shell.events import Notice
+from shell.text import counted
+from shell.tools.mcp.schemas import non_local_ref
+from shell.tools.toolbox import Tool
+
+TOOL_SHARE = 1 / 8
+"""The share of the window one MCP tool's schema may take (a tool result gets as much)."""
+SET_SHARE = 3 / 4
+"""The share of the window the MCP tools' schemas may take together: past it no conversation
+would fit beside them (a quarter already draws a warning, `shell.tools.workbench`)."""
+
+
+def offered(
+    servers: Sequence[tuple[str, Sequence[Tool]]], window: int
+) -> tuple[list[Tool], list[Notice]]:
+    """The tools of `servers` ((name, tools) pairs) the model may be offered at `window`
+    tokens, and one notice per server with tools refused."""
+    counter = TokenCounter()
+    compact = window < COMPACT_TOOLS_BELOW
+    tool_limit, set_limit = int(window * TOOL_SHARE), int(window * SET_SHARE)
+    taken = 0
+    kept: list[Tool] = []
+    notices: list[Notice] = []
+    for server, tools in servers:
+        refused: list[str] = []
+        for tool in tools:
+            tokens = counter.tools([tool.schema(compact=compact)])
+            if (ref := non_local_ref(tool.parameters)) is not None:
+                refused.append(
+                    f"{tool.name}, whose input schema refers to {ref} (Cairn fetches no schema)"
+                )
+            elif tokens > tool_limit:
+                refused.append(
+                    f"{tool.name}, whose schema takes {tokens:,} tokens (one tool may take "
+                    f"{tool_limit:,}: an eighth of the {window:,}-token window)"
+                )
+            elif taken + tokens > set_limit:
+                refused.append(
+                    f"{tool.name} ({tokens:,} tokens), past the {set_limit:,} the MCP tools "
+                    f"may take together (three quarters of the {window:,}-token window)"
+                )
+            else:
+                taken += tokens
+                kept.append(tool)
+        if refused:
+            what = counted(len(refused), "tool")
+            notices.append(
+                Notice(f"MCP server {server}: {what} not offered: {'; '.join(refused)}.", "warning")
+            )
+    return kept, notices

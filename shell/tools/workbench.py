@@ -12,7 +12,7 @@ The project tools' schemas cost about 560 tokens even in their compact form: bel
 `[tools] project = "on"`), since at 2,048 tokens they would leave a weak model a quarter of its
 window; the session says so once at start. The MCP servers' tools were asked for by name in
 the config, so they are offered at any window, except what the window cannot hold (a schema
-over an eighth of it, or past three quarters with the others: `shell.tools.mcp.offer`);
+over an eighth of it, or past half of it with all the others: `shell.tools.mcp.offer`);
 when their schemas take a quarter of it or more, the session says so once, with the figures.
 """
 
@@ -84,7 +84,9 @@ class Workbench:
             return
         for event in await self.hub.start():
             yield event
-        tools, refused = self.hub.offer(self.window.budget.window)
+        window = self.window.budget.window
+        builtin = TokenCounter().tools(self.toolbox.schemas(compact=window < COMPACT_TOOLS_BELOW))
+        tools, refused = self.hub.offer(window, taken=builtin)
         self.toolbox.add(tools)
         for refusal in refused:
             yield refusal

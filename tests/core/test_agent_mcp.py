@@ -186,7 +186,7 @@ async def test_the_demo_brain_calls_an_mcp_tool_after_approval(demo_settings: Se
     assert said.startswith("time__get_current_time returned:") and "datetime" in said
 
 
-async def test_mcp_schemas_that_crowd_a_small_window_are_said_with_their_figures(
+async def test_mcp_schemas_that_crowd_a_small_window_are_said_and_capped(
     fake_settings: Settings, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     repo = tmp_path / "repo"
@@ -205,8 +205,10 @@ async def test_mcp_schemas_that_crowd_a_small_window_are_said_with_their_figures
         warnings[window] = [
             e.message for e in started if isinstance(e, Notice) and "MCP" in e.message
         ]
-    [said] = warnings[2_048]
+    refused, said = warnings[2_048]
+    assert refused.startswith("MCP server git: ") and " tools not offered: git__" in refused
+    assert "all the tools may take together (half of the 2,048-token window)" in refused
     assert "of the 2,048-token window" in said and "enabled = false" in said
     tokens = int(said.split(" take ")[1].split(" tokens")[0].replace(",", ""))
-    assert tokens >= 2_048 // 4
+    assert 2_048 // 4 <= tokens <= 2_048 // 2
     assert warnings[32_000] == []

@@ -372,8 +372,13 @@ def test_tools_past_their_share_of_the_window_are_refused_with_the_figures() -> 
     assert "(one tool may take 2,500: an eighth of the 20,000-token window)" in notice.message
     assert "s__ref, whose input schema refers to x.json (Cairn fetches no schema)" in notice.message
 
-    kept, [notice] = offered([("a", small[:4]), ("b", small[4:])], 1_600)  # 1,200 together
-    assert kept == small[:6]
-    assert notice.message.startswith("MCP server b: 2 tools not offered: s__t6 (193 tokens), ")
-    assert "past the 1,200 the MCP tools may take together" in notice.message
+    kept, [notice] = offered([("a", small[:4]), ("b", small[4:])], 1_600)  # 800 for all
+    assert kept == small[:4]
+    assert notice.message.startswith("MCP server b: 4 tools not offered: s__t4 (193 tokens), ")
+    assert "past the 800 all the tools may take together (half of the" in notice.message
+    kept, notices = offered([("a", small[:4]), ("b", small[4:])], 1_600, taken=500)
+    assert kept == small[:1] and [n.message[:14] for n in notices] == [
+        "MCP server a: ",
+        "MCP server b: ",
+    ]
     assert offered([("a", small)], 200_000) == (small, [])

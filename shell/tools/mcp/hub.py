@@ -45,10 +45,11 @@ class McpHub:
         """The ready servers' tools, as Cairn tools (`offer` says which the model gets)."""
         return [tool for _, tools in self._wrapped() for tool in tools]
 
-    def offer(self, window: int) -> tuple[list[Tool], list[Notice]]:
+    def offer(self, window: int, *, taken: int = 0) -> tuple[list[Tool], list[Notice]]:
         """The ready servers' tools the model may be offered at a `window` of that many
-        tokens, and a notice for each server with tools refused (see `offer.py`)."""
-        return offered(self._wrapped(), window)
+        tokens, beside tools whose schemas take `taken`; and a notice for each server with
+        tools refused (see `offer.py`)."""
+        return offered(self._wrapped(), window, taken=taken)
 
     def _wrapped(self) -> list[tuple[str, list[Tool]]]:
         taken: set[str] = set()

@@ -4,8 +4,9 @@ A server writes its tools' schemas, and every request carries them all: one sche
 megabyte would put every prompt over the window, and the refusal would blame the user's
 message. So a tool is not offered when its input schema refers outside itself (a `$ref` to a
 URL, `schemas.non_local_ref`), when its schema alone takes more than `TOOL_SHARE` of the
-window, or when it would take the MCP tools together past `SET_SHARE` of it (the servers in
-the config's order, each server's tools in its order). A server with a tool refused is one
+window, or when it would take all the tools' schemas (the built-in ones too) past `SET_SHARE`
+of it, so the system prompt and the conversation keep the other half (the servers in the
+config's order, each server's tools in its order). A server with a tool refused is one
 warning that names each, with the figures.
 """
 
@@ -22,20 +23,20 @@ from shell.tools.toolbox import Tool
 
 TOOL_SHARE = 1 / 8
 """The share of the window one MCP tool's schema may take (a tool result gets as much)."""
-SET_SHARE = 3 / 4
-"""The share of the window the MCP tools' schemas may take together: past it no conversation
-would fit beside them (a quarter already draws a warning, `shell.tools.workbench`)."""
+SET_SHARE = 1 / 2
+"""The share of the window all the tools' schemas may take together (the MCP tools' taking a
+quarter already draws a warning, `shell.tools.workbench`)."""
 
 
 def offered(
-    servers: Sequence[tuple[str, Sequence[Tool]]], window: int
+    servers: Sequence[tuple[str, Sequence[Tool]]], window: int, *, taken: int = 0
 ) -> tuple[list[Tool], list[Notice]]:
     """The tools of `servers` ((name, tools) pairs) the model may be offered at `window`
-    tokens, and one notice per server with tools refused."""
+    tokens, beside tools whose schemas take `taken`; and one notice per server with tools
+    refused."""
     counter = TokenCounter()
     compact = window < COMPACT_TOOLS_BELOW
     tool_limit, set_limit = int(window * TOOL_SHARE), int(window * SET_SHARE)
-    taken = 0
     kept: list[Tool] = []
     notices: list[Notice] = []
     for server, tools in servers:
@@ -53,8 +54,8 @@ def offered(
                 )
             elif taken + tokens > set_limit:
                 refused.append(
-                    f"{tool.name} ({tokens:,} tokens), past the {set_limit:,} the MCP tools "
-                    f"may take together (three quarters of the {window:,}-token window)"
+                    f"{tool.name} ({tokens:,} tokens), past the {set_limit:,} all the tools "
+                    f"may take together (half of the {window:,}-token window)"
                 )
             else:
                 taken += tokens

@@ -19,12 +19,14 @@ from shell.events import (
     ApprovalDecided,
     ApprovalRequested,
     AssistantMessage,
+    Error,
     Event,
     McpServerChanged,
     Notice,
     ToolCallFinished,
     TurnFinished,
 )
+from shell.tools.toolbox import CallContext, Tool, ToolResult
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.schema_host import schema_host
@@ -164,6 +166,33 @@ async def test_hostile_schemas_are_refused_at_start_and_the_turns_go_on(
     assert finished.error and "no tool 'remote__lookup'" in finished.error
     ends = [e for e in seen if isinstance(e, TurnFinished)]
     assert [e.reason for e in ends] == ["completed", "completed"]
+
+
+async def test_a_prompt_over_the_window_is_refused_naming_what_is_big(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    async def run_nothing(arguments: dict[str, Any], context: CallContext) -> ToolResult:
+        return ToolResult("")
+
+    # What the offer's caps now keep out of the toolbox (tested apart): the refusal must
+    # still say that the tools are what is big, not the two-letter message.
+    fat = Tool("fat__tool", "a field " * 800, {"type": "object"}, run_nothing, source="mcp:fat")
+    small = replace(fake_settings, context_window=2_048)
+    agent = headless(small, mcp=())
+    agent.toolbox.add([fat])
+    [error] = [e for e in await run(agent, "hi") if isinstance(e, Error)]
+    assert error.kind == "context_overflow" and error.message.startswith("Not sent")
+    assert "The tools' schemas take the most" in error.message
+    assert "Shorten the message" not in error.message
+    tools = error.message.split("the tools' schemas ")[1].split(", the last turn")[0]
+    assert int(tools.replace(",", "")) > 1_600
+
+    huge = " ".join(f"word{n}" for n in range(3_000))
+    [error] = [e for e in await run(headless(small, mcp=()), huge) if isinstance(e, Error)]
+    assert "Shorten the message" in error.message and "tools' schemas take the most" not in (
+        error.message
+    )
+    assert not fake_openai.requests
 
 
 async def test_the_demo_brain_calls_an_mcp_tool_after_approval(demo_settings: Settings) -> None:

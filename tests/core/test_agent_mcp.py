@@ -151,13 +151,16 @@ async def test_hostile_schemas_are_refused_at_start_and_the_turns_go_on(
     assert hits == []
     refused = [e.message for e in seen if isinstance(e, Notice) and "not offered" in e.message]
     assert refused == [
-        f"MCP server remote: 1 tool not offered: remote__lookup, whose input schema refers to "
-        f"{url}/key.json (Cairn fetches no schema).",
+        f"MCP server remote: 1 tool not offered. remote__lookup (refers to {url}/key.json): an "
+        "input schema that refers outside itself, which Cairn does not fetch.",
         refused[1],
     ]
-    assert refused[1].startswith("MCP server huge: 1 tool not offered: huge__lookup, whose")
-    assert "(one tool may take 4,000: an eighth of the 32,000-token window)" in refused[1]
-    tokens = int(refused[1].split(" takes ")[1].split(" tokens")[0].replace(",", ""))
+    assert refused[1].startswith("MCP server huge: 1 tool not offered. huge__lookup (")
+    assert refused[1].endswith(
+        " tokens): over the 4,000 tokens one tool's schema may take (an eighth of the "
+        "32,000-token window)."
+    )
+    tokens = int(refused[1].split("huge__lookup (")[1].split(" tokens")[0].replace(",", ""))
     assert tokens > 200_000
     for request in fake_openai.requests:
         assert {"remote__lookup", "huge__lookup"}.isdisjoint(offered(request))
@@ -235,8 +238,8 @@ async def test_mcp_schemas_that_crowd_a_small_window_are_said_and_capped(
             e.message for e in started if isinstance(e, Notice) and "MCP" in e.message
         ]
     refused, said = warnings[2_048]
-    assert refused.startswith("MCP server git: ") and " tools not offered: git__" in refused
-    assert "all the tools may take together (half of the 2,048-token window)" in refused
+    assert refused.startswith("MCP server git: ") and " tools not offered. git__" in refused
+    assert refused.endswith("may take together (half of the 2,048-token window).")
     assert "of the 2,048-token window" in said and "enabled = false" in said
     tokens = int(said.split(" take ")[1].split(" tokens")[0].replace(",", ""))
     assert 2_048 // 4 <= tokens <= 2_048 // 2

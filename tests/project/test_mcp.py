@@ -368,14 +368,23 @@ def test_tools_past_their_share_of_the_window_are_refused_with_the_figures() -> 
     kept, [notice] = offered([("s", [*small, tool("s__big", 3_000), ref])], 20_000)
     assert kept == small
     assert notice.level == "warning"
-    assert notice.message.startswith("MCP server s: 2 tools not offered: s__big, whose schema")
-    assert "(one tool may take 2,500: an eighth of the 20,000-token window)" in notice.message
-    assert "s__ref, whose input schema refers to x.json (Cairn fetches no schema)" in notice.message
+    assert notice.message.startswith("MCP server s: 2 tools not offered. s__ref (refers to x")
+    assert "x.json): an input schema that refers outside itself, which Cairn does not fetch; " in (
+        notice.message
+    )
+    assert "; s__big (3,0" in notice.message
+    assert notice.message.endswith(
+        " tokens): over the 2,500 tokens one tool's schema may take (an eighth of the "
+        "20,000-token window)."
+    )
 
     kept, [notice] = offered([("a", small[:4]), ("b", small[4:])], 1_600)  # 800 for all
     assert kept == small[:4]
-    assert notice.message.startswith("MCP server b: 4 tools not offered: s__t4 (193 tokens), ")
-    assert "past the 800 all the tools may take together (half of the" in notice.message
+    assert notice.message == (
+        "MCP server b: 4 tools not offered. s__t4 (193 tokens), s__t5 (193 tokens), "
+        "s__t6 (193 tokens), s__t7 (193 tokens): past the 800 tokens all the tools' schemas "
+        "may take together (half of the 1,600-token window)."
+    )
     kept, notices = offered([("a", small[:4]), ("b", small[4:])], 1_600, taken=500)
     assert kept == small[:1] and [n.message[:14] for n in notices] == [
         "MCP server a: ",

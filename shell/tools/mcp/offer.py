@@ -37,32 +37,32 @@ def offered(
     counter = TokenCounter()
     compact = window < COMPACT_TOOLS_BELOW
     tool_limit, set_limit = int(window * TOOL_SHARE), int(window * SET_SHARE)
+    reasons = {
+        "ref": "an input schema that refers outside itself, which Cairn does not fetch",
+        "big": f"over the {tool_limit:,} tokens one tool's schema may take (an eighth of the "
+        f"{window:,}-token window)",
+        "set": f"past the {set_limit:,} tokens all the tools' schemas may take together (half "
+        f"of the {window:,}-token window)",
+    }
     kept: list[Tool] = []
     notices: list[Notice] = []
     for server, tools in servers:
-        refused: list[str] = []
+        refused: dict[str, list[str]] = {reason: [] for reason in reasons}
         for tool in tools:
             tokens = counter.tools([tool.schema(compact=compact)])
             if (ref := non_local_ref(tool.parameters)) is not None:
-                refused.append(
-                    f"{tool.name}, whose input schema refers to {ref} (Cairn fetches no schema)"
-                )
+                refused["ref"].append(f"{tool.name} (refers to {ref})")
             elif tokens > tool_limit:
-                refused.append(
-                    f"{tool.name}, whose schema takes {tokens:,} tokens (one tool may take "
-                    f"{tool_limit:,}: an eighth of the {window:,}-token window)"
-                )
+                refused["big"].append(f"{tool.name} ({tokens:,} tokens)")
             elif taken + tokens > set_limit:
-                refused.append(
-                    f"{tool.name} ({tokens:,} tokens), past the {set_limit:,} all the tools "
-                    f"may take together (half of the {window:,}-token window)"
-                )
+                refused["set"].append(f"{tool.name} ({tokens:,} tokens)")
             else:
                 taken += tokens
                 kept.append(tool)
-        if refused:
-            what = counted(len(refused), "tool")
-            notices.append(
-                Notice(f"MCP server {server}: {what} not offered: {'; '.join(refused)}.", "warning")
+        if count := sum(map(len, refused.values())):
+            why = [f"{', '.join(names)}: {reasons[r]}" for r, names in refused.items() if names]
+            message = (
+                f"MCP server {server}: {counted(count, 'tool')} not offered. {'; '.join(why)}."
             )
+            notices.append(Notice(message, "warning"))
     return kept, notices

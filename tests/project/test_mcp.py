@@ -315,6 +315,7 @@ async def test_a_remote_ref_in_an_input_schema_is_never_fetched(
     assert hits == []
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # jsonschema's, for the dialect
 def test_a_schema_validator_never_retrieves(schema_host: tuple[str, list[str]]) -> None:
     from shell.tools.mcp.schemas import OfflineValidator
     from shell.tools.toolbox import ToolError
@@ -324,11 +325,13 @@ def test_a_schema_validator_never_retrieves(schema_host: tuple[str, list[str]]) 
     OfflineValidator(local).validate({"a": "fine"})
     meta = {"properties": {"a": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}}
     OfflineValidator(meta).validate({"a": {"type": "string"}})  # shipped with jsonschema
+    OfflineValidator({"$schema": f"{url}/dialect.json"}).validate({})  # a dialect is not fetched
     for schema in (
         {"$ref": f"{url}/root.json"},
         {"$id": f"{url}/base.json", "properties": {"a": {"$ref": "other.json"}}},
         {"properties": {"a": {"$dynamicRef": f"{url}/dynamic.json#x"}}},
         {"properties": {"a": {"items": {"$ref": f"{url}/deep.json"}}}},
+        {"properties": {"a": {"$ref": "file:///etc/passwd"}}},
     ):
         with pytest.raises(ToolError, match="Cairn does not fetch"):
             OfflineValidator(schema).validate({"a": ["x"]})
@@ -352,6 +355,10 @@ def test_odd_names_and_schemas_are_made_valid() -> None:
         "properties": {},
     }
     assert object_schema({"type": "object"}) == {"type": "object", "properties": {}}
+    deep: dict[str, object] = {"type": "string"}
+    for _ in range(1_000):
+        deep = {"type": "object", "properties": {"a": deep}}
+    assert object_schema(deep) == {"type": "object", "properties": {}}
 
 
 def test_tools_past_their_share_of_the_window_are_refused_with_the_figures() -> None:

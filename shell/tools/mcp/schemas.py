@@ -24,7 +24,8 @@ _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 
 def object_schema(schema: Any) -> dict[str, Any]:
     """The tool's input schema, or an empty object schema when it is not a valid JSON schema
-    of an object (a model is always asked for an arguments object)."""
+    of an object (a model is always asked for an arguments object) or is nested too deep to
+    check (jsonschema recurses; about a hundred levels is enough)."""
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
 
@@ -35,7 +36,7 @@ def object_schema(schema: Any) -> dict[str, Any]:
         fixed["properties"] = {}
     try:
         validator_for(fixed).check_schema(fixed)
-    except SchemaError:
+    except (SchemaError, RecursionError):
         return dict(_EMPTY_OBJECT)
     return fixed
 

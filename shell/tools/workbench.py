@@ -125,8 +125,8 @@ class Workbench:
         self.toolbox.add(project_tools(self.project, self.outputs, self.settings.tools))
 
     def drain(self) -> list[Event]:
-        """MCP servers that stopped since the last drain (a death seen by a call is in that
-        call's result instead); a stopped server's tools are no longer offered."""
+        """MCP servers that stopped since the last drain (a death or a timeout met by a call
+        is in that call's result instead); a stopped server's tools are no longer offered."""
         if self.hub is None:
             return []
         changes: list[Event] = [*self.hub.drain()]

@@ -398,3 +398,9 @@ def test_tools_past_their_share_of_the_window_are_refused_with_the_figures() -> 
         "MCP server b: ",
     ]
     assert offered([("a", small)], 200_000) == (small, [])
+
+    far = {"type": "object", "properties": {"a": {"$ref": "http://x/" + "y" * 5_000}}}
+    many = [Tool(f"m__t{n}", "m", far, run) for n in range(1_000)]
+    [notice] = offered([("m", many)], 200_000)[1]
+    assert notice.message.startswith("MCP server m: 1000 tools not offered. m__t0 (refers to")
+    assert " and 990 more: an input schema" in notice.message and len(notice.message) < 2_000

@@ -17,12 +17,16 @@ from collections.abc import Sequence
 from shell.context.counter import TokenCounter
 from shell.context.request import COMPACT_TOOLS_BELOW
 from shell.events import Notice
-from shell.text import counted
+from shell.text import counted, shorten
 from shell.tools.mcp.schemas import non_local_ref
 from shell.tools.toolbox import Tool
 
 TOOL_SHARE = 1 / 8
 """The share of the window one MCP tool's schema may take (a tool result gets as much)."""
+NAMES_SHOWN = 10
+"""Tools a notice names for one reason; it counts the others (a server may list thousands)."""
+REF_SHOWN = 120
+"""Characters of a refused `$ref` a notice shows (the server chose it, and its length)."""
 SET_SHARE = 1 / 2
 """The share of the window all the tools' schemas may take together (the MCP tools' taking a
 quarter already draws a warning, `shell.tools.workbench`)."""
@@ -51,7 +55,7 @@ def offered(
         for tool in tools:
             tokens = counter.tools([tool.schema(compact=compact)])
             if (ref := non_local_ref(tool.parameters)) is not None:
-                refused["ref"].append(f"{tool.name} (refers to {ref})")
+                refused["ref"].append(f"{tool.name} (refers to {shorten(ref, REF_SHOWN)})")
             elif tokens > tool_limit:
                 refused["big"].append(f"{tool.name} ({tokens:,} tokens)")
             elif taken + tokens > set_limit:
@@ -60,9 +64,14 @@ def offered(
                 taken += tokens
                 kept.append(tool)
         if count := sum(map(len, refused.values())):
-            why = [f"{', '.join(names)}: {reasons[r]}" for r, names in refused.items() if names]
+            why = [f"{_listed(names)}: {reasons[r]}" for r, names in refused.items() if names]
             message = (
                 f"MCP server {server}: {counted(count, 'tool')} not offered. {'; '.join(why)}."
             )
             notices.append(Notice(message, "warning"))
     return kept, notices
+
+
+def _listed(names: list[str]) -> str:
+    more = len(names) - NAMES_SHOWN
+    return ", ".join(names[:NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")

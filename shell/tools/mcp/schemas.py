@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from shell.text import shorten
 from shell.tools.toolbox import ToolError
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class OfflineValidator:
 
 def _ref(error: Exception) -> str:
     ref = getattr(error, "ref", None)
-    return str(ref) if ref is not None else str(error)
+    return shorten(str(ref) if ref is not None else str(error), 120)
 
 
 def _local_only() -> Registry[Any]:

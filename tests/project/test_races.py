@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from shell.tools.project.files import file_tools
+from shell.tools.project.files import file_tools, find_rg
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import CallContext, Tool, ToolResult
@@ -38,6 +38,7 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     (project / "f.txt").write_text(INSIDE)
     (project / "d" / "f.txt").write_text(INSIDE)
     (outside / "f.txt").write_text(SECRET)
+    (outside / "only-outside.txt").write_text(SECRET)
     return project, outside
 
 
@@ -100,9 +101,9 @@ def swapping(swap: Callable[[], None]) -> Iterator[list[int]]:
         sys.setswitchinterval(interval)
 
 
-def tools(project: Path) -> dict[str, Tool]:
+def tools(project: Path, rg: str | None = None) -> dict[str, Tool]:
     root = ProjectRoot(project, hooks=lambda _: ())  # no git asked: the opens are under test
-    found = file_tools(root, OutputStore(project.parent / "out"), rg=None)
+    found = file_tools(root, OutputStore(project.parent / "out"), rg=rg)
     return {t.name: t for t in found}
 
 
@@ -115,7 +116,7 @@ def tally(results: list[ToolResult]) -> dict[str, int]:
         "read inside": sum(INSIDE.strip() in r.content for r in results if r.error is None),
         "refused": sum(r.error is not None for r in results),
         "caught mid-swap": sum("while it was being opened" in (r.error or "") for r in results),
-        "leaked": sum("SECRET" in r.content for r in results),
+        "leaked": sum("SECRET" in r.content or "only-outside" in r.content for r in results),
     }
 
 
@@ -165,6 +166,34 @@ def test_a_swapped_symlink_never_lets_a_write_change_outside(
         "caught mid-swap": sum("while it was being opened" in (r.error or "") for r in results),
     }
     print(f"\n{path}: {len(results)} writes, {swaps[0]} swaps: {figures}")
-    assert sorted(p.name for p in outside.iterdir()) == ["f.txt"]
+    assert sorted(p.name for p in outside.iterdir()) == ["f.txt", "only-outside.txt"]
     assert (outside / "f.txt").read_text() == SECRET
     assert not (outside / "f.txt").is_symlink()
+
+
+@pytest.mark.parametrize(("swapper", "path"), [(swap_file, "f.txt"), (swap_folder, "d")])
+def test_a_swapped_symlink_never_lets_rg_search_or_list_outside(
+    places: tuple[Path, Path],
+    swapper: Callable[[Path, Path], Callable[[], None]],
+    path: str,
+) -> None:
+    """rg follows a symlink named as its argument: it gets the opened scope instead."""
+    rg = find_rg()
+    if rg is None:
+        pytest.skip("no rg")
+    project, outside = places
+    found = tools(project, rg)
+
+    async def searches() -> list[ToolResult]:
+        done = []
+        for _ in range(CALLS // 2):
+            done.append(await call(found["grep"], pattern="side content", path=path))
+            done.append(await call(found["list_files"], path=path))
+        return done
+
+    with swapping(swapper(project, outside)) as swaps:
+        results = asyncio.run(searches())
+
+    figures = tally(results)
+    print(f"\n{path}: {len(results)} searches, {swaps[0]} swaps: {figures}")
+    assert figures["leaked"] == 0

@@ -20,6 +20,7 @@ import pathspec
 
 from shell.tools.project.globs import Scope, scope
 from shell.tools.project.root import ProjectRoot
+from shell.tools.project.searched import search_target
 from shell.tools.project.streaming import stream_lines
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 
@@ -87,20 +88,21 @@ async def _list_rg(
     rg: str, root: ProjectRoot, found: Scope, context: CallContext
 ) -> tuple[list[str], int, str]:
     argv = [rg, "--no-config", "--files", "--hidden", "--no-require-git", "--glob", "!.git"]
-    argv += ["--sort", "path", "--", found.shown]
+    with search_target(root, found) as target:
 
-    def accept(line: str) -> str | None:
-        path = line.removeprefix("./")
-        return path if path and found.matches(path) else None
+        def accept(line: str) -> str | None:
+            path = target.project_path(line) if line else ""
+            return path if path and found.matches(path) else None
 
-    streamed = await stream_lines(
-        argv,
-        cwd=root.folder,
-        keep=MAX_LISTED,
-        accept=accept,
-        time_limit=TIMEOUT_S,
-        cancelled=context.cancelled,
-    )
+        streamed = await stream_lines(
+            [*argv, "--sort", "path", "--", target.arg],
+            cwd=target.cwd,
+            keep=MAX_LISTED,
+            accept=accept,
+            time_limit=TIMEOUT_S,
+            cancelled=context.cancelled,
+            pass_fds=target.pass_fds,
+        )
     if streamed.exit_code == 2 and not streamed.total:
         raise ToolError(f"listing failed: {' '.join(streamed.stderr.split())[:500]}")
     stopped = {

@@ -170,3 +170,20 @@ async def test_a_hooks_path_set_during_the_session_is_seen_at_the_next_write(
 
     assert refused.error is not None and "git hooks folder" in refused.error
     assert not (repo / "sub" / "hooks" / "b").exists()
+
+
+@pytest.mark.parametrize("path", [".gitconfig", ".config/git/config"])
+async def test_gits_global_config_is_read_but_not_written(home: Path, path: str) -> None:
+    """Cairn's memory commits run `git add`: a core.fsmonitor written here would run then."""
+    (home / path).parent.mkdir(parents=True, exist_ok=True)
+    (home / path).write_text("[user]\n\tname = Me\n")
+    tools = tools_for(home, HOME=str(home))
+
+    read = await call(tools["read_file"], path=path)
+    written = await call(
+        tools["write_file"], path=path, content='[core]\n\tfsmonitor = "sh -c evil"\n'
+    )
+
+    assert read.error is None and "name = Me" in read.content
+    assert written.error is not None and "git's global config" in written.error
+    assert (home / path).read_text() == "[user]\n\tname = Me\n"

@@ -10,7 +10,10 @@ an MCP server whose command is the model's own runs at the next start, allowed e
 - the state folder (`<workspace>/.cairn`: sessions, the index, kept outputs, MCP logs) is
   neither read nor written: sessions hold whole conversations, secrets pasted in included;
 - the memory workspace is read, as `memory_get` reads it, but not written: memory changes only
-  through the memory tools, which commit every write and apply the secrets policy.
+  through the memory tools, which commit every write and apply the secrets policy;
+- git's global config (`$GIT_CONFIG_GLOBAL`, `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`) is
+  read but not written: Cairn's own git commands read it, and a command in it
+  (`core.fsmonitor`, `core.sshCommand`) would run at the next memory commit or push, unasked.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from shell.tools.project.root import Reserved
 
 _CONFIG = "Cairn's config file (it may hold API keys, and it says what runs without asking)"
 _STATE = "in Cairn's state folder (sessions, the index, kept outputs)"
+_GIT_CONFIG = "git's global config, which Cairn's own git commands read"
 
 
 def reserved_files(settings: Settings, env: Mapping[str, str] | None = None) -> list[Reserved]:
@@ -40,6 +44,15 @@ def reserved_files(settings: Settings, env: Mapping[str, str] | None = None) -> 
     ]
     if (default := default_workspace()) != settings.workspace:
         found.append(Reserved(default / ".cairn", _STATE))
+    return found + [Reserved(path, _GIT_CONFIG, readable=True) for path in _git_configs(env)]
+
+
+def _git_configs(env: Mapping[str, str]) -> list[Path]:
+    home = Path(env.get("HOME") or Path.home())
+    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    found = [home / ".gitconfig", xdg / "git" / "config"]
+    if named := env.get("GIT_CONFIG_GLOBAL"):
+        found.append(Path(named).expanduser())
     return found
 
 

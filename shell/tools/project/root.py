@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shell.tools.project.hooks import hooks_folders
@@ -29,11 +29,14 @@ from shell.tools.toolbox import ToolError
 
 @dataclass(frozen=True)
 class Reserved:
-    """A file or folder of Cairn's own that no project tool may read or write."""
+    """A file or folder of Cairn's own (or that decides what Cairn runs) that no project tool
+    may write, nor read unless `readable`."""
 
     path: Path
     what: str
     """What it is, to finish "'<path>' is …" (e.g. "Cairn's config file")."""
+    readable: bool = False
+    """Read freely, only never written (git's global config, which holds no secret of ours)."""
 
 
 class ProjectRoot:
@@ -60,7 +63,7 @@ class ProjectRoot:
         self.identity = _identity(self.folder)
         """The folder's (device, inode): what `pinned` checks the folder it opens against."""
         self.protected = tuple(p.resolve() for p in protected)
-        self.reserved = tuple(Reserved(r.path.resolve(), r.what) for r in reserved)
+        self.reserved = tuple(replace(r, path=r.path.resolve()) for r in reserved)
         self._hooks = hooks
 
     def resolve(self, given: str, *, for_write: bool = False) -> Path:
@@ -85,11 +88,12 @@ class ProjectRoot:
                 f"{given!r} is outside the project folder {self.folder}; project tools work "
                 "only inside it (use a path relative to it)"
             )
-        if (reserved := self.reserved_at(real)) is not None:
+        reserved = self.reserved_at(real)
+        if reserved is not None and (for_write or not reserved.readable):
             verb = "change" if for_write else "read"
             raise ToolError(
                 f"{given!r} is {reserved.what}; the model may not {verb} it (project tools "
-                "never reach Cairn's own files)"
+                "never reach Cairn's own files, nor change what Cairn runs)"
             )
         if for_write:
             self._check_write(given, real)
@@ -106,7 +110,7 @@ class ProjectRoot:
         """Whether a project-relative path a listing or search found is one of Cairn's own
         (a path comparison: a search finds thousands, and follows no symlink to them)."""
         path = self.folder / shown
-        return any(path.is_relative_to(reserved.path) for reserved in self.reserved)
+        return any(path.is_relative_to(r.path) for r in self.reserved if not r.readable)
 
     def relative(self, path: Path) -> str:
         """`path` as the model should name it: relative to the project, with `/`."""

@@ -187,3 +187,14 @@ async def test_gits_global_config_is_read_but_not_written(home: Path, path: str)
     assert read.error is None and "name = Me" in read.content
     assert written.error is not None and "git's global config" in written.error
     assert (home / path).read_text() == "[user]\n\tname = Me\n"
+
+
+async def test_a_hard_link_to_cairns_config_is_refused_by_its_inode(home: Path) -> None:
+    """A second name for the same file (made by a command, say) is the same file."""
+    (home / "alias.toml").hardlink_to(home / ".config" / "cairn" / "config.toml")
+    tools = tools_for(home)
+
+    read = await call(tools["read_file"], path="alias.toml")
+
+    assert read.error is not None and "Cairn's config file" in read.error
+    assert KEY not in read.content

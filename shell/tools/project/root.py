@@ -46,7 +46,7 @@ class ProjectRoot:
         folder: The project folder (it must exist).
         protected: Folders inside it that project tools may read but never write (the memory
             workspace, when it lies in the project).
-        reserved: Cairn's own files, never read nor written.
+        reserved: Cairn's own files, never written and, unless readable, never read.
         hooks: The git hooks folders that apply to a path about to be written (by default,
             what git says of the repository holding it).
     """

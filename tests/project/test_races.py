@@ -171,15 +171,25 @@ def test_a_swapped_symlink_never_lets_a_write_change_outside(
     assert not (outside / "f.txt").is_symlink()
 
 
-@pytest.mark.parametrize(("swapper", "path"), [(swap_file, "f.txt"), (swap_folder, "d")])
-def test_a_swapped_symlink_never_lets_rg_search_or_list_outside(
+@pytest.mark.parametrize(
+    ("swapper", "path", "backend"),
+    [
+        (swap_file, "f.txt", "rg"),
+        (swap_folder, "d", "rg"),
+        (swap_folder, ".", "rg"),  # a folder the walk goes into, not the one named
+        (swap_folder, ".", "fallback"),  # git grep and the pathspec walk
+    ],
+)
+def test_a_swapped_symlink_never_lets_a_search_or_a_listing_see_outside(
     places: tuple[Path, Path],
     swapper: Callable[[Path, Path], Callable[[], None]],
     path: str,
+    backend: str,
 ) -> None:
-    """rg follows a symlink named as its argument: it gets the opened scope instead."""
-    rg = find_rg()
-    if rg is None:
+    """rg follows a symlink named as its argument, and any search program walks by name:
+    it gets the opened scope, and what it prints is confirmed against the files opened so."""
+    rg = find_rg() if backend == "rg" else None
+    if backend == "rg" and rg is None:
         pytest.skip("no rg")
     project, outside = places
     found = tools(project, rg)
@@ -195,5 +205,5 @@ def test_a_swapped_symlink_never_lets_rg_search_or_list_outside(
         results = asyncio.run(searches())
 
     figures = tally(results)
-    print(f"\n{path}: {len(results)} searches, {swaps[0]} swaps: {figures}")
+    print(f"\n{path} ({backend}): {len(results)} calls, {swaps[0]} swaps: {figures}")
     assert figures["leaked"] == 0

@@ -20,7 +20,7 @@ import pathspec
 
 from shell.tools.project.globs import Scope, scope
 from shell.tools.project.root import ProjectRoot
-from shell.tools.project.searched import search_target
+from shell.tools.project.searched import Confirmation, search_target
 from shell.tools.project.streaming import stream_lines
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 
@@ -67,6 +67,8 @@ def list_tool(root: ProjectRoot, rg: str | None) -> Tool:
         else:
             files, total = await asyncio.to_thread(_list_walk, root.folder, found)
             stopped = ""
+        confirmed = await asyncio.to_thread(_confirmed, root, files)
+        files, total = confirmed, total - (len(files) - len(confirmed))
         payload: dict[str, Any] = {"path": found.shown, "files": files, "total": total}
         if glob:
             payload["glob"] = glob
@@ -111,6 +113,13 @@ async def _list_rg(
         "cancelled": "Listing cancelled: the counts are partial.",
     }[streamed.ended]
     return streamed.kept, streamed.total, stopped
+
+
+def _confirmed(root: ProjectRoot, files: list[str]) -> list[str]:
+    """The listed files that are files inside, reached by no symlink (`Confirmation`): names
+    seen through a folder swapped for a link mid-walk are dropped, and counted out."""
+    confirmation = Confirmation(root)
+    return [file for file in files if confirmation.file(file)]
 
 
 def _list_walk(folder: Path, found: Scope) -> tuple[list[str], int]:

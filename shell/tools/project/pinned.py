@@ -63,15 +63,19 @@ def opened_file(root: ProjectRoot, real: Path) -> Iterator[tuple[int, os.stat_re
         Moved: a component became a symlink since the check.
         OSError: it cannot be opened.
     """
-    if real == root.folder:
-        fd = _open_root(root)
-    else:
-        with _parent(root, real, create=False) as parent:
-            fd = _open(real.name, _READ_FLAGS, dir_fd=parent)
+    fd = open_descriptor(root, real)
     try:
         yield fd, os.fstat(fd)
     finally:
         os.close(fd)
+
+
+def open_descriptor(root: ProjectRoot, real: Path) -> int:
+    """`opened_file`'s descriptor, for the caller to close."""
+    if real == root.folder:
+        return _open_root(root)
+    with _parent(root, real, create=False) as parent:
+        return _open(real.name, _READ_FLAGS, dir_fd=parent)
 
 
 def read_all(fd: int, size: int) -> bytes:

@@ -12,16 +12,19 @@ is no /proc the real path is given as before, and the race is the program's. git
 from __future__ import annotations
 
 import contextlib
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from shell.tools.project.globs import Scope
-from shell.tools.project.pinned import MOVED, Moved, opened_file
+from shell.tools.project.pinned import MOVED, Moved, open_descriptor, opened_file
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import ToolError
 
 _PROC_FDS = Path("/proc/self/fd")
+_RG_CUT = " [... omitted end of long line]"
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,49 @@ def search_target(root: ProjectRoot, found: Scope) -> Iterator[Target]:
             yield Target(named, ".", (fd,), base, None)
         else:
             yield Target(str(root.folder), named, (fd,), base, file)
+
+
+class Confirmation:
+    """What a search program printed, checked against the files as opened without following a
+    symlink. The program walks the scope by name: a folder in it swapped for a link mid-walk
+    would show outside lines, or outside names, under inside paths. Only a line the inside file
+    holds at that number, or a name that is an inside file, is kept. Matches come file by file,
+    each file read on only as far as its last match."""
+
+    def __init__(self, root: ProjectRoot) -> None:
+        self._root = root
+        self._shown: str | None = None
+        self._reader: BinaryIO | None = None
+        self._at = 0
+
+    def line(self, shown: str, number: int, text: str) -> bool:
+        """Whether line `number` of `shown` starts as `text` (a program's preview of it)."""
+        if shown != self._shown or number <= self._at:
+            self.close()
+            self._shown = shown
+            with contextlib.suppress(OSError, ValueError):
+                fd = open_descriptor(self._root, self._root.folder / shown)
+                self._reader = open(fd, "rb")
+        if self._reader is None:
+            return False
+        line = b""
+        while self._at < number:
+            line = self._reader.readline()
+            if not line:
+                return False
+            self._at += 1
+        printed = text.removesuffix(_RG_CUT).rstrip("\ufffd")
+        return line.decode("utf-8", errors="replace").startswith(printed)
+
+    def file(self, shown: str) -> bool:
+        """Whether `shown` is a regular file inside the project, reached by no symlink."""
+        try:
+            with opened_file(self._root, self._root.folder / shown) as (_, found):
+                return stat.S_ISREG(found.st_mode)
+        except (OSError, ValueError):
+            return False
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+        self._shown, self._reader, self._at = None, None, 0

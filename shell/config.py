@@ -206,7 +206,7 @@ def config_file() -> Path:
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
     """The folder of the config file in use (`$CAIRN_CONFIG`'s, else the platform's): user
     themes (`themes/`) and what the TUI remembers (`state.toml`) live there."""
-    return _config_path(os.environ if env is None else env).parent
+    return config_path(os.environ if env is None else env).parent
 
 
 def project_folder(value: str | Path) -> Path:
@@ -324,7 +324,7 @@ def load_settings(
     With no model configured and no provider key in the environment, the demo brain is used.
     """
     env = os.environ if env is None else env
-    values = _file_values(file if file is not None else _config_path(env))
+    values = _file_values(file if file is not None else config_path(env))
     _add_env(values, env)
     _add_flags(values, overrides or {})
     if "workspace" not in values:
@@ -338,7 +338,8 @@ def load_settings(
 _CONFIGURABLE = frozenset(f.name for f in fields(Settings)) - {"clock", "timer", "session_token"}
 
 
-def _config_path(env: Mapping[str, str]) -> Path:
+def config_path(env: Mapping[str, str]) -> Path:
+    """The config file in use: `$CAIRN_CONFIG`, else the platform's."""
     return Path(env["CAIRN_CONFIG"]) if "CAIRN_CONFIG" in env else config_file()
 
 

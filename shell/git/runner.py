@@ -25,9 +25,13 @@ NETWORK_TIMEOUT_S = 300.0
 """A fetch, push or clone that takes longer than this is treated as offline."""
 LOCAL_TIMEOUT_S = 120.0
 
-_CONFIG = ("-c", "core.quotePath=false", "-c", "core.hooksPath=/dev/null")
+_CONFIG = (
+    *("-c", "core.quotePath=false", "-c", "core.hooksPath=/dev/null"),
+    *("-c", "core.fsmonitor=false"),
+)
 """Paths as they are (not octal-quoted), and no hook ever runs: a commit, a ref update, a merge
-or a push of the memory starts nothing of the repository's own."""
+or a push of the memory starts nothing of the repository's own, nor an fsmonitor command a
+config names (`git add` and `git status` would start it)."""
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/@\s]+)@")
 _OFFLINE = (
     "could not resolve host",

@@ -31,6 +31,7 @@ from shell.tools.fitting import fit_result, result_budget
 from shell.tools.mcp import McpHub
 from shell.tools.output import read_output_tool
 from shell.tools.project import project_tools
+from shell.tools.project.cairn_files import memory_folders, reserved_files
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import Tool, Toolbox, ToolResult
@@ -121,7 +122,11 @@ class Workbench:
                 'a quarter of it. --project DIR (or [tools] project = "on") offers them anyway.'
             )
             return
-        self.project = ProjectRoot(folder, protected=[self.settings.workspace])
+        self.project = ProjectRoot(
+            folder,
+            protected=memory_folders(self.settings),
+            reserved=reserved_files(self.settings),
+        )
         self.toolbox.add(project_tools(self.project, self.outputs, self.settings.tools))
 
     def drain(self) -> list[Event]:

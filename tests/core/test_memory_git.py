@@ -208,6 +208,8 @@ def test_a_commit_runs_no_hook_of_the_repository(git_store: GitStore, git_worksp
         (hooks / name).write_text(f"#!/bin/sh\ntouch {git_workspace / name}.ran\nexit 1\n")
         (hooks / name).chmod(0o755)
     (git_workspace / "MEMORY.md").write_text("- hooks never run\n")
+    fsmonitor = f"touch {git_workspace / 'fsmonitor'}.ran; echo"  # `git add` would start it
+    git(git_workspace, "config", "core.fsmonitor", fsmonitor)
     outcome = git_store.commit(["MEMORY.md"], "memory(tool): write MEMORY.md")
+    assert not list(git_workspace.glob("*.ran"))  # before the plain git of `commits` below
     assert outcome.error is None and outcome.sha == commits(git_workspace)[0].sha
-    assert not list(git_workspace.glob("*.ran"))

@@ -164,19 +164,46 @@ async def test_a_huge_diff_is_bounded(project: Path, tools: dict[str, Tool]) -> 
     assert len(event.diff.splitlines()) <= 301 and "more diff lines" in event.diff
 
 
-async def test_newlines_bytes_and_mode_are_kept(project: Path, tools: dict[str, Tool]) -> None:
+async def test_newlines_and_bytes_are_kept_and_the_exec_bit_is_dropped_and_said(
+    project: Path, tools: dict[str, Tool]
+) -> None:
     script = project / "run.sh"
     script.write_bytes(b"#!/bin/sh\r\necho old\r\n\xff raw byte\r\n")
-    script.chmod(0o755)
+    script.chmod(0o4755)
     await read(tools, "run.sh")
+    edit = {"path": "run.sh", "old": "echo old\n", "new": "echo a\necho b\n"}
 
-    done = await call(tools["edit_file"], path="run.sh", old="echo old\n", new="echo a\necho b\n")
+    assert tools["edit_file"].preview is not None
+    preview = await tools["edit_file"].preview(edit)
+    done = await call(tools["edit_file"], **edit)
 
+    assert "no longer be executable" in preview.summary
     assert done.error is None
     assert script.read_bytes() == b"#!/bin/sh\r\necho a\r\necho b\r\n\xff raw byte\r\n"
-    assert script.stat().st_mode & 0o777 == 0o755
+    assert script.stat().st_mode & 0o7777 == 0o644  # no exec, no setuid: a person must chmod
+    note = json.loads(done.content)["note"]
+    assert "was executable (mode 4755)" in note and "(mode 644)" in note and "chmod" in note
     rewritten = await call(tools["write_file"], path="run.sh", content="one\ntwo\n")
     assert rewritten.error is None and script.read_bytes() == b"one\r\ntwo\r\n"
+    assert "note" not in json.loads(rewritten.content)
+
+
+async def test_a_written_file_keeps_its_other_bits_and_a_new_one_follows_the_umask(
+    project: Path, tools: dict[str, Tool]
+) -> None:
+    secret = project / "private.txt"
+    secret.write_text("mine\n")
+    secret.chmod(0o600)
+    await read(tools, "private.txt")
+    umask = os.umask(0o027)
+    try:
+        assert (await call(tools["write_file"], path="private.txt", content="x\n")).error is None
+        assert (await call(tools["write_file"], path="new/made.sh", content="x\n")).error is None
+    finally:
+        os.umask(umask)
+
+    assert secret.stat().st_mode & 0o777 == 0o600
+    assert (project / "new" / "made.sh").stat().st_mode & 0o777 == 0o640
 
 
 @pytest.mark.parametrize(

@@ -12,15 +12,16 @@ from __future__ import annotations
 import asyncio
 import difflib
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shell.events import FileEdited
-from shell.fsio import write_atomically
 from shell.text import split_lines
 from shell.tools.project.ledger import ReadLedger
+from shell.tools.project.pinned import MOVED, Moved, Written, opened_file, read_all, replace_file
 from shell.tools.project.reading import MAX_FILE_BYTES
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import CallContext, CallPreview, Tool, ToolError, ToolResult, json_result
@@ -93,6 +94,8 @@ class Change:
     diff: str
     added: int
     removed: int
+    executable: bool = False
+    """The file is executable now; written, it will not be (`pinned.replace_file`)."""
 
     @property
     def created(self) -> bool:
@@ -109,7 +112,7 @@ def edit_file_tool(root: ProjectRoot, ledger: ReadLedger) -> Tool:
 
     def plan(arguments: dict[str, Any]) -> Change:
         path, shown = _target(root, arguments["path"])
-        before = _current(path, shown)
+        before, executable = _current(root, path, shown)
         if before is None:
             raise ToolError(f"{shown} does not exist; create it with write_file")
         ledger.check(path, before, shown)
@@ -121,9 +124,9 @@ def edit_file_tool(root: ProjectRoot, ledger: ReadLedger) -> Tool:
         after = (
             text.replace(old, new) if arguments.get("replace_all") else text.replace(old, new, 1)
         )
-        return _change(path, shown, before, _encode(after))
+        return _change(path, shown, before, _encode(after), executable=executable)
 
-    return _change_tool("edit_file", EDIT_DESCRIPTION, EDIT_SCHEMA, plan, ledger)
+    return _change_tool("edit_file", EDIT_DESCRIPTION, EDIT_SCHEMA, plan, root, ledger)
 
 
 def write_file_tool(root: ProjectRoot, ledger: ReadLedger) -> Tool:
@@ -131,7 +134,7 @@ def write_file_tool(root: ProjectRoot, ledger: ReadLedger) -> Tool:
 
     def plan(arguments: dict[str, Any]) -> Change:
         path, shown = _target(root, arguments["path"])
-        before = _current(path, shown)
+        before, executable = _current(root, path, shown)
         content: str = arguments["content"]
         if before is not None:
             ledger.check(path, before, shown)
@@ -140,9 +143,9 @@ def write_file_tool(root: ProjectRoot, ledger: ReadLedger) -> Tool:
         after = _encode(content)
         if len(after) > MAX_WRITE_BYTES:
             raise ToolError(f"the content is {len(after)} bytes, over {MAX_WRITE_BYTES}")
-        return _change(path, shown, before, after)
+        return _change(path, shown, before, after, executable=executable)
 
-    return _change_tool("write_file", WRITE_DESCRIPTION, WRITE_SCHEMA, plan, ledger)
+    return _change_tool("write_file", WRITE_DESCRIPTION, WRITE_SCHEMA, plan, root, ledger)
 
 
 def _change_tool(
@@ -150,6 +153,7 @@ def _change_tool(
     description: str,
     schema: dict[str, Any],
     plan: Callable[[dict[str, Any]], Change],
+    root: ProjectRoot,
     ledger: ReadLedger,
 ) -> Tool:
     """A tool whose preview is `plan`'s diff, and whose run plans again, then writes."""
@@ -159,24 +163,25 @@ def _change_tool(
         return _preview(change)
 
     async def run(arguments: dict[str, Any], context: CallContext) -> ToolResult:
-        def plan_and_apply() -> Change:
+        def plan_and_apply() -> tuple[Change, Written]:
             change = plan(arguments)
-            _apply(change, ledger)
-            return change
+            return change, _apply(root, change, ledger)
 
-        change = await asyncio.to_thread(plan_and_apply)
-        return _result(change, context.call_id)
+        change, written = await asyncio.to_thread(plan_and_apply)
+        return _result(change, written, context.call_id)
 
     return Tool(name, description, schema, run, risk="write", preview=preview, source="project")
 
 
-def _apply(change: Change, ledger: ReadLedger) -> None:
+def _apply(root: ProjectRoot, change: Change, ledger: ReadLedger) -> Written:
     try:
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(change.path, change.after)
+        written = replace_file(root, change.path, change.after)
+    except Moved:
+        raise ToolError(MOVED.format(shown=change.shown)) from None
     except OSError as error:
         raise ToolError(f"{change.shown} could not be written: {error.strerror or error}") from None
     ledger.record(change.path, change.after)
+    return written
 
 
 def _target(root: ProjectRoot, given: str) -> tuple[Path, str]:
@@ -184,19 +189,22 @@ def _target(root: ProjectRoot, given: str) -> tuple[Path, str]:
     return path, root.relative(path)
 
 
-def _current(path: Path, shown: str) -> bytes | None:
-    """The file's bytes now; None when it does not exist."""
-    if path.is_dir():
-        raise ToolError(f"{shown} is a folder, not a file")
+def _current(root: ProjectRoot, path: Path, shown: str) -> tuple[bytes | None, bool]:
+    """The file's bytes now (None when it does not exist), and whether it is executable."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES or not path.is_file():
-            raise ToolError(
-                f"{shown} is not a regular file under {MAX_FILE_BYTES // 2**20} MB; it is not "
-                "edited here"
-            )
-        return path.read_bytes()
+        with opened_file(root, path) as (fd, found):
+            if stat.S_ISDIR(found.st_mode):
+                raise ToolError(f"{shown} is a folder, not a file")
+            if found.st_size > MAX_FILE_BYTES or not stat.S_ISREG(found.st_mode):
+                raise ToolError(
+                    f"{shown} is not a regular file under {MAX_FILE_BYTES // 2**20} MB; it is "
+                    "not edited here"
+                )
+            return read_all(fd, found.st_size), bool(found.st_mode & 0o111)
     except FileNotFoundError:
-        return None
+        return None, False
+    except Moved:
+        raise ToolError(MOVED.format(shown=shown)) from None
     except OSError as error:
         raise ToolError(f"{shown} cannot be read: {error.strerror or error}") from None
 
@@ -234,7 +242,9 @@ def _check_occurrences(text: str, old: str, shown: str, *, replace_all: bool) ->
         )
 
 
-def _change(path: Path, shown: str, before: bytes | None, after: bytes) -> Change:
+def _change(
+    path: Path, shown: str, before: bytes | None, after: bytes, *, executable: bool
+) -> Change:
     old_lines = split_lines(before.decode("utf-8", errors="replace")) if before else []
     new_lines = split_lines(after.decode("utf-8", errors="replace"))
     source = "/dev/null" if before is None else f"a/{shown}"
@@ -243,18 +253,20 @@ def _change(path: Path, shown: str, before: bytes | None, after: bytes) -> Chang
     removed = sum(1 for line in lines[2:] if line.startswith("-"))
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES} more diff lines"]
-    return Change(path, shown, before, after, "\n".join(lines), added, removed)
+    return Change(path, shown, before, after, "\n".join(lines), added, removed, executable)
 
 
 def _preview(change: Change) -> CallPreview:
     verb = "create" if change.created else "edit"
     counts = f"+{change.added}" if change.created else f"+{change.added} −{change.removed}"
+    if change.executable:
+        counts += "; it will no longer be executable"
     return CallPreview(
         summary=f"{verb} {change.shown} ({counts})", subject=change.shown, diff=change.diff
     )
 
 
-def _result(change: Change, call_id: str) -> ToolResult:
+def _result(change: Change, written: Written, call_id: str) -> ToolResult:
     event = FileEdited(
         call_id=call_id,
         path=change.shown,
@@ -269,4 +281,10 @@ def _result(change: Change, call_id: str) -> ToolResult:
         "removed": change.removed,
         "created": change.created,
     }
+    if written.dropped:
+        payload["note"] = (
+            f"{change.shown} was executable (mode {written.mode | written.dropped:o}); it is "
+            f"written without exec bits (mode {written.mode:o}). A person must chmod it to run "
+            "it again: a file the model wrote is never executable."
+        )
     return json_result(payload, [event])

@@ -30,7 +30,8 @@ class Scope:
     """It, relative to the project ("." for the project folder)."""
     is_dir: bool
     matches: Callable[[str], bool]
-    """Whether a project-relative file path is inside the scope and matches its glob."""
+    """Whether a project-relative file path is inside the scope and matches its glob, and is
+    none of Cairn's own files (`ProjectRoot.hidden`): their lines never reach the model."""
 
 
 def scope(root: ProjectRoot, given: str | None, glob: str | None) -> Scope:
@@ -51,7 +52,7 @@ def scope(root: ProjectRoot, given: str | None, glob: str | None) -> Scope:
     spec = _spec(glob) if glob else None
 
     def matches(file: str) -> bool:
-        if not file.startswith(prefix):
+        if not file.startswith(prefix) or root.hidden(file):
             return False
         return spec is None or spec.match_file(file[len(prefix) :])
 

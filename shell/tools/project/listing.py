@@ -20,6 +20,7 @@ import pathspec
 
 from shell.tools.project.globs import Scope, scope
 from shell.tools.project.root import ProjectRoot
+from shell.tools.project.searched import Confirmation, search_target
 from shell.tools.project.streaming import stream_lines
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 
@@ -66,6 +67,8 @@ def list_tool(root: ProjectRoot, rg: str | None) -> Tool:
         else:
             files, total = await asyncio.to_thread(_list_walk, root.folder, found)
             stopped = ""
+        confirmed = await asyncio.to_thread(_confirmed, root, files)
+        files, total = confirmed, total - (len(files) - len(confirmed))
         payload: dict[str, Any] = {"path": found.shown, "files": files, "total": total}
         if glob:
             payload["glob"] = glob
@@ -87,20 +90,21 @@ async def _list_rg(
     rg: str, root: ProjectRoot, found: Scope, context: CallContext
 ) -> tuple[list[str], int, str]:
     argv = [rg, "--no-config", "--files", "--hidden", "--no-require-git", "--glob", "!.git"]
-    argv += ["--sort", "path", "--", found.shown]
+    with search_target(root, found) as target:
 
-    def accept(line: str) -> str | None:
-        path = line.removeprefix("./")
-        return path if path and found.matches(path) else None
+        def accept(line: str) -> str | None:
+            path = target.project_path(line) if line else ""
+            return path if path and found.matches(path) else None
 
-    streamed = await stream_lines(
-        argv,
-        cwd=root.folder,
-        keep=MAX_LISTED,
-        accept=accept,
-        time_limit=TIMEOUT_S,
-        cancelled=context.cancelled,
-    )
+        streamed = await stream_lines(
+            [*argv, "--sort", "path", "--", target.arg],
+            cwd=target.cwd,
+            keep=MAX_LISTED,
+            accept=accept,
+            time_limit=TIMEOUT_S,
+            cancelled=context.cancelled,
+            pass_fds=target.pass_fds,
+        )
     if streamed.exit_code == 2 and not streamed.total:
         raise ToolError(f"listing failed: {' '.join(streamed.stderr.split())[:500]}")
     stopped = {
@@ -109,6 +113,13 @@ async def _list_rg(
         "cancelled": "Listing cancelled: the counts are partial.",
     }[streamed.ended]
     return streamed.kept, streamed.total, stopped
+
+
+def _confirmed(root: ProjectRoot, files: list[str]) -> list[str]:
+    """The listed files that are files inside, reached by no symlink (`Confirmation`): names
+    seen through a folder swapped for a link mid-walk are dropped, and counted out."""
+    confirmation = Confirmation(root)
+    return [file for file in files if confirmation.file(file)]
 
 
 def _list_walk(folder: Path, found: Scope) -> tuple[list[str], int]:

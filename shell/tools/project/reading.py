@@ -8,11 +8,13 @@ is what later allows an edit of it.
 from __future__ import annotations
 
 import asyncio
+import stat
 from pathlib import Path
 from typing import Any
 
 from shell.tools.project.ledger import ReadLedger
 from shell.tools.project.outputs import PREFIX, OutputStore
+from shell.tools.project.pinned import MOVED, Moved, opened_file, read_all
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 from shell.tools.window import window, window_arguments, window_payload
@@ -46,26 +48,29 @@ READ_DESCRIPTION = (
 )
 
 
-def load_text(path: Path, shown: str) -> bytes:
-    """The bytes of a text file, whole.
+def load_text(root: ProjectRoot, path: Path, shown: str) -> bytes:
+    """The bytes of a text file, whole, opened without following a symlink (`pinned`).
 
     Raises:
-        ToolError: it is missing, a folder, too large, or binary (a NUL in its first 8 KB).
+        ToolError: it is missing, a folder, too large, binary (a NUL in its first 8 KB), or a
+            symlink was swapped in since the check.
     """
-    if path.is_dir():
-        raise ToolError(f"{shown} is a folder; list it with list_files")
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise ToolError(f"{shown} is not a regular file (a pipe, a device); it is not read")
-        if size > MAX_FILE_BYTES:
-            raise ToolError(
-                f"{shown} is {size / 1024 / 1024:.0f} MB, over the {MAX_FILE_BYTES // 2**20} MB "
-                "read_file reads; search it with grep instead"
-            )
-        data = path.read_bytes()
+        with opened_file(root, path) as (fd, found):
+            if stat.S_ISDIR(found.st_mode):
+                raise ToolError(f"{shown} is a folder; list it with list_files")
+            if not stat.S_ISREG(found.st_mode):
+                raise ToolError(f"{shown} is not a regular file (a pipe, a device); it is not read")
+            if found.st_size > MAX_FILE_BYTES:
+                raise ToolError(
+                    f"{shown} is {found.st_size / 1024 / 1024:.0f} MB, over the "
+                    f"{MAX_FILE_BYTES // 2**20} MB read_file reads; search it with grep instead"
+                )
+            data = read_all(fd, found.st_size)
     except FileNotFoundError:
         raise ToolError(f"{shown} does not exist; find files with list_files") from None
+    except Moved:
+        raise ToolError(MOVED.format(shown=shown)) from None
     except OSError as error:
         raise ToolError(f"{shown} cannot be read: {error.strerror or error}") from None
     if b"\0" in data[:BINARY_SNIFF]:
@@ -82,7 +87,7 @@ def read_tool(root: ProjectRoot, outputs: OutputStore, ledger: ReadLedger) -> To
             return window_payload(given, found, line_cut=found.cut_line)
         path = root.resolve(given)
         shown = root.relative(path)
-        data = load_text(path, shown)
+        data = load_text(root, path, shown)
         ledger.record(path, data)
         found = window(_decode(data), from_line, count, MAX_READ_CHARS)
         return window_payload(shown, found, line_cut=found.cut_line)

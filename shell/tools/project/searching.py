@@ -13,6 +13,7 @@ from typing import Any
 
 from shell.tools.project.globs import Scope, plain_text, scope
 from shell.tools.project.root import ProjectRoot
+from shell.tools.project.searched import Confirmation, Target, search_target
 from shell.tools.project.streaming import Streamed, stream_lines
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 
@@ -61,32 +62,42 @@ def grep_tool(root: ProjectRoot, rg: str | None) -> Tool:
         found = scope(root, arguments.get("path") or None, glob)
         pattern = plain_text(arguments["pattern"], "the pattern")
         ignore_case = bool(arguments.get("ignore_case", False))
-        if rg is not None:
-            argv = _rg_argv(rg, pattern, found, ignore_case)
-            accept = _parse_rg(found)
-        else:
-            argv = _git_argv(pattern, found, ignore_case)
-            accept = _parse_git(found)
-        streamed = await stream_lines(
-            argv,
-            cwd=root.folder,
-            keep=MAX_MATCHES,
-            accept=accept,
-            time_limit=TIMEOUT_S,
-            cancelled=context.cancelled,
-        )
+        confirmation = Confirmation(root)
+        try:
+            if rg is None:
+                streamed = await stream_lines(
+                    _git_argv(pattern, found, ignore_case),
+                    cwd=root.folder,
+                    keep=MAX_MATCHES,
+                    accept=_parse_git(found, confirmation),
+                    time_limit=TIMEOUT_S,
+                    cancelled=context.cancelled,
+                )
+            else:
+                with search_target(root, found) as target:
+                    streamed = await stream_lines(
+                        _rg_argv(rg, pattern, target.arg, ignore_case),
+                        cwd=target.cwd,
+                        keep=MAX_MATCHES,
+                        accept=_parse_rg(found, target, confirmation),
+                        time_limit=TIMEOUT_S,
+                        cancelled=context.cancelled,
+                        pass_fds=target.pass_fds,
+                    )
+        finally:
+            confirmation.close()
         return json_result(_payload(pattern, glob, found, streamed))
 
     return Tool("grep", GREP_DESCRIPTION, GREP_SCHEMA, run, source="project")
 
 
-def _rg_argv(rg: str, pattern: str, found: Scope, ignore_case: bool) -> list[str]:
+def _rg_argv(rg: str, pattern: str, searched: str, ignore_case: bool) -> list[str]:
     argv = [rg, "--no-config", "--line-number", "--no-heading", "--with-filename", "--null"]
     argv += ["--color", "never", "--max-columns", str(MAX_COLUMNS), "--max-columns-preview"]
     argv += ["--hidden", "--no-require-git", "--glob", "!.git"]
     if ignore_case:
         argv.append("--ignore-case")
-    return [*argv, "--regexp", pattern, "--", found.shown]
+    return [*argv, "--regexp", pattern, "--", searched]
 
 
 def _git_argv(pattern: str, found: Scope, ignore_case: bool) -> list[str]:
@@ -98,26 +109,35 @@ def _git_argv(pattern: str, found: Scope, ignore_case: bool) -> list[str]:
     return argv if found.shown == "." else [*argv, f":(literal){found.shown}"]
 
 
-def _parse_rg(found: Scope) -> Callable[[str], str | None]:
+def _parse_rg(
+    found: Scope, target: Target, confirmation: Confirmation
+) -> Callable[[str], str | None]:
     def accept(line: str) -> str | None:
         path, _, rest = line.partition("\0")  # rg: path NUL line:text
-        path = path.removeprefix("./")
-        return f"{path}:{rest}" if found.matches(path) else None
+        path = target.project_path(path)
+        number, _, text = rest.partition(":")
+        if not found.matches(path) or not _confirmed(confirmation, path, number, text):
+            return None
+        return f"{path}:{rest}"
 
     return accept
 
 
-def _parse_git(found: Scope) -> Callable[[str], str | None]:
+def _parse_git(found: Scope, confirmation: Confirmation) -> Callable[[str], str | None]:
     def accept(line: str) -> str | None:
         path, _, rest = line.partition("\0")  # git: path NUL line NUL text
         number, _, text = rest.partition("\0")
-        if not found.matches(path):
+        if not found.matches(path) or not _confirmed(confirmation, path, number, text):
             return None
         if len(text) > MAX_COLUMNS:
             text = text[:MAX_COLUMNS] + " [… line cut]"
         return f"{path}:{number}:{text}"
 
     return accept
+
+
+def _confirmed(confirmation: Confirmation, path: str, number: str, text: str) -> bool:
+    return number.isdigit() and confirmation.line(path, int(number), text)
 
 
 def _payload(pattern: str, glob: str | None, found: Scope, streamed: Streamed) -> dict[str, Any]:

@@ -38,13 +38,15 @@ class Streamed:
 async def stream_lines(
     argv: Sequence[str],
     *,
-    cwd: Path,
+    cwd: Path | str,
     keep: int,
     accept: Callable[[str], str | None],
     time_limit: float,
     cancelled: asyncio.Event,
+    pass_fds: Sequence[int] = (),
 ) -> Streamed:
-    """Run `argv` in `cwd` and fold its stdout lines through `accept` (None drops a line).
+    """Run `argv` in `cwd` and fold its stdout lines through `accept` (None drops a line);
+    `pass_fds` stay open in the program (`shell.tools.project.searched`).
 
     Raises:
         ToolError: the program cannot be started.
@@ -53,6 +55,7 @@ async def stream_lines(
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
+            pass_fds=pass_fds,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

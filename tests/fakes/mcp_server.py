@@ -6,6 +6,7 @@ hang, die mid-call, fail to start, serve streamable HTTP, send a hostile input s
     python tests/fakes/mcp_server.py exit    (writes one stderr line, exits with code 3)
     python tests/fakes/mcp_server.py remote-ref URL   (stdio; `lookup`'s schema refers to URL)
     python tests/fakes/mcp_server.py huge     (stdio; `lookup`'s schema is about 1 MB)
+    python tests/fakes/mcp_server.py backtrack  (stdio; `lookup`'s patterns backtrack for ever)
 """
 
 from __future__ import annotations
@@ -71,6 +72,14 @@ def lookup(key: str) -> str:
 def hostile_schema(mode: str, argument: str) -> dict[str, object]:
     if mode == "remote-ref":
         return {"type": "object", "properties": {"key": {"$ref": argument}}, "required": ["key"]}
+    if mode == "backtrack":
+        evil = "^(a+)+$"
+        return {
+            "type": "object",
+            "properties": {"key": {"type": "string", "pattern": evil}},
+            "patternProperties": {evil: {"type": "string"}},
+            "additionalProperties": False,
+        }
     fields = {
         f"field_{n:05}": {"type": "string", "description": f"field number {n} of many " * 4}
         for n in range(6_500)
@@ -80,7 +89,7 @@ def hostile_schema(mode: str, argument: str) -> dict[str, object]:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-    if mode in ("remote-ref", "huge"):
+    if mode in ("remote-ref", "huge", "backtrack"):
         server.add_tool(lookup)
         tool = server._tool_manager.get_tool("lookup")
         assert tool is not None

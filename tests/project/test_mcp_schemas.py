@@ -63,6 +63,36 @@ def test_a_schema_validator_never_retrieves(schema_host: tuple[str, list[str]]) 
     assert hits == []
 
 
+async def test_a_pattern_from_the_server_is_never_run_by_cairn(
+    tmp_path: Path, hubs: list[McpHub]
+) -> None:
+    """`^(a+)+$` against a long run of a's and a b backtracks for hours under `re`, holding the
+    event loop. So Cairn does not run it: "b" (which it would refuse at once) reaches the
+    server, which wrote the pattern and checks its own arguments."""
+    hub = await started(hubs, tmp_path, [fake("fake", "backtrack")])
+    result = await by_name(hub)["fake__lookup"].call({"key": "b", "ab": "x"})
+    assert result.error is None and result.content == "found: b"
+
+
+def test_a_schema_loses_its_patterns_but_keeps_properties_named_pattern() -> None:
+    from shell.tools.mcp.schemas import without_patterns
+
+    schema = {
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "pattern": "^x"}},
+        "patternProperties": {"^a": {"type": "string"}},
+        "additionalProperties": False,
+        "required": ["pattern"],
+        "$defs": {"pattern": {"items": {"pattern": "(a+)+"}}},
+    }
+    assert without_patterns(schema) == {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}},
+        "required": ["pattern"],
+        "$defs": {"pattern": {"items": {}}},
+    }
+
+
 def test_odd_names_and_schemas_are_made_valid() -> None:
     from shell.tools.mcp.schemas import object_schema
     from shell.tools.mcp.tools import tool_name

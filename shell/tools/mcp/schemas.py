@@ -6,6 +6,12 @@ first call, with only a deprecation warning), so every schema is checked against
 that refuses to retrieve anything: what a `$ref` names must be in the schema itself or be one
 of the meta-schemas jsonschema ships. A tool whose schema refers outside itself is not offered
 (`non_local_ref`); one whose reference fails anyway makes its calls error results.
+
+Nor does Cairn run a regular expression a server wrote: jsonschema matches `pattern` and
+`patternProperties` with `re`, on the event loop, and a pattern such as `^(a+)+$` against a
+30-character argument backtracks for minutes with no way to cancel the turn. The validator
+checks a copy of the schema without them (`without_patterns`); the server, which wrote the
+patterns, still checks its own arguments.
 """
 
 from __future__ import annotations
@@ -21,6 +27,11 @@ if TYPE_CHECKING:
 
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
+_NAMED_SUBSCHEMAS = ("properties", "$defs", "definitions", "dependentSchemas")
+"""Keywords whose value maps names (which may be "pattern") to subschemas."""
+_OPEN_WITHOUT_PATTERNS = ("additionalProperties", "unevaluatedProperties")
+"""What a schema's `patternProperties` takes part in: without the patterns, these would
+refuse the properties the patterns were meant to admit."""
 
 
 def object_schema(schema: Any) -> dict[str, Any]:
@@ -68,7 +79,8 @@ class OfflineValidator:
     def __init__(self, schema: dict[str, Any]) -> None:
         from jsonschema.validators import validator_for
 
-        self._validator = validator_for(schema)(schema, registry=_local_only())
+        checked = without_patterns(schema)
+        self._validator = validator_for(checked)(checked, registry=_local_only())
 
     def validate(self, arguments: dict[str, Any]) -> None:
         from referencing.exceptions import Unresolvable
@@ -80,6 +92,27 @@ class OfflineValidator:
                 f"the tool's input schema refers to {_ref(error)}, which is not in the schema; "
                 "Cairn does not fetch schemas, so this tool cannot be called"
             ) from None
+
+
+def without_patterns(schema: Any) -> Any:
+    """`schema` with no `pattern` and no `patternProperties` (with the `additionalProperties`
+    beside the latter), at any depth: a copy that runs none of the server's regexes."""
+    if isinstance(schema, list):
+        return [without_patterns(inner) for inner in schema]
+    if not isinstance(schema, dict):
+        return schema
+    dropped = {"pattern"} if isinstance(schema.get("pattern"), str) else set()
+    if "patternProperties" in schema:
+        dropped |= {"patternProperties", *_OPEN_WITHOUT_PATTERNS}
+    return {
+        key: (
+            {name: without_patterns(inner) for name, inner in value.items()}
+            if key in _NAMED_SUBSCHEMAS and isinstance(value, dict)
+            else without_patterns(value)
+        )
+        for key, value in schema.items()
+        if key not in dropped
+    }
 
 
 def _ref(error: Exception) -> str:

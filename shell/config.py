@@ -71,7 +71,11 @@ class ToolSettings:
     path (shell-style: "run_command:pytest*", "run_command:git status", "edit_file:docs/*");
     an MCP tool by its name ("time__*")."""
     pass_env: tuple[str, ...] = ()
-    """Provider keys (`*_API_KEY` and the like) a command may see anyway, by name."""
+    """Variables a command gets beyond the safe few (PATH, HOME, the locale…), by name."""
+    network: bool = False
+    """Whether a sandboxed command may reach the network."""
+    sandbox: str = "auto"
+    """"auto": commands run in a bubblewrap sandbox where it works; "off": never."""
     project: str = "auto"
     """Offer the project tools: "auto" (when the window is 4,096 tokens or more), "on" (the
     CLI's `--project`), "off"."""
@@ -238,6 +242,8 @@ def _coerce_tools(name: str, value: Any, current: ToolSettings) -> ToolSettings:
         raise ConfigError(f"[{name}] approval {tools.approval!r} must be ask or yes")
     if tools.project not in ("auto", "on", "off"):
         raise ConfigError(f"[{name}] project {tools.project!r} must be auto, on or off")
+    if tools.sandbox not in ("auto", "off"):
+        raise ConfigError(f"[{name}] sandbox {tools.sandbox!r} must be auto or off")
     return tools
 
 

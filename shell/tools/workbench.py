@@ -13,6 +13,9 @@ The project tools' schemas cost about 560 tokens even in their compact form: bel
 window; the session says so once at start. The MCP servers' tools were asked for by name in
 the config, so they are offered at any window; when their schemas take a quarter of it or more,
 the session says so once, with the figures.
+
+Commands run in the sandbox (`shell.tools.project.sandbox`) where it works; where it does not,
+the session says so at start and `/tools` shows it (`sandboxed` is the fact, for approvals).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from shell.tools.approvals import Approvals
 from shell.tools.fitting import fit_result, result_budget
 from shell.tools.mcp import McpHub
 from shell.tools.output import read_output_tool
-from shell.tools.project import project_tools
+from shell.tools.project import Sandbox, project_tools
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import Tool, Toolbox, ToolResult
@@ -62,6 +65,7 @@ class Workbench:
         self.approvals = Approvals(settings.tools, interactive=interactive)
         toolbox.approve = self.approvals
         self.outputs = OutputStore(settings.state_dir / "outputs")
+        self.sandbox = Sandbox.for_settings(settings)
         self.window = window
         self.project: ProjectRoot | None = None
         self._project_decided = False
@@ -79,6 +83,13 @@ class Workbench:
             self._offer_project_tools()
         if self._project_notice is not None:
             yield self._project_notice
+        if self.toolbox.get("run_command") is not None and not self.sandboxed:
+            hint = "" if self.sandbox.mode == "off" else " The README's sandbox section says how."
+            yield Notice(
+                f"Commands run unsandboxed ({self.sandbox.unavailable()}): they can read every "
+                f"file you can, and write outside the project.{hint}",
+                level="warning",
+            )
         if self.hub is None:
             return
         for event in await self.hub.start():
@@ -87,6 +98,11 @@ class Workbench:
         self.toolbox.add(tools)
         if notice := self._mcp_share(tools):
             yield notice
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether run_command runs in the sandbox (False when bwrap cannot, or is off)."""
+        return self.sandbox.active
 
     def _mcp_share(self, tools: list[Tool]) -> Notice | None:
         """A warning when the MCP tools' schemas, as the request will send them, take
@@ -117,7 +133,8 @@ class Workbench:
             )
             return
         self.project = ProjectRoot(folder, protected=[self.settings.workspace])
-        self.toolbox.add(project_tools(self.project, self.outputs, self.settings.tools))
+        tools = project_tools(self.project, self.outputs, self.settings.tools, self.sandbox)
+        self.toolbox.add(tools)
 
     def drain(self) -> list[Event]:
         """MCP servers that stopped since the last drain (a death seen by a call is in that
@@ -164,7 +181,8 @@ class Workbench:
         ]
         servers = self.hub.servers() if self.hub else []
         project = str(self.project.folder) if self.project else ""
-        return ToolsListed(tools=tools, servers=servers, project=project)
+        sandbox = self.sandbox.describe() if self.toolbox.get("run_command") else ""
+        return ToolsListed(tools=tools, servers=servers, project=project, sandbox=sandbox)
 
     async def aclose(self) -> None:
         if self.hub is not None:

@@ -203,6 +203,7 @@ async def _supervise(
     loop = asyncio.get_running_loop()
     reader = asyncio.ensure_future(_pump(process.stdout, capture))
     cancel = asyncio.ensure_future(cancelled.wait())
+    exited = asyncio.ensure_future(process.wait())  # wakes the loop at the exit, not a poll later
     ticker = asyncio.ensure_future(_tick(capture))
     deadline = loop.time() + time_limit
     ending: CommandEnding = "exited"
@@ -225,7 +226,7 @@ async def _supervise(
             if reader.done() and reader.exception() is not None:
                 break  # the spool failed (a full disk): end the command, then say why
             await asyncio.wait(
-                {task for task in (reader, cancel) if not task.done()},
+                {task for task in (reader, cancel, exited) if not task.done()},
                 timeout=min(deadline, linger_until or deadline, now + POLL) - now,
                 return_when=asyncio.FIRST_COMPLETED,
             )
@@ -237,7 +238,7 @@ async def _supervise(
         elif (error := reader.exception()) is not None:
             raise error
     finally:
-        for task in (reader, cancel, ticker):
+        for task in (reader, cancel, exited, ticker):
             task.cancel()
         capture.flush()
     return ending
@@ -266,10 +267,10 @@ async def _end_group(process: asyncio.subprocess.Process, reader: asyncio.Future
 async def _group_gone(pgid: int) -> None:
     """Wait (10 s at most) for the group's last process to end. In the sandbox it includes the
     namespace's init, which ends only once every process of the namespace has."""
-    for _ in range(500):
+    for _ in range(2000):
         if not _group_alive(pgid):
             return
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.005)
 
 
 def _signal_group(pgid: int, signum: int) -> None:

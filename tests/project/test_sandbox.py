@@ -3,6 +3,7 @@ the network, its limits, and that no process it starts outlives the call, howeve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -23,6 +24,7 @@ from shell.tools.project.root import ProjectRoot
 from shell.tools.project.sandbox import MEMORY_LIMIT, Sandbox
 from shell.tools.toolbox import CallContext
 
+REPO = Path(__file__).resolve().parents[2]
 needs_bwrap = pytest.mark.skipif(
     Sandbox().unavailable() is not None, reason=f"no sandbox here: {Sandbox().unavailable()}"
 )
@@ -278,3 +280,43 @@ async def test_memory_is_bounded_and_other_processes_are_invisible(project: Path
     assert memory["output"] == "MemoryError\n"
     count, _ = processes["output"].split()
     assert int(count) < 10  # bwrap, the shell and the pipe's commands
+
+
+CAIRN = """
+import asyncio, os, sys
+from pathlib import Path
+from shell.config import ToolSettings
+from shell.tools.project.command import command_tool
+from shell.tools.project.outputs import OutputStore
+from shell.tools.project.root import ProjectRoot
+from shell.tools.project.sandbox import Sandbox
+
+async def main(project: Path, marker: str) -> None:
+    tool = command_tool(
+        ProjectRoot(project), OutputStore(project.parent / "out"), ToolSettings(), sandbox=Sandbox()
+    )
+    command = f"setsid sleep {marker} > /dev/null 2>&1 & ( (sleep {marker} &) & ); touch up; wait"
+    asyncio.ensure_future(tool.call({"command": command}))
+    while not (project / "up").exists():
+        await asyncio.sleep(0.02)
+    os._exit(0)
+
+asyncio.run(main(Path(sys.argv[1]), sys.argv[2]))
+"""
+"""A Cairn that dies in the middle of a command, with no chance to clean up."""
+
+
+@needs_bwrap
+async def test_no_process_outlives_cairn_itself(project: Path) -> None:
+    marker = f"{secrets.randbelow(10**6) + 10**6}.{secrets.randbelow(10**6)}"
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    cairn = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CAIRN, str(project), marker, env=env
+    )
+
+    assert await cairn.wait() == 0
+    for _ in range(250):  # bwrap is killed with its parent, and its namespace with it
+        if not running_with(marker):
+            break
+        await asyncio.sleep(0.02)
+    assert running_with(marker) == []

@@ -63,9 +63,7 @@ DESCRIPTION = (
     "output (stdout and stderr together). No stdin and no terminal: interactive programs fail "
     "or read EOF. A long output is cut to its start and end; the result's outputRef names the "
     "whole output for read_output. The command and its children are killed at `timeout` seconds "
-    "or when the user cancels. Its environment holds only PATH, HOME, the locale and the like: "
-    "no tokens or keys. Sandboxed (when the listing says so): only the project folder and /tmp "
-    "are writable, .git is read-only, no network unless allowed."
+    "or when the user cancels. Its environment holds only PATH, HOME, the locale and the like."
 )
 
 
@@ -119,7 +117,7 @@ def command_tool(
 
     return Tool(
         name="run_command",
-        description=DESCRIPTION,
+        description=DESCRIPTION + (sandbox.note() if sandbox else ""),
         parameters=parameters,
         run=run,
         risk="execute",

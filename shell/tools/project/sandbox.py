@@ -107,6 +107,16 @@ class Sandbox:
             return f"unsandboxed: {reason}"
         return f"bubblewrap, network {'on' if self.network else 'off'}"
 
+    def note(self) -> str:
+        """What the model should know of the sandbox, for run_command's description."""
+        if not self.active:
+            return ""
+        network = "" if self.network else " There is no network."
+        return (
+            " It runs sandboxed: only the project folder and /tmp are writable (.git and the "
+            f"home folder are read-only, so `git commit` fails).{network}"
+        )
+
     def wrap(self, command: str, cwd: Path, home: str | None) -> list[str] | None:
         """`argv`, when commands run sandboxed and `cwd` is there (None: run it bare; a missing
         folder fails to start as it would unsandboxed)."""

@@ -135,16 +135,27 @@ def test_a_hidden_folder_around_the_project_is_hidden_before_the_project_is_boun
     assert argv.index(str(around)) < bind < argv.index(str(inner / "sub"))
 
 
-def test_settings_hide_the_workspace_and_the_config_folder(tmp_path: Path) -> None:
-    config = tmp_path / "conf" / "cairn.toml"
+def test_settings_hide_the_workspace_and_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "etc" / "cairn.toml"
     settings = Settings(workspace=tmp_path / "ws", tools=ToolSettings(network=True))
 
-    sandbox = Sandbox.for_settings(settings, {"CAIRN_CONFIG": str(config)})
+    named = Sandbox.for_settings(settings, {"CAIRN_CONFIG": str(config)})
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    platform = Sandbox.for_settings(settings, {})
 
-    assert {tmp_path / "ws", tmp_path / "ws" / ".cairn", config.parent, config} <= set(
-        sandbox.hidden
+    ws = tmp_path / "ws"
+    assert named.hidden == (
+        ws,
+        ws / ".cairn",
+        config,
+        config.parent / "state.toml",
+        config.parent / "themes",
     )
-    assert sandbox.network
+    assert config.parent not in named.hidden  # /etc, or a home folder: not Cairn's to hide
+    assert platform.hidden == (ws, ws / ".cairn", tmp_path / "xdg" / "cairn")
+    assert named.network and named.mode == "auto"
 
 
 def test_where_the_sandbox_cannot_work_it_says_why(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -79,10 +79,16 @@ class Sandbox:
 
     @classmethod
     def for_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> Sandbox:
-        """The sandbox `settings` ask for, hiding their workspace, state and config."""
+        """The sandbox `settings` ask for, hiding their workspace, state and config: the whole
+        platform config folder, or `$CAIRN_CONFIG` and Cairn's files beside it (that folder may
+        be anyone's: `/etc`, the home folder)."""
         env = os.environ if environ is None else environ
-        config = Path(env["CAIRN_CONFIG"]) if "CAIRN_CONFIG" in env else config_file()
-        hidden = (settings.workspace, settings.state_dir, config.parent, config)
+        if "CAIRN_CONFIG" in env:
+            config = Path(env["CAIRN_CONFIG"])
+            own: tuple[Path, ...] = (config, config.parent / "state.toml", config.parent / "themes")
+        else:
+            own = (config_file().parent,)
+        hidden = (settings.workspace, settings.state_dir, *own)
         return cls(hidden=hidden, network=settings.tools.network, mode=settings.tools.sandbox)
 
     def unavailable(self) -> str | None:

@@ -18,6 +18,7 @@ import pytest
 from shell import events as ev
 from shell.build import build_agent
 from shell.config import Settings, ToolSettings
+from shell.headless.tools import listing_text
 from shell.tools.project.sandbox import Sandbox
 from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply
@@ -207,3 +208,20 @@ async def test_unsandboxed_commands_are_said_at_start_and_in_the_listing(
     assert not agent.workbench.sandboxed
     assert listing.sandbox == 'unsandboxed: the [tools] sandbox setting is "off"'
     assert any(m.startswith("Commands run unsandboxed") for m in start), start
+    assert 'commands: unsandboxed: the [tools] sandbox setting is "off"\n' in listing_text(listing)
+
+
+@needs_bwrap
+async def test_sandboxed_commands_are_listed_so(settings: Settings) -> None:
+    agent = build_agent(settings)
+    try:
+        start = [e.message for e in of(await collect(agent.start()), ev.Notice)]
+        listing = agent.listed_tools()
+        description = agent.toolbox.get("run_command").description  # type: ignore[union-attr]
+    finally:
+        await agent.aclose()
+
+    assert agent.workbench.sandboxed
+    assert listing.sandbox == "bubblewrap, network off"
+    assert not any("unsandboxed" in m for m in start)
+    assert "sandboxed" in description and "no network" in description

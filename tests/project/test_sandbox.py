@@ -120,6 +120,29 @@ def test_the_command_line_binds_hides_and_cuts_the_network(
     assert f"--ro-bind /dev/null {home}/.netrc" in line
     assert str(missing) not in line and ".aws" not in line  # only what exists
     assert "--unshare-net" not in Sandbox(network=True).argv("true", project, None)
+    assert "--tmpfs /run " in line  # its sockets connect even read-only
+
+
+def test_what_is_shown_again_comes_after_what_hides_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "run" / "systemd" / "resolve").mkdir(parents=True)
+    monkeypatch.setattr(sandbox_module, "RUNTIME", tmp_path / "run")
+    monkeypatch.setattr(sandbox_module, "SHOWN", (tmp_path / "run" / "systemd" / "resolve",))
+    (tmp_path / "project").mkdir()
+
+    line = " ".join(Sandbox().argv("true", tmp_path / "project", None))
+
+    shown = f"--ro-bind {tmp_path}/run/systemd/resolve {tmp_path}/run/systemd/resolve"
+    assert line.index(f"--tmpfs {tmp_path}/run ") < line.index(shown)
+    assert line.index(shown) < line.index(f"--remount-ro {tmp_path}/run ")
+
+
+@needs_bwrap
+async def test_run_and_its_sockets_are_hidden(project: Path) -> None:
+    payload = await run(project, "find /run -mindepth 1 -maxdepth 2")
+
+    assert set(payload["output"].split()) <= {"/run/systemd", "/run/systemd/resolve"}
 
 
 def test_a_hidden_folder_around_the_project_is_hidden_before_the_project_is_bound(

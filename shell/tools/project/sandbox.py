@@ -6,8 +6,8 @@ A sandboxed command sees the whole machine read-only, with these exceptions:
 - **read-only inside the project**: `.git` (so hooks and `.git/config` cannot be rewritten to
   run something later, outside) and the `core.hooksPath` folder;
 - **hidden** (an empty read-only tmpfs over a folder, `/dev/null` over a file): the memory
-  workspace, Cairn's state and config folders, and the credentials of the home folder
-  (`CREDENTIALS`, those that exist);
+  workspace, Cairn's state and config folders, the credentials of the home folder
+  (`CREDENTIALS`, those that exist), and `/run` with its sockets (`RUNTIME`);
 - **no capabilities** (`--cap-drop ALL`): root in the sandbox cannot remount `/` writable nor
   unmount what hides a folder;
 - **its own processes only** (`--unshare-pid`): no other `/proc/<pid>/environ` can be read, and
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pwd
 import resource
 import shutil
 import subprocess
@@ -60,6 +61,11 @@ CREDENTIALS = (
     ".terraform.d",
 )
 """Paths under the home folder that hold credentials: hidden from every sandboxed command."""
+RUNTIME = Path("/run")
+"""Hidden: its sockets connect even on a read-only mount (systemd's and D-Bus's, which start
+programs outside as root; docker's; an ssh or gpg agent's in /run/user)."""
+SHOWN = (Path("/run/systemd/resolve"),)
+"""Shown again, read-only, in the hidden `/run`: `/etc/resolv.conf` may point there."""
 PROBE_TIMEOUT = 10.0
 
 
@@ -137,9 +143,9 @@ class Sandbox:
         if not self.network:
             argv.append("--unshare-net")
         project = cwd.resolve()
-        secret = _existing(
-            [*self.hidden, *(Path(home, name) for name in CREDENTIALS if home)], project
-        )
+        homes = dict.fromkeys(folder for folder in (home, _own_home()) if folder)
+        credentials = [Path(folder, name) for folder in homes for name in CREDENTIALS]
+        secret = _existing([RUNTIME, *self.hidden, *credentials], project)
         around = [path for path in secret if project.is_relative_to(path)]
         inside = [path for path in secret if path not in around]
         argv += _hide(around)
@@ -147,6 +153,8 @@ class Sandbox:
         for path in _existing([project / ".git", *_hooks_folder(project)], None):
             argv += ["--ro-bind", str(path), str(path)]
         argv += _hide(inside)
+        for path in _existing(SHOWN, None):
+            argv += ["--ro-bind", str(path), str(path)]
         # Read-only only now: a folder made read-only earlier could not take the binds in it.
         for path in (path for path in [*around, *inside] if path.is_dir()):
             argv += ["--remount-ro", str(path)]
@@ -199,6 +207,14 @@ def _existing(paths: Iterable[Path], project: Path | None) -> list[Path]:
             for other in found
         )
     ]
+
+
+def _own_home() -> str | None:
+    """The home folder the user database gives (HOME may name another)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (KeyError, OSError):
+        return None
 
 
 def _hide(paths: Iterable[Path]) -> list[str]:

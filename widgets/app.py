@@ -29,6 +29,7 @@ from widgets.panes.side import SidePanes
 from widgets.panes.strip import SideStrip
 from widgets.prompt import Prompt
 from widgets.resume import with_history
+from widgets.screens.approval import ApprovalBar
 from widgets.screens.main import MainScreen
 from widgets.source import AgentPlan, AgentSource
 from widgets.status.bar import StatusBar
@@ -117,6 +118,7 @@ class CairnApp(TerminalApp):
                 id="side",
             )
         yield SideStrip(id="strip")
+        yield ApprovalBar(id="approval-bar")
         yield Prompt(id="prompt")
         yield Footer()
 
@@ -149,13 +151,9 @@ class CairnApp(TerminalApp):
             await self.side_panes.attach_history(self.agent.git)
         # A trace played back holds its decisions: it asks no one.
         answer = None if self.agent.playback else self.agent.answer_approval
-        bridge = self._bridge = EventBridge(
-            self.transcript,
-            self.status_bar,
-            self.side_panes,
-            self.query_one(SideStrip),
-            answer=answer,
-        )
+        shown = (self.transcript, self.status_bar, self.side_panes, self.query_one(SideStrip))
+        approvals = self.query_one(ApprovalBar)
+        bridge = self._bridge = EventBridge(*shown, answer=answer, approvals=approvals)
         self.run_events(lambda: with_history(self.agent, bridge))
         self.run_background(self.agent.background_events)
 
@@ -172,6 +170,9 @@ class CairnApp(TerminalApp):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):  # the app sees every key first, the prompt's too
             self._active()
+            bar = next(iter(self.query(ApprovalBar)), None)  # None before the first compose
+            if bar is not None and await bar.key(event):
+                return  # it opened the approval waiting
         await super().on_event(event)
 
     def _active(self) -> None:

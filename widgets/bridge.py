@@ -91,7 +91,7 @@ from widgets.format import (
 if TYPE_CHECKING:
     from widgets.panes.side import SidePanes
     from widgets.panes.strip import SideStrip
-    from widgets.screens.approval import Answer, ApprovalScreen
+    from widgets.screens.approval import Answer, ApprovalBar
     from widgets.status.bar import StatusBar
     from widgets.transcript import Transcript
 
@@ -108,6 +108,7 @@ class EventBridge:
         strip: SideStrip | None = None,
         *,
         answer: Answer | None = None,
+        approvals: ApprovalBar | None = None,
     ) -> None:
         self.transcript = transcript
         self.status = status
@@ -121,7 +122,8 @@ class EventBridge:
         """Where the user's approvals go (`Agent.answer_approval`); None: no modal (a replay)."""
         self.live = True
         """False while a resumed session's past is shown: what it asked was answered then."""
-        self._asking: dict[str, ApprovalScreen] = {}
+        self.approvals = approvals
+        """Where a call waits for the user (the bar above the prompt, which opens the modal)."""
         self._offline_said = False
         """A background sync found the remote unreachable and said so: its retries stay quiet
         until a sync completes."""
@@ -148,11 +150,11 @@ class EventBridge:
                 await transcript.stop_tool(event)
             case ApprovalRequested():
                 await transcript.ask_approval(event)
-                await self._ask(event)
+                self._ask(event)
             case ApprovalDecided():
                 await transcript.decide_approval(event)
-                if (screen := self._asking.pop(event.call_id, None)) is not None:
-                    screen.close()
+                if self.approvals is not None:
+                    self.approvals.decided(event.call_id)
             case CommandOutput():
                 await transcript.command_output(event)
             case CommandFinished():
@@ -347,20 +349,15 @@ class EventBridge:
             case _:
                 assert_never(event)  # a new event type needs a case here (mypy checks)
 
-    async def _ask(self, event: ApprovalRequested) -> None:
-        """Open the approval modal for a call that waits now (never for one in the past)."""
-        if self.answer is None or not self.live:
-            return
-        from widgets.screens.approval import ApprovalScreen  # loaded when first asked
-
-        screen = self._asking[event.call_id] = ApprovalScreen(event, self.answer)
-        await self.transcript.app.push_screen(screen)
+    def _ask(self, event: ApprovalRequested) -> None:
+        """A call waits now (never one in the past): the bar shows it, the user opens it."""
+        if self.answer is not None and self.live and self.approvals is not None:
+            self.approvals.wait(event, self.answer)
 
     def close_approvals(self) -> None:
-        """Close every approval modal still open (its turn ended, or its stream was cut)."""
-        for screen in self._asking.values():
-            screen.close()
-        self._asking.clear()
+        """Close every approval still waiting (its turn ended, or its stream was cut)."""
+        if self.approvals is not None:
+            self.approvals.close_all()
 
     async def _open_receipt(
         self, trigger: CompactionTrigger, tokens_before: int

@@ -9,7 +9,8 @@
     cairn dream [--apply ID… | --apply-all] [--reject ID…] [--edit ID TEXT] [--json]
                                                   dream, or decide on what dreaming proposed
     cairn replay TRACE                            play a recorded trace back into the TUI
-    cairn serve [--host H] [--port P]             the TUI in a browser, on 127.0.0.1:8000
+    cairn serve [--host H] [--port P] [--token T] the TUI in a browser, on 127.0.0.1:8000
+          [--max-sessions N]                      (the page and its websocket want the token)
     cairn tools [--json]                          the tools, their approvals, the MCP servers
     cairn remote add URL | sync | init --remote URL   one memory on every machine
     cairn history [--json] [-n N]                 the memory's commits
@@ -73,6 +74,17 @@ def _add_serve(sub: Subcommands) -> None:
     add_agent_options(serve, inherit=True)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (warns if wider)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    serve.add_argument(
+        "--token",
+        help="the secret the page and the websocket want (default: $CAIRN_SERVE_TOKEN, else a "
+        "new random one, printed in the URL); other users see it in `ps`: prefer the variable",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=4,
+        help="TUIs running at once; the next connection is refused (default 4)",
+    )
 
 
 def _serve(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:

@@ -9,7 +9,14 @@ Nothing comes from the network at run time: textual-serve bundles xterm.js, its 
 Roboto Mono fonts, but its page asks Google Fonts for the font; the page served here declares
 the bundled fonts instead. A browser's other pages may not drive the shell: the websocket
 refuses a foreign `Origin`, and a loopback server answers only to a loopback `Host` (a
-DNS-rebinding name pointed at 127.0.0.1 gets a 403).
+DNS-rebinding name pointed at 127.0.0.1 gets a 403). Neither stops a local process, which
+sends no `Origin` at all: the page and the websocket both want the token `serve` prints in its
+URL (`widgets/serve_access.py`), a few sessions run at once (`--max-sessions`), and no page may
+frame the shell.
+
+The token reaches the websocket in its path (`/ws/<token>`): textual-serve's script opens the
+page's `data-session-websocket-url` with `?width=…&height=…` appended, so a query there would be
+mangled, and a cookie would be shared with every other server on 127.0.0.1, whatever its port.
 """
 
 from __future__ import annotations
@@ -17,13 +24,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import os
 import re
 import shlex
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
+
+from widgets.serve_access import SECURITY_HEADERS, TOKEN_ENV, Sessions, serve_token, token_matches
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -56,6 +67,9 @@ class ServePlan:
     """The shell command each browser connection runs: the TUI, with `serve`'s options."""
     host: str
     port: int
+    token: str = field(repr=False)
+    """What the page and the websocket want before they start a TUI."""
+    max_sessions: int = 4
 
     @property
     def url(self) -> str:
@@ -63,8 +77,12 @@ class ServePlan:
         return f"http://{host}:{self.port}"
 
     @property
+    def page_url(self) -> str:
+        return f"{self.url}/?token={self.token}"
+
+    @property
     def line(self) -> str:
-        return f"Cairn is served at {self.url} (ctrl+c stops it)"
+        return f"Cairn is served at {self.page_url} (ctrl+c stops it)"
 
     @property
     def warning(self) -> str | None:
@@ -72,8 +90,9 @@ class ServePlan:
             return None
         return (
             f"cairn: warning: serving on {self.host}, not 127.0.0.1: anyone who can reach "
-            f"{self.url} gets a shell on this workspace (the agent reads and writes its memory "
-            "and runs its tools). There is no password."
+            f"{self.url} with the token gets a shell on this workspace (the agent reads and "
+            "writes its memory and runs its tools), and the token crosses the network in plain "
+            "HTTP."
         )
 
 
@@ -107,13 +126,19 @@ def tui_argv(args: argparse.Namespace, workspace: Path) -> list[str]:
     return argv
 
 
-def plan_serve(args: argparse.Namespace, workspace: Path) -> ServePlan:
-    if not 0 < args.port < 65536:
-        from shell.config import ConfigError
+def plan_serve(
+    args: argparse.Namespace, workspace: Path, environ: Mapping[str, str] = os.environ
+) -> ServePlan:
+    from shell.config import ConfigError
 
+    if not 0 < args.port < 65536:
         raise ConfigError(f"--port must be between 1 and 65535, not {args.port}")
+    if args.max_sessions < 1:
+        raise ConfigError(f"--max-sessions must be at least 1, not {args.max_sessions}")
+    token = serve_token(args.token, environ)
     # `exec`: the TUI is the server's own child, so it can tell when the server is gone.
-    return ServePlan("exec " + shlex.join(tui_argv(args, workspace)), args.host, args.port)
+    command = "exec " + shlex.join(tui_argv(args, workspace))
+    return ServePlan(command, args.host, args.port, token, args.max_sessions)
 
 
 def served_page() -> str:
@@ -128,6 +153,8 @@ def served_page() -> str:
 def serve(args: argparse.Namespace, workspace: Path, out: TextIO = sys.stdout) -> int:
     """Serve until ctrl+c or SIGTERM; returns the exit code."""
     plan = plan_serve(args, workspace)
+    # The TUIs inherit this process's environment, and their commands the TUIs': not the token.
+    os.environ.pop(TOKEN_ENV, None)
     if plan.warning is not None:
         print(plan.warning, file=sys.stderr, flush=True)
     server = _server_class()(plan, out)
@@ -142,17 +169,20 @@ def _server_class() -> Any:
     import aiohttp_jinja2
     import jinja2
     from aiohttp import web
-    from textual_serve.server import Server
+    from textual_serve.server import Server, to_int
 
     class CairnServer(Server):
         def __init__(self, plan: ServePlan, out: TextIO) -> None:
             super().__init__(plan.command, host=plan.host, port=plan.port, title="Cairn")
             self.plan = plan
             self.out = out
+            self.sessions = Sessions(plan.max_sessions)
 
         def initialize_logging(self) -> None:
             # One line says where; after it, only what went wrong.
             logging.basicConfig(level=logging.WARNING, format="cairn serve: %(message)s")
+            # Its lines would carry each request's URL, and so the token.
+            logging.getLogger("aiohttp.access").disabled = True
 
         async def on_startup(self, app: web.Application) -> None:
             # Startup runs before aiohttp binds the port: the line waits until it answers, so
@@ -174,24 +204,47 @@ def _server_class() -> Any:
             app = await super()._make_app()
             loader = jinja2.DictLoader({"app_index.html": served_page()})
             aiohttp_jinja2.setup(app, loader=loader)
+            app.router.add_get("/ws/{token}", self.handle_websocket)
+            app.on_response_prepare.append(self._add_security_headers)
             return app
 
-        def _check_host(self, request: web.Request) -> None:
+        async def _add_security_headers(
+            self, request: web.Request, response: web.StreamResponse
+        ) -> None:
+            response.headers.update(SECURITY_HEADERS)
+
+        def _admit(self, request: web.Request, token: str | None) -> None:
             host = (request.url.host or "").strip("[]")
             if is_loopback(self.plan.host) and not is_loopback(host):
                 raise web.HTTPForbidden(text="cairn serve answers only on its loopback address")
+            if not token_matches(self.plan.token, token):
+                raise web.HTTPForbidden(
+                    text="cairn serve wants its token: open the URL it printed (…/?token=…)"
+                )
 
         async def handle_index(self, request: web.Request) -> web.StreamResponse:
-            self._check_host(request)
+            self._admit(request, request.query.get("token"))
+            if self.sessions.full:
+                raise web.HTTPServiceUnavailable(text=self.sessions.refusal)
             # The page's links point where the browser came from: right behind --host 0.0.0.0.
-            self.public_url = f"http://{request.host}"
-            return await super().handle_index(request)
+            public = f"http://{request.host}"
+            context = {
+                "font_size": to_int(request.query.get("fontsize", "16"), 16),
+                "app_websocket_url": f"ws://{request.host}/ws/{self.plan.token}",
+                "config": {"static": {"url": f"{public}/static/"}},
+                "application": {"name": self.title},
+            }
+            return aiohttp_jinja2.render_template("app_index.html", request, context)
 
         async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-            self._check_host(request)
+            # A script may put the token in the query instead: `/ws?token=…&width=…`.
+            self._admit(request, request.match_info.get("token") or request.query.get("token"))
             origin = request.headers.get("Origin")
             if origin is not None and origin != f"http://{request.host}":
                 raise web.HTTPForbidden(text="cairn serve refuses a page from another origin")
-            return await super().handle_websocket(request)
+            if self.sessions.full:
+                raise web.HTTPServiceUnavailable(text=self.sessions.refusal)
+            with self.sessions.held():
+                return await super().handle_websocket(request)
 
     return CairnServer

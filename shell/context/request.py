@@ -145,13 +145,26 @@ class RequestBuilder:
         return self.measure(messages).total
 
     def too_big(self, size: int) -> str:
-        """Why a prompt of `size` tokens was not sent, and what to do about it."""
-        fixed = self.projected([])
-        window = self.window.budget.window
+        """Why a prompt of `size` tokens was not sent, with its parts; the advice blames the
+        message only when the system prompt and the tools left it half of the window."""
+        fixed, window = self.measure([]), self.window.budget.window
+        fixed_projected = self.projected([])
+        system = round(fixed_projected * fixed.system / fixed.total) if fixed.total else 0
+        tools, last_turn = fixed_projected - system, max(0, size - fixed_projected)
+        if fixed_projected < window / 2:  # the message had a fair share of the window
+            advice = "Shorten the message"
+        elif tools > system:
+            advice = (
+                "The tools' schemas take the most: turn off an MCP server the model can do "
+                "without (enabled = false in its [mcp.<name>] table)"
+            )
+        else:
+            advice = "Shorten MEMORY.md or AGENTS.md"
         return (
-            f"Not sent: the prompt would be {size:,} tokens, over the {window:,}-token "
-            f"window even with only the last turn ({fixed:,} of it the system prompt and tools). "
-            "Shorten the message or MEMORY.md, or raise --context-window if the model allows more."
+            f"Not sent: the prompt would be {size:,} tokens, over the {window:,}-token window "
+            f"even with only the last turn: the system prompt takes {system:,}, the tools' "
+            f"schemas {tools:,}, the last turn {last_turn:,}. {advice}, or raise "
+            "--context-window if the model allows more."
         )
 
     def projected(self, messages: Sequence[dict[str, Any]] | None = None) -> int:

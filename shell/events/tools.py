@@ -28,7 +28,7 @@ class ApprovalRequested(BaseEvent):
     `command`: the command line of a `run_command`; `diff`: the unified diff an edit would
     make; `detail`: anything else worth seeing (an MCP tool's arguments as JSON).
     `session_scope`: what "allow for this session" would allow, in words ("run_command
-    `pytest -q`", "every edit_file").
+    `pytest -q`", "write_file to `src/app.py`", "every time__get_current_time").
     """
 
     type: ClassVar[str] = "approval_requested"

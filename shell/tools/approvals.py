@@ -11,28 +11,33 @@ Only three things approve: the config, the flags and the user's answer. A tool's
 file's text, a command's output, an MCP result) is data for the model and cannot reach here.
 
 Allow rules: "tool" allows every call of a tool (shell-style, so "time__*" allows a server's
-tools); "tool:pattern" allows the calls whose subject matches, the path of an edit or the
-command line of a `run_command`. A command line is split at `;`, `&&`, `||`, `|` and `&`, and
-every part must match a rule: "pytest*" allows `pytest -q` but not `pytest; rm -rf ~`. A command
-that substitutes or redirects (`$(…)`, backticks, `>`, `<`) matches no pattern at all: only a
-rule naming the bare tool, `--yes` or the user lets it run.
+tools); "tool:pattern" allows the calls whose subject matches: the path of an edit (shell-style),
+or the command line of a `run_command`, parsed as the shell parses it
+(`shell.tools.command_rules` has the grammar): "make*" allows `make` and `make test` but not
+`makefoo`, `make; id` or `make() (id) && make`. A line that is not simple commands joined by
+`&&`, `||`, `;` or `|` matches no pattern: only a rule naming the bare tool, `--yes` or the user
+lets it run. A rule on a program that runs code (`make`, `pytest`, `npm`) trusts that program
+with whatever the project's files tell it to do.
+
+"Allow for this session" remembers the call's subject: that command line exactly, that file for
+an edit, the whole tool for an MCP tool. When the commands' sandbox is unavailable
+(`sandboxed=False`), no rule approves a command: it asks, or is denied headless, and says why.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
-import re
+import shlex
 from dataclasses import dataclass
 from typing import Literal
 
 from shell.config import ToolSettings
 from shell.events import ApprovalChoice, ApprovalDecided, ApprovalRequested, DecidedBy
+from shell.tools.command_rules import Refused, covering_rules, suggested_patterns
 from shell.tools.toolbox import CallContext, CallPreview, Tool
 
 COMMAND_TOOL = "run_command"
-_UNMATCHABLE = re.compile(r"\$\(|`|[<>]|\n")
-_SEPARATORS = re.compile(r"\|\||&&|[;|&]")
 
 
 @dataclass(frozen=True)
@@ -47,11 +52,15 @@ class Approvals:
     Args:
         settings: The `[tools]` settings: "ask" or "yes", and the allow rules.
         interactive: Whether someone can be asked (the TUI); headless runs deny instead.
+        sandboxed: Whether commands run in a sandbox; without one no rule approves a command.
     """
 
-    def __init__(self, settings: ToolSettings, *, interactive: bool) -> None:
+    def __init__(
+        self, settings: ToolSettings, *, interactive: bool, sandboxed: bool = True
+    ) -> None:
         self.settings = settings
         self.interactive = interactive
+        self.sandboxed = sandboxed
         self._session: set[tuple[str, str]] = set()
         self._waiting: dict[str, asyncio.Future[Answer | None]] = {}
 
@@ -64,8 +73,7 @@ class Approvals:
         if not self.interactive:
             reason = (
                 f"{tool.name} was not run: it needs the user's approval, and no one can be "
-                f"asked in a headless run. Allow it with --yes or an allow rule such as "
-                f"--allow '{suggested_rule(tool.name, preview.subject)}'."
+                f"asked in a headless run. {self._how_to_allow(tool, preview)}"
             )
             context.emit(
                 ApprovalDecided(context.call_id, tool.name, False, "headless", "deny", reason)
@@ -103,7 +111,9 @@ class Approvals:
             return "yes", "--yes: every call is allowed"
         if session_key(tool.name, preview.subject) in self._session:
             return "session", "allowed for this session"
-        if rule := matching_rule(self.settings.allow, tool.name, preview.subject):
+        if self._rules_approve(tool) and (
+            rule := matching_rule(self.settings.allow, tool.name, preview.subject)
+        ):
             return "rule", f"allow rule {rule!r}"
         return None
 
@@ -113,8 +123,31 @@ class Approvals:
             return "free"
         if self.settings.approval == "yes" or (tool.name, "") in self._session:
             return "allowed"
+        if not self._rules_approve(tool):
+            return "ask"
         names = [rule.partition(":")[0] for rule in self.settings.allow if ":" not in rule]
         return "allowed" if any(fnmatch.fnmatchcase(tool.name, n) for n in names) else "ask"
+
+    def _rules_approve(self, tool: Tool) -> bool:
+        return self.sandboxed or tool.name != COMMAND_TOOL
+
+    def _how_to_allow(self, tool: Tool, preview: CallPreview) -> str:
+        if not self._rules_approve(tool):
+            rule = matching_rule(self.settings.allow, tool.name, preview.subject)
+            held = f"The allow rule {rule!r} covers it, but no" if rule else "No"
+            return (
+                f"{held} allow rule approves a command while the commands' sandbox is "
+                "unavailable: only --yes would let it run."
+            )
+        rules = suggested_rules(tool.name, preview.subject)
+        if isinstance(rules, Refused):
+            return (
+                f"No allow rule can cover this command line ({rules.why}): only --yes would let "
+                f"it run, or the bare rule {tool.name!r}, which allows every command."
+            )
+        flags = " ".join(f"--allow {_quoted(rule)}" for rule in rules)
+        such = "an allow rule" if len(rules) == 1 else "allow rules"
+        return f"Allow it with --yes or {such} such as {flags}."
 
     async def _ask(self, tool: Tool, preview: CallPreview, context: CallContext) -> Answer | None:
         """The user's answer, or None when the turn was cancelled while it waited."""
@@ -147,20 +180,37 @@ def _settle(waiting: asyncio.Future[Answer | None], answer: Answer | None) -> No
 
 
 def session_key(tool: str, subject: str) -> tuple[str, str]:
-    """What "allow for this session" remembers: a command line exactly; any other tool whole."""
-    return (tool, subject) if tool == COMMAND_TOOL else (tool, "")
+    """What "allow for this session" remembers: the call's subject (a command line exactly, an
+    edit's file), or the whole tool when it has none (an MCP tool)."""
+    return (tool, subject)
 
 
 def session_scope(tool: str, subject: str) -> str:
     """What "allow for this session" would allow, in words."""
-    return f"{tool} `{subject}`" if tool == COMMAND_TOOL else f"every {tool}"
+    if not subject:
+        return f"every {tool}"
+    if tool == COMMAND_TOOL:
+        return f"{tool} `{subject}`"
+    return f"{tool} {'to' if tool == 'write_file' else 'on'} `{subject}`"
 
 
-def suggested_rule(tool: str, subject: str) -> str:
-    if tool == COMMAND_TOOL and subject:
-        first = subject.split()[0]
-        return f"{tool}:{first}*"
-    return tool
+def suggested_rules(tool: str, subject: str) -> tuple[str, ...] | Refused:
+    """Rules that would allow this call and mean what they say: a pattern per program of a
+    command line (`run_command:make*`), the path of an edit, or the bare tool."""
+    if tool != COMMAND_TOOL:
+        return (f"{tool}:{_literal_glob(subject)}" if subject else tool,)
+    patterns = suggested_patterns(subject)
+    if isinstance(patterns, Refused):
+        return patterns
+    return tuple(f"{tool}:{pattern}" for pattern in patterns)
+
+
+def _quoted(rule: str) -> str:
+    return f"'{rule}'" if "'" not in rule else shlex.quote(rule)
+
+
+def _literal_glob(path: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
 
 
 def matching_rule(rules: tuple[str, ...], tool: str, subject: str) -> str | None:
@@ -178,15 +228,5 @@ def matching_rule(rules: tuple[str, ...], tool: str, subject: str) -> str | None
         return None
     if tool != COMMAND_TOOL:
         return next((r for r, p in patterns if fnmatch.fnmatchcase(subject, p)), None)
-    if _UNMATCHABLE.search(subject):
-        return None
-    parts = [part.strip() for part in _SEPARATORS.split(subject)]
-    if not all(parts):
-        return None  # a dangling separator: not a command line a rule was written for
-    used = []
-    for part in parts:
-        rule = next((r for r, p in patterns if fnmatch.fnmatchcase(part, p)), None)
-        if rule is None:
-            return None
-        used.append(rule)
-    return " + ".join(dict.fromkeys(used))
+    used = covering_rules(patterns, subject)
+    return " + ".join(dict.fromkeys(used)) if used else None

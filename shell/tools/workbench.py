@@ -11,8 +11,9 @@ The project tools' schemas cost about 560 tokens even in their compact form: bel
 `PROJECT_TOOLS_MIN_WINDOW` they are offered only when asked for (`--project`, or
 `[tools] project = "on"`), since at 2,048 tokens they would leave a weak model a quarter of its
 window; the session says so once at start. The MCP servers' tools were asked for by name in
-the config, so they are offered at any window; when their schemas take a quarter of it or more,
-the session says so once, with the figures.
+the config, so they are offered at any window, except what the window cannot hold (a schema
+over an eighth of it, or past half of it with all the others: `shell.tools.mcp.offer`);
+when their schemas take a quarter of it or more, the session says so once, with the figures.
 
 Commands run in the sandbox (`shell.tools.project.sandbox`) where it works; where it does not,
 the session says so at start and `/tools` shows it (`sandboxed` is the fact, for approvals).
@@ -94,8 +95,12 @@ class Workbench:
             return
         for event in await self.hub.start():
             yield event
-        tools = self.hub.tools()
+        window = self.window.budget.window
+        builtin = TokenCounter().tools(self.toolbox.schemas(compact=window < COMPACT_TOOLS_BELOW))
+        tools, refused = self.hub.offer(window, taken=builtin)
         self.toolbox.add(tools)
+        for refusal in refused:
+            yield refusal
         if notice := self._mcp_share(tools):
             yield notice
 
@@ -137,8 +142,8 @@ class Workbench:
         self.toolbox.add(tools)
 
     def drain(self) -> list[Event]:
-        """MCP servers that stopped since the last drain (a death seen by a call is in that
-        call's result instead); a stopped server's tools are no longer offered."""
+        """MCP servers that stopped since the last drain (a death or a timeout met by a call
+        is in that call's result instead); a stopped server's tools are no longer offered."""
         if self.hub is None:
             return []
         changes: list[Event] = [*self.hub.drain()]

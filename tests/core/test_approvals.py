@@ -9,7 +9,7 @@ import pytest
 
 from shell.config import ToolSettings
 from shell.events import ApprovalDecided, ApprovalRequested, Event
-from shell.tools.approvals import Approvals, matching_rule
+from shell.tools.approvals import Approvals, matching_rule, suggested_rules
 from shell.tools.toolbox import CallContext, CallPreview, Tool, Toolbox, ToolResult
 
 
@@ -154,3 +154,83 @@ async def test_an_answer_for_no_waiting_call_approves_nothing_later() -> None:
     assert approvals.answer("call_1", "allow_session") is False
     _, seen, ran = await ask(approvals, "make", ("deny", ""))
     assert ran == [] and isinstance(seen[0], ApprovalRequested)
+
+
+def write_tool(wrote: list[str]) -> Tool:
+    async def run(arguments: dict[str, Any], context: CallContext) -> ToolResult:
+        wrote.append(arguments["path"])
+        return ToolResult("ok")
+
+    async def preview(arguments: dict[str, Any]) -> CallPreview:
+        return CallPreview(f"write {arguments['path']}", subject=arguments["path"], diff="+x")
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    return Tool("write_file", "Write a file.", schema, run, risk="write", preview=preview)
+
+
+async def test_allow_for_the_session_covers_the_same_file_only_and_says_so() -> None:
+    approvals = Approvals(ToolSettings(), interactive=True)
+    wrote: list[str] = []
+    toolbox = Toolbox([write_tool(wrote)], approve=approvals)
+
+    async def write(path: str, answer: str | None) -> list[Event]:
+        seen: list[Event] = []
+
+        def emit(event: Event) -> None:
+            seen.append(event)
+            if isinstance(event, ApprovalRequested) and answer is not None:
+                asyncio.get_running_loop().call_soon(approvals.answer, event.call_id, answer)
+
+        await toolbox.call("write_file", {"path": path}, CallContext("call_3", emit))
+        return seen
+
+    [request, _] = await write("src/app.py", "allow_session")
+    assert isinstance(request, ApprovalRequested)
+    assert request.session_scope == "write_file to `src/app.py`"
+    [decided] = await write("src/app.py", None)  # nobody answers: not asked
+    assert isinstance(decided, ApprovalDecided) and decided.by == "session"
+    other = await write("src/other.py", "deny")
+    assert isinstance(other[0], ApprovalRequested)
+    assert wrote == ["src/app.py", "src/app.py"]
+    assert approvals.status(write_tool([])) == "ask"  # one file is not the whole tool
+
+
+async def test_headless_suggests_a_rule_per_program_or_says_none_can_cover_the_line() -> None:
+    approvals = Approvals(ToolSettings(), interactive=False)
+    result, _, _ = await ask(approvals, "ma''ke test | tee 'out file'", None)
+    assert result.error and (
+        "such as --allow 'run_command:make*' --allow 'run_command:tee*'." in result.error
+    )
+    result, _, ran = await ask(approvals, "make() (touch PWNED) && make", None)
+    assert ran == [] and result.error
+    assert "No allow rule can cover this command line (it has a function definition)" in (
+        result.error
+    )
+    assert "make()" not in result.error
+
+
+@pytest.mark.parametrize(
+    ("tool", "subject", "rule"),
+    [("edit_file", "docs/a[1].md", "edit_file:docs/a[[]1].md"), ("time__now", "", "time__now")],
+)
+def test_suggested_rules_for_other_tools_name_the_file(tool: str, subject: str, rule: str) -> None:
+    assert suggested_rules(tool, subject) == (rule,)
+    assert matching_rule((rule,), tool, subject) == rule
+
+
+async def test_without_the_sandbox_no_rule_approves_a_command() -> None:
+    rules = ToolSettings(allow=("run_command:make*", "write_file"))
+    approvals = Approvals(rules, interactive=False, sandboxed=False)
+    result, seen, ran = await ask(approvals, "make test", None)
+    assert ran == [] and result.error
+    assert isinstance(seen[0], ApprovalDecided) and not seen[0].allowed
+    assert "The allow rule 'run_command:make*' covers it, but no allow rule approves a " in (
+        seen[0].reason
+    )
+    assert "sandbox is unavailable" in seen[0].reason
+    assert approvals.status(command_tool([])) == "ask"
+    edit = approvals.standing(write_tool([]), CallPreview("write a.md", subject="a.md"))
+    assert edit == ("rule", "allow rule 'write_file'")  # the sandbox is about commands
+    yes = Approvals(ToolSettings(approval="yes"), interactive=False, sandboxed=False)
+    _, _, ran = await ask(yes, "make test", None)
+    assert ran == ["make test"]  # --yes is the user's word for every call

@@ -1,9 +1,11 @@
 """A tiny MCP server on the SDK's own server API, for what the reference servers never do:
-hang, die mid-call, fail to start, serve streamable HTTP.
+hang, die mid-call, fail to start, serve streamable HTTP, send a hostile input schema.
 
     python tests/fakes/mcp_server.py stdio
     python tests/fakes/mcp_server.py http PORT
     python tests/fakes/mcp_server.py exit    (writes one stderr line, exits with code 3)
+    python tests/fakes/mcp_server.py remote-ref URL   (stdio; `lookup`'s schema refers to URL)
+    python tests/fakes/mcp_server.py huge     (stdio; `lookup`'s schema is about 1 MB)
 """
 
 from __future__ import annotations
@@ -61,8 +63,29 @@ def die() -> str:
     return "never"
 
 
+def lookup(key: str) -> str:
+    """Look `key` up (its input schema is replaced by the mode's)."""
+    return f"found: {key}"
+
+
+def hostile_schema(mode: str, argument: str) -> dict[str, object]:
+    if mode == "remote-ref":
+        return {"type": "object", "properties": {"key": {"$ref": argument}}, "required": ["key"]}
+    fields = {
+        f"field_{n:05}": {"type": "string", "description": f"field number {n} of many " * 4}
+        for n in range(6_500)
+    }
+    return {"type": "object", "properties": {"key": {"type": "string"}, **fields}}
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if mode in ("remote-ref", "huge"):
+        server.add_tool(lookup)
+        tool = server._tool_manager.get_tool("lookup")
+        assert tool is not None
+        tool.parameters = hostile_schema(mode, sys.argv[2] if len(sys.argv) > 2 else "")
+        mode = "stdio"
     if mode == "exit":
         sys.stderr.write("fake server: refusing to start\n")
         sys.exit(3)

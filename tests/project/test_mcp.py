@@ -204,14 +204,30 @@ async def test_a_server_that_never_initialises_times_out(tmp_path: Path) -> None
     assert children() <= before
 
 
-async def test_a_hanging_tool_is_a_timeout_and_the_server_stays(
+async def test_a_call_past_its_timeout_withdraws_the_server_with_one_notice(
     tmp_path: Path, hubs: list[McpHub]
 ) -> None:
-    hub = await started(hubs, tmp_path, [fake("fake", call_timeout=0.5)])
+    before = children()
+    hub = await started(hubs, tmp_path, [fake("fake", call_timeout=0.5), fake("other")])
     tools = by_name(hub)
     result = await tools["fake__hang"].call({})
     assert result.error == "MCP server fake did not answer within 0.5 s"
-    assert [s.state for s in hub.servers()] == ["ready"]
+    assert "no longer offered" in result.content
+    [event] = result.events
+    assert isinstance(event, McpServerChanged)
+    assert (event.server.state, event.server.detail) == (
+        "failed",
+        "did not answer a call within 0.5 s",
+    )
+    assert hub.drain() == []  # the notice is given once
+    assert [t.name for t in hub.tools()] == [n for n in tools if n.startswith("other__")]
+    again = await tools["fake__echo"].call({"text": "still there?"})
+    assert again.error is not None and "is not running" in again.error and not again.events
+    for _ in range(600):  # the stuck process is stopped (stdin closed, SIGTERM)
+        if len(children() - before) == 1:
+            break
+        await asyncio.sleep(0.05)
+    assert len(children() - before) == 1  # only the other server
 
 
 async def test_a_cancelled_call_ends_at_once(tmp_path: Path, hubs: list[McpHub]) -> None:
@@ -279,21 +295,3 @@ async def test_aclose_leaves_no_child_process(tmp_path: Path) -> None:
     assert not (children() & spawned)
     assert [s.state for s in hub.servers()] == ["stopped", "stopped"]
     assert (tmp_path / "fake.log").exists()
-
-
-def test_odd_names_and_schemas_are_made_valid() -> None:
-    from shell.tools.mcp.tools import object_schema, tool_name
-
-    taken: set[str] = set()
-    first = tool_name("my server", "do.it/now", taken)
-    assert first == "my_server__do_it_now"
-    taken.add(first)
-    second = tool_name("my server", "do it now", taken)
-    assert second != first and len(second) <= 64
-    assert len(tool_name("s" * 40, "t" * 40, set())) == 64
-    assert object_schema({"type": "string"}) == {"type": "object", "properties": {}}
-    assert object_schema({"type": "object", "properties": {"a": {"type": 3}}}) == {
-        "type": "object",
-        "properties": {},
-    }
-    assert object_schema({"type": "object"}) == {"type": "object", "properties": {}}

@@ -15,6 +15,7 @@ from shell.build import build_agent
 from shell.config import DEMO_MODEL, Settings
 from tests.conftest import Clock
 from widgets.app import CairnApp
+from widgets.keyguard import KeyGuard
 from widgets.prompt import Prompt
 
 MakeApp = Callable[..., CairnApp]
@@ -51,6 +52,12 @@ def demo_settings(workspace: Path, **changes: Any) -> Settings:
 @pytest.fixture(autouse=True)
 def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Prompt, "CURSOR_BLINK", False)
+
+
+@pytest.fixture(autouse=True)
+def no_approval_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys answer an approval at once, except in the tests of the guard (a fake clock)."""
+    monkeypatch.setattr(KeyGuard, "SECONDS", 0.0)
 
 
 @pytest.fixture

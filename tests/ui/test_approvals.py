@@ -22,8 +22,9 @@ from widgets.app import CairnApp
 from widgets.cards.diff_view import DiffView
 from widgets.cards.tool_call import ToolCallCard
 from widgets.cards.tools_block import ToolsBlock
+from widgets.keyguard import KeyGuard
 from widgets.prompt import Prompt
-from widgets.screens.approval import ApprovalScreen
+from widgets.screens.approval import ApprovalBar, ApprovalScreen
 
 ECHO = json.dumps({"command": "echo hi"})
 SnapCompare = Callable[..., bool]
@@ -51,21 +52,27 @@ def make_app(fake_settings: Settings, project: Path) -> Callable[..., CairnApp]:
     return make
 
 
-async def until_asked(app: CairnApp, pilot: Pilot[None]) -> ApprovalScreen:
-    """Wait (through the model's HTTP round trip) until the approval modal is up."""
+async def until_waiting(app: CairnApp, pilot: Pilot[None]) -> ApprovalBar:
+    """Wait (through the model's HTTP round trip) until an approval waits in the bar."""
+    bar = app.query_one(ApprovalBar)
     for _ in range(400):
-        if isinstance(app.screen, ApprovalScreen):
+        if bar.waiting:
             await pilot.pause()
-            return app.screen
+            return bar
         await pilot.pause(0.025)
     raise AssertionError("no approval was asked")
 
 
 async def ask(app: CairnApp, pilot: Pilot[None], prompt: str) -> ApprovalScreen:
+    """Send `prompt`, wait for the approval, and open it with tab."""
     await started(app, pilot)
     app.prompt.value = prompt
     await pilot.press("enter")
-    return await until_asked(app, pilot)
+    await until_waiting(app, pilot)
+    assert not isinstance(app.screen, ApprovalScreen)  # it never opens by itself
+    await pilot.press("tab")
+    assert isinstance(app.screen, ApprovalScreen)
+    return app.screen
 
 
 def tool_results(fake: FakeOpenAI) -> list[str]:
@@ -107,7 +114,7 @@ async def test_allow_for_the_session_does_not_ask_again(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ask(app, pilot, "say hi twice")
-        await pilot.press("a")
+        await pilot.press("a", "a")
         await settle(app, pilot)
         assert not isinstance(app.screen, ApprovalScreen)
         first, second = app.query(ToolCallCard)
@@ -157,6 +164,9 @@ async def test_a_write_shows_its_diff_in_the_modal_and_on_the_card(
     async with app.run_test(size=SIZE) as pilot:
         modal = await ask(app, pilot, "write notes")
         assert "+hello" in modal.query_one(DiffView).diff
+        assert "allow for this session: write_file to `notes.txt`" in str(
+            modal.query_one("#approval-choices").render_line(1).text
+        )
         await pilot.press("y")
         await settle(app, pilot)
         card = app.query_one(ToolCallCard)
@@ -164,6 +174,127 @@ async def test_a_write_shows_its_diff_in_the_modal_and_on_the_card(
         diff = card.query_one(DiffView)
         assert "+hello" in diff.diff and "+world" in diff.diff
         assert "edited notes.txt (created) +2 -0" in card.describe()
+
+
+class Seconds:
+    """A monotonic clock the test moves: the guard's length, never the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def guarded(app: CairnApp) -> Seconds:
+    """Give the app the real guard on a clock the test moves."""
+    clock = Seconds()
+    app.query_one(ApprovalBar).guard = KeyGuard(0.6, clock=clock)
+    return clock
+
+
+async def test_typing_while_an_approval_arrives_stays_in_the_prompt(
+    make_app: Callable[..., CairnApp], fake_openai: FakeOpenAI
+) -> None:
+    """The attack: the user types the next prompt while the turn runs and the approval comes
+    mid-word. No key answers it: the command does not run, every key is in the prompt."""
+    fake_openai.enqueue(Reply(tool_calls=[("c1", "run_command", ECHO)]), Reply(text="done"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        app.prompt.value = "say hi"
+        await pilot.press("enter")
+        await pilot.press(*"and al")
+        bar = await until_waiting(app, pilot)
+        await pilot.press(*"so add tests")
+        await pilot.pause()
+        assert app.prompt.value == "and also add tests"
+        assert isinstance(app.focused, Prompt)
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert list(bar.waiting) == ["c1"]
+        assert "tab to answer" in str(bar.render())
+        assert len(fake_openai.requests) == 1  # no tool result went back: nothing ran
+        card = app.query_one(ToolCallCard)
+        assert card.decision is None and card.command.lines == []
+        await pilot.press("tab", "y")  # the deliberate path; the draft waits in the prompt
+        await settle(app, pilot)
+        assert "output: hi" in card.describe()
+        assert app.prompt.value == "and also add tests"
+        assert isinstance(app.focused, Prompt)
+
+
+async def test_a_key_within_the_guard_after_the_modal_opened_does_nothing(
+    make_app: Callable[..., CairnApp], fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply(tool_calls=[("c1", "run_command", ECHO)]), Reply(text="done"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        clock = guarded(app)
+        await started(app, pilot)
+        app.prompt.value = "say hi"
+        await pilot.press("enter")
+        await until_waiting(app, pilot)
+        await pilot.press("tab")
+        modal = app.screen
+        assert isinstance(modal, ApprovalScreen)
+        assert "keys typed now do nothing" in str(modal.query_one("#approval-hint").render())
+        clock.now += 0.5
+        await pilot.press("y", "a", "a", "n", "escape", "enter")
+        assert app.screen is modal and modal.answered is None
+        assert len(fake_openai.requests) == 1
+        clock.now += 0.2
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert "approval: allowed once by you" in app.query_one(ToolCallCard).describe()
+
+
+async def test_enter_on_an_empty_prompt_opens_it_once_typing_has_paused(
+    make_app: Callable[..., CairnApp], fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply(tool_calls=[("c1", "run_command", ECHO)]), Reply(text="done"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        clock = guarded(app)
+        await started(app, pilot)
+        app.prompt.value = "say hi"
+        await pilot.press("enter")
+        await until_waiting(app, pilot)
+        clock.now += 1.0
+        await pilot.press("x", "backspace", "enter")  # enter right after typing: not yet
+        assert not isinstance(app.screen, ApprovalScreen)
+        clock.now += 0.7
+        await pilot.press("enter")
+        assert isinstance(app.screen, ApprovalScreen)
+        clock.now += 0.7
+        await pilot.press("n", *"later", "enter")
+        await settle(app, pilot)
+        assert "approval: denied: later" in app.query_one(ToolCallCard).describe()
+
+
+async def test_allow_for_the_session_takes_a_second_a_or_enter(
+    make_app: Callable[..., CairnApp], fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply(tool_calls=[("c1", "run_command", ECHO)]), Reply(text="done"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await ask(app, pilot, "say hi")
+        await pilot.press("a")
+        choices = modal.query_one("#approval-choices")
+        assert "a  again to allow for this session" in str(choices.render_line(1).text)
+        await pilot.press("down")  # another key: back to the three choices
+        assert not modal.confirming and modal.answered is None
+        await pilot.press("a", "enter")
+        await settle(app, pilot)
+        assert "allowed for this session by you" in app.query_one(ToolCallCard).describe()
+
+
+async def test_tab_moves_the_focus_when_nothing_waits(make_app: Callable[..., CairnApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await pilot.press("tab")
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert not isinstance(app.focused, Prompt)
 
 
 async def test_tools_lists_the_project_tools_and_their_approvals(
@@ -211,5 +342,36 @@ def test_the_approval_modal_at_80x24(
 
     async def run_before(pilot: Pilot[None]) -> None:
         await ask(app, pilot, "fix it")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_an_approval_waiting_beside_a_draft_at_80x24(
+    snap_compare: SnapCompare,
+    fake_settings: Settings,
+    fake_openai: FakeOpenAI,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The user typed on while the call asked: the bar above the prompt says so, the draft
+    keeps the focus."""
+    workspace = fake_settings.workspace
+    monkeypatch.chdir(workspace.parent)  # the session line names it: the same on every run
+    settings = replace(
+        fake_settings,
+        workspace=Path(workspace.name),
+        project=project,
+        timer=Ticks(),
+        session_token=lambda: "000001",
+    )
+    fake_openai.enqueue(Reply(tool_calls=[("c1", "run_command", ECHO)]))
+    app = CairnApp(build_agent(settings, index_in_background=False))
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await started(app, pilot)
+        app.prompt.value = "say hi"
+        await pilot.press("enter")
+        await until_waiting(app, pilot)
+        await pilot.press(*"and also add tests")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

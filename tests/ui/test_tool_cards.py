@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+from textual.pilot import Pilot
+
 from shell.events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -31,7 +34,15 @@ from widgets.cards.tool_call import ToolCallCard
 from widgets.cards.tool_parts import TAIL_LINES
 from widgets.cards.tools_block import ToolsBlock
 from widgets.prompt import Prompt
-from widgets.screens.approval import ApprovalScreen
+from widgets.screens.approval import ApprovalBar, ApprovalScreen
+
+
+async def open_approval(app: CairnApp, pilot: Pilot[None]) -> None:
+    """Wait until the call waits in the bar (nothing opens by itself), then open it with tab."""
+    await until(pilot, lambda: bool(app.query_one(ApprovalBar).waiting))
+    assert not isinstance(app.screen, ApprovalScreen)
+    await pilot.press("tab")
+    assert isinstance(app.screen, ApprovalScreen)
 
 
 def header(card: ToolCallCard) -> str:
@@ -71,7 +82,7 @@ async def test_y_allows_once_and_the_card_streams_a_bounded_tail(workspace: Path
     async with app.run_test(size=SIZE) as pilot:
         app.prompt.value = "test it"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await open_approval(app, pilot)
         card = app.query_one(ToolCallCard)
         assert "waiting for approval" in card.describe()
         assert "run_command $ pytest -q" in header(card)
@@ -95,7 +106,7 @@ async def test_n_asks_why_and_sends_the_reason(workspace: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         app.prompt.value = "test it"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await open_approval(app, pilot)
         await pilot.press("n")
         assert agent.answers == []  # the reason first
         await pilot.press(*"not yet", "enter")  # y, n, a typed into the reason stay there
@@ -121,10 +132,11 @@ async def test_a_decision_made_elsewhere_closes_the_modal(workspace: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         app.prompt.value = "test it"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await open_approval(app, pilot)
         gate.set()
         await settle(app, pilot)
         assert not isinstance(app.screen, ApprovalScreen)
+        assert not app.query_one(ApprovalBar).waiting
         assert agent.answers == []
         assert isinstance(app.focused, Prompt)
         assert "denied: the turn was cancelled" in app.query_one(ToolCallCard).describe()
@@ -211,3 +223,29 @@ async def test_tools_listing_and_mcp_notices(workspace: Path) -> None:
         assert "run_command  project  execute  asks first" in block
         assert "mcp git (stdio): failed, 0 tools · did not start within 20 s" in block
         assert "time__now" in painted(app.query_one(ToolsBlock))
+
+
+async def test_an_approval_asked_over_another_screen_rings_and_says_so(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bar is out of sight under the palette: the bell rings, a toast names the call, and
+    nothing takes the palette's keys."""
+    before, after = asyncio.Event(), asyncio.Event()
+    turn = [TurnStarted(SESSION_ID, 1, "test it"), before, *command_turn(after)[1:]]
+    agent = FakeAgent(workspace, turns={"test it": turn})
+    app = CairnApp(agent)
+    bells: list[None] = []
+    monkeypatch.setattr(app, "bell", lambda: bells.append(None))
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt.value = "test it"
+        await pilot.press("enter", "ctrl+p")
+        palette = app.screen
+        before.set()
+        await until(pilot, lambda: bool(app.query_one(ApprovalBar).waiting))
+        assert bells == [None]
+        assert any("waits for your approval" in n.message for n in app._notifications)
+        assert app.screen is palette
+        await pilot.press("escape", "tab", "y")
+        assert agent.answers == [("c1", "allow_once", "")]
+        after.set()
+        await settle(app, pilot)

@@ -4,6 +4,9 @@ Keys (from the prompt, or anywhere on this screen): PageUp / PageDown scroll the
 page, ctrl+home goes to its top, ctrl+end to its end and follows new output again. Home and End
 stay the prompt's (start and end of the line).
 
+Approvals: `tab` opens the one waiting in the bar above the prompt (`screens/approval.py`); with
+none waiting it moves the focus as usual.
+
 Focus: whenever this screen comes back (an overlay or the review screen closed) the prompt gets
 the focus, and a printable key typed while the focus is on no input (a pane tab, a summary, or
 nothing after F2 hid the panes) goes to the prompt, with the focus: nothing typed is dropped.
@@ -19,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from widgets.prompt import Prompt
+from widgets.screens.approval import ApprovalBar
 from widgets.transcript import Transcript
 
 
@@ -28,7 +32,17 @@ class MainScreen(Screen[None]):
         Binding("pagedown", "scroll_transcript('page_down')", "Page down", show=False),
         Binding("ctrl+home", "scroll_transcript('top')", "Top", show=False),
         Binding("ctrl+end", "scroll_transcript('end')", "End, follow", show=False),
+        Binding("tab", "answer_approval", "Answer"),
+        Binding("tab", "app.focus_next", "Focus next", show=False),  # what Screen's tab does
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_approval":  # else the next binding of tab moves the focus
+            return any(bar.waiting for bar in self.query(ApprovalBar))
+        return True
+
+    async def action_answer_approval(self) -> None:
+        await self.query_one(ApprovalBar).open()
 
     def action_scroll_transcript(self, where: str) -> None:
         transcript = self.query_one(Transcript)

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shell.config import McpServerSettings
-from shell.events import McpServerChanged, McpServerInfo
+from shell.events import McpServerChanged, McpServerInfo, Notice
+from shell.tools.mcp.offer import offered
 from shell.tools.mcp.server import McpServer
 from shell.tools.mcp.tools import tool_name, wrap
 from shell.tools.toolbox import Tool
@@ -19,7 +20,7 @@ SDK_LOG = "mcp-sdk.log"
 
 
 class McpHub:
-    """The configured MCP servers. `start` once, then `tools` for the model, `servers` for
+    """The configured MCP servers. `start` once, then `offer` for the model, `servers` for
     `/tools`, `drain` after each round of calls for the servers that changed (one died),
     `aclose` at the end."""
 
@@ -41,17 +42,28 @@ class McpHub:
         return list(await asyncio.gather(*(server.start() for server in enabled)))
 
     def tools(self) -> list[Tool]:
-        """The ready servers' tools, as Cairn tools."""
+        """The ready servers' tools, as Cairn tools (`offer` says which the model gets)."""
+        return [tool for _, tools in self._wrapped() for tool in tools]
+
+    def offer(self, window: int, *, taken: int = 0) -> tuple[list[Tool], list[Notice]]:
+        """The ready servers' tools the model may be offered at a `window` of that many
+        tokens, beside tools whose schemas take `taken`; and a notice for each server with
+        tools refused (see `offer.py`)."""
+        return offered(self._wrapped(), window, taken=taken)
+
+    def _wrapped(self) -> list[tuple[str, list[Tool]]]:
         taken: set[str] = set()
-        tools: list[Tool] = []
+        servers: list[tuple[str, list[Tool]]] = []
         for server in self._servers:
             if server.state != "ready":
                 continue
+            tools: list[Tool] = []
             for spec in server.tools:
                 name = tool_name(server.name, spec.name, taken)
                 taken.add(name)
                 tools.append(wrap(server, spec, name))
-        return tools
+            servers.append((server.name, tools))
+        return servers
 
     def servers(self) -> list[McpServerInfo]:
         return [server.info() for server in self._servers]

@@ -118,7 +118,7 @@ class McpServer:
         self, tool: str, arguments: dict[str, Any], cancelled: asyncio.Event
     ) -> ToolResult:
         """Call `tool`; a timeout, a cancel, an error or the server's death is an error
-        result (the death also with the server's `McpServerChanged`)."""
+        result (a timeout or the death also with the server's `McpServerChanged`)."""
         session = self._session
         if session is None or self.state != "ready":
             why = f" ({self.detail})" if self.detail else ""
@@ -163,8 +163,19 @@ class McpServer:
         return error_result(f"MCP server {self.name}: {one_line(message)}")
 
     def _no_answer(self) -> ToolResult:
+        """A call past `call_timeout`: the server is taken for unresponsive and stopped like
+        one that died, so its tools are withdrawn (one notice, from the first call to meet it)."""
         timeout = self.settings.call_timeout
-        return error_result(f"MCP server {self.name} did not answer within {timeout:g} s")
+        if self.state == "ready":
+            self._set("failed", f"did not answer a call within {timeout:g} s")
+            self._cancel()
+        failure = self._take_failure()
+        message = f"MCP server {self.name} did not answer within {timeout:g} s"
+        return ToolResult(
+            content=f"Error: {message}; its tools are no longer offered",
+            error=message,
+            events=(failure,) if failure else (),
+        )
 
     async def _died_during_call(self) -> ToolResult:
         if self._stopping:

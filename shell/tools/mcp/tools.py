@@ -1,14 +1,18 @@
 """An MCP server's tools as Cairn tools: named `<server>__<tool>`, described by the server,
-validated against its input schema, approved as "execute" calls, run on its connection."""
+validated against its input schema (offline: `schemas.py`), approved as "execute" calls, run
+on its connection."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shell.text import shorten
+from shell.tools.mcp.schemas import OfflineValidator, object_schema
 from shell.tools.mcp.server import McpServer
 from shell.tools.toolbox import CallContext, CallPreview, Tool, ToolResult
 
@@ -18,7 +22,6 @@ if TYPE_CHECKING:
 NAME_LIMIT = 64
 DESCRIPTION_LIMIT = 1_000
 _NOT_NAME = re.compile(r"[^a-zA-Z0-9_-]")
-_EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 def tool_name(server: str, tool: str, taken: set[str]) -> str:
@@ -31,22 +34,14 @@ def tool_name(server: str, tool: str, taken: set[str]) -> str:
     return f"{name[: NAME_LIMIT - 9]}_{digest}"
 
 
-def object_schema(schema: Any) -> dict[str, Any]:
-    """The tool's input schema, or an empty object schema when it is not a valid JSON schema
-    of an object (a model is always asked for an arguments object)."""
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+@dataclass(frozen=True)
+class McpTool(Tool):
+    """A server's tool: its arguments are validated with the schema's references kept inside
+    the schema (the server wrote it; a `$ref` to a URL is never fetched)."""
 
-    if not isinstance(schema, dict) or schema.get("type") != "object":
-        return dict(_EMPTY_OBJECT)
-    fixed = dict(schema)
-    if not isinstance(fixed.get("properties"), dict):
-        fixed["properties"] = {}
-    try:
-        validator_for(fixed).check_schema(fixed)
-    except SchemaError:
-        return dict(_EMPTY_OBJECT)
-    return fixed
+    @functools.cached_property
+    def _validator(self) -> Any:
+        return OfflineValidator(self.parameters)
 
 
 def wrap(server: McpServer, spec: mcp_types.Tool, name: str) -> Tool:
@@ -61,7 +56,7 @@ def wrap(server: McpServer, spec: mcp_types.Tool, name: str) -> Tool:
         detail = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True)
         return CallPreview(summary=f"{server.name}: {tool}", subject="", detail=detail)
 
-    return Tool(
+    return McpTool(
         name=name,
         description=shorten(f"[{server.name}] {description.strip()}", DESCRIPTION_LIMIT),
         parameters=object_schema(spec.input_schema),

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench lock clean
+.PHONY: run test lint bench lock clean sandbox
 
 $(STAMP): requirements.lock requirements-pip.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,11 +14,20 @@ $(STAMP): requirements.lock requirements-pip.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
-run: $(STAMP)
+# Commands the model runs are sandboxed with bubblewrap (README, "Commands and their sandbox"):
+# installed with apt when missing and we are root (or sudo needs no password), said otherwise.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
+	  elif sudo -n true 2>/dev/null; then sudo -n apt-get update -qq && sudo -n apt-get install -y -qq bubblewrap >/dev/null; \
+	  fi || true
+	@command -v bwrap >/dev/null 2>&1 || echo "bubblewrap (bwrap) is not installed: the commands the model runs will run unsandboxed (README: Commands and their sandbox)"
+
+run: $(STAMP) sandbox
 	@$(BIN)/python -m compileall -q shell widgets themes  # bytecode, even where PYTHONDONTWRITEBYTECODE is set
 	$(BIN)/cairn --demo $(ARGS)
 
-test: $(STAMP) lint
+test: $(STAMP) sandbox lint
 	$(BIN)/python -m pytest -q $(ARGS)
 
 lint: $(STAMP)

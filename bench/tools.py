@@ -1,5 +1,5 @@
 """Benchmark the project tools: grep and list_files against rg alone, run_command's memory on
-a 100 MB output, and an MCP call's overhead.
+a 100 MB output, the sandbox's cost per command, and an MCP call's overhead.
 
 Run: `python -m bench.tools [--json] [--files 20000] [--runs 20] [--skip-mcp]`.
 
@@ -10,6 +10,8 @@ Run: `python -m bench.tools [--json] [--files 20000] [--runs 20] [--skip-mcp]`.
 - **Command output.** `run_command` on a command that prints 100 MB, while a thread samples
   this process's resident memory (VmRSS) every 20 ms. Target: growth ≤ 50 MB, with the result
   and the text streamed to the card bounded.
+- **Sandbox.** `bench.tools_sandbox.sandbox_cost`: `run_command("true")` in bubblewrap and
+  unsandboxed against a bare `/bin/sh -c true`. Target: ≤ 50 ms added at p50.
 - **MCP.** `bench.tools_mcp.mcp_overhead`: the same tool call through the SDK and through
   Cairn's hub.
 """
@@ -32,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.tools_sandbox import print_cost, sandbox_cost, verdict
 from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandOutput
@@ -263,6 +266,8 @@ def verdicts(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "pass": row["ratio_p50"] <= TARGET_SEARCH_RATIO,
             }
         )
+    if sandbox := verdict(report["sandbox"]):
+        checks.append(sandbox)
     command = report["command"]
     if "rss_growth_mb" in command:
         checks.append(
@@ -311,6 +316,7 @@ def print_report(report: dict[str, Any]) -> None:
             f"{command['result_chars']:,} chars | {command['emitted_events']} | "
             f"{command['emitted_chars']:,} chars (largest {command['largest_event_chars']:,}) |"
         )
+    print_cost(report["sandbox"])
     mcp = report["mcp"]
     if "skipped" in mcp:
         print(f"\nmcp: not measured ({mcp['skipped']})")
@@ -332,6 +338,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     # The command first: the search's thousands of small results would blur its RSS baseline.
     report["command"] = await bench_command()
+    report["sandbox"] = await sandbox_cost(max(args.runs, 30))
     report["search"] = await bench_search(args.files, args.runs)
     report["mcp_rounds"] = args.mcp_rounds
     report["mcp"] = {"skipped": "--skip-mcp"} if args.skip_mcp else await bench_mcp(args.mcp_rounds)

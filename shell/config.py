@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from shell.dream_settings import DreamSettings as DreamSettings
 from shell.secrets.detect import POLICIES as SECRETS_POLICIES
 
 DEMO_MODEL = "cairn-demo/brain"
@@ -58,33 +59,6 @@ def _now() -> datetime:
 
 
 @dataclass(frozen=True)
-class DreamSettings:
-    """Dreaming (`shell.dreaming`), set in the config's `[dreaming]` table or by
-    `CAIRN_DREAMING_<NAME>`. OpenClaw's defaults (openclaw-memory.md §7), except where noted."""
-
-    enabled: bool = True
-    """Off: no sweep runs and searches record no hits."""
-    idle_minutes: float = 0.0
-    """In the TUI, sweep after this many idle minutes (0: only `/dream`)."""
-    light_lookback_days: int = 2
-    light_dedupe_similarity: float = 0.9
-    light_limit: int = 100
-    rem_lookback_days: int = 7
-    rem_min_confidence: float = 0.45
-    rem_dedupe_similarity: float = 0.88
-    rem_limit: int = 10
-    min_score: float = 0.75
-    min_recalls: int = 3
-    min_queries: int = 3
-    max_age_days: int = 30
-    """Recalls older than this count for nothing."""
-    limit: int = 10
-    """At most this many proposals a sweep."""
-    recency_half_life_days: float = 14.0
-    max_proposal_tokens: int = 160
-
-
-@dataclass(frozen=True)
 class ToolSettings:
     """The project tools and their approvals (`shell.tools.approvals`): the config's `[tools]`
     table, `CAIRN_TOOLS_<NAME>`, and the flags `--yes` and `--allow`."""
@@ -97,7 +71,11 @@ class ToolSettings:
     path (shell-style: "run_command:pytest*", "run_command:git status", "edit_file:docs/*");
     an MCP tool by its name ("time__*")."""
     pass_env: tuple[str, ...] = ()
-    """Provider keys (`*_API_KEY` and the like) a command may see anyway, by name."""
+    """Variables a command gets beyond the safe few (PATH, HOME, the locale…), by name."""
+    network: bool = False
+    """Whether a sandboxed command may reach the network."""
+    sandbox: str = "auto"
+    """"auto": commands run in a bubblewrap sandbox where it works; "off": never."""
     project: str = "auto"
     """Offer the project tools: "auto" (when the window is 4,096 tokens or more), "on" (the
     CLI's `--project`), "off"."""
@@ -264,6 +242,8 @@ def _coerce_tools(name: str, value: Any, current: ToolSettings) -> ToolSettings:
         raise ConfigError(f"[{name}] approval {tools.approval!r} must be ask or yes")
     if tools.project not in ("auto", "on", "off"):
         raise ConfigError(f"[{name}] project {tools.project!r} must be auto, on or off")
+    if tools.sandbox not in ("auto", "off"):
+        raise ConfigError(f"[{name}] sandbox {tools.sandbox!r} must be auto or off")
     return tools
 
 

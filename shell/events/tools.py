@@ -136,9 +136,11 @@ class ToolInfo:
 
 @frozen
 class ToolsListed(BaseEvent):
-    """`/tools`: every tool the model may call, and the MCP servers."""
+    """`/tools`: every tool the model may call, and the MCP servers. `sandbox`: how commands
+    run ("bubblewrap, network off", or "unsandboxed: <why>"; empty without run_command)."""
 
     type: ClassVar[str] = "tools_listed"
     tools: list[ToolInfo]
     servers: list[McpServerInfo] = field(default_factory=list)
     project: str = ""
+    sandbox: str = ""

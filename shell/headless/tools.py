@@ -43,7 +43,10 @@ async def tools_command(settings: Settings, *, as_json: bool, out: TextIO) -> in
 
 
 def listing_text(listing: ToolsListed) -> str:
-    lines = [f"project: {listing.project or '(none)'}", ""]
+    lines = [f"project: {listing.project or '(none)'}"]
+    if listing.sandbox:
+        lines.append(f"commands: {listing.sandbox}")
+    lines.append("")
     for tool in listing.tools:
         lines.append(f"{tool.name:<28} {tool.source:<14} {tool.risk:<8} {tool.approval:<8}")
         lines.append(f"    {tool.description}")

@@ -14,6 +14,9 @@ window; the session says so once at start. The MCP servers' tools were asked for
 the config, so they are offered at any window, except what the window cannot hold (a schema
 over an eighth of it, or past half of it with all the others: `shell.tools.mcp.offer`);
 when their schemas take a quarter of it or more, the session says so once, with the figures.
+
+Commands run in the sandbox (`shell.tools.project.sandbox`) where it works; where it does not,
+the session says so at start and `/tools` shows it (`sandboxed` is the fact, for approvals).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from shell.tools.approvals import Approvals
 from shell.tools.fitting import fit_result, result_budget
 from shell.tools.mcp import McpHub
 from shell.tools.output import read_output_tool
-from shell.tools.project import project_tools
+from shell.tools.project import Sandbox, project_tools
 from shell.tools.project.cairn_files import memory_folders, reserved_files
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
@@ -61,7 +64,10 @@ class Workbench:
     ) -> None:
         self.settings = settings
         self.toolbox = toolbox
-        self.approvals = Approvals(settings.tools, interactive=interactive)
+        self.sandbox = Sandbox.for_settings(settings)
+        self.approvals = Approvals(
+            settings.tools, interactive=interactive, sandboxed=self.sandbox.active
+        )
         toolbox.approve = self.approvals
         self.outputs = OutputStore(settings.state_dir / "outputs")
         self.window = window
@@ -81,6 +87,13 @@ class Workbench:
             self._offer_project_tools()
         if self._project_notice is not None:
             yield self._project_notice
+        if self.toolbox.get("run_command") is not None and not self.sandboxed:
+            hint = "" if self.sandbox.mode == "off" else " The README's sandbox section says how."
+            yield Notice(
+                f"Commands run unsandboxed ({self.sandbox.unavailable()}): they can read every "
+                f"file you can, and write outside the project; no allow rule approves them.{hint}",
+                level="warning",
+            )
         if self.hub is None:
             return
         for event in await self.hub.start():
@@ -93,6 +106,11 @@ class Workbench:
             yield refusal
         if notice := self._mcp_share(tools):
             yield notice
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether run_command runs in the sandbox (False when bwrap cannot, or is off)."""
+        return self.sandbox.active
 
     def _mcp_share(self, tools: list[Tool]) -> Notice | None:
         """A warning when the MCP tools' schemas, as the request will send them, take
@@ -127,7 +145,8 @@ class Workbench:
             protected=memory_folders(self.settings),
             reserved=reserved_files(self.settings),
         )
-        self.toolbox.add(project_tools(self.project, self.outputs, self.settings.tools))
+        tools = project_tools(self.project, self.outputs, self.settings.tools, self.sandbox)
+        self.toolbox.add(tools)
 
     def drain(self) -> list[Event]:
         """MCP servers that stopped since the last drain (a death or a timeout met by a call
@@ -174,7 +193,8 @@ class Workbench:
         ]
         servers = self.hub.servers() if self.hub else []
         project = str(self.project.folder) if self.project else ""
-        return ToolsListed(tools=tools, servers=servers, project=project)
+        sandbox = self.sandbox.describe() if self.toolbox.get("run_command") else ""
+        return ToolsListed(tools=tools, servers=servers, project=project, sandbox=sandbox)
 
     async def aclose(self) -> None:
         if self.hub is not None:

@@ -42,10 +42,22 @@ def test_environment_adds_to_the_tools_table(tmp_path: Path) -> None:
     assert settings.tools.command_timeout == 30.0
 
 
+def test_the_sandbox_settings_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    assert not settings_from(tmp_path, "").tools.network
+    assert settings_from(tmp_path, "").tools.sandbox == "auto"
+    from_file = settings_from(tmp_path, '[tools]\nnetwork = true\nsandbox = "off"\n').tools
+    assert from_file.network and from_file.sandbox == "off"
+    from_env = settings_from(
+        tmp_path, "", env={"CAIRN_TOOLS_NETWORK": "1", "CAIRN_TOOLS_SANDBOX": "off"}
+    ).tools
+    assert from_env.network and from_env.sandbox == "off"
+
+
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
         ('[tools]\napproval = "always"\n', "must be ask or yes"),
+        ('[tools]\nsandbox = "on"\n', "sandbox 'on' must be auto or off"),
         ("[tools]\nallowed = []\n", "unknown settings ['allowed']"),
         ("[tools]\nallow = [1]\n", "must be a list of strings"),
         ("[mcp.x]\nargs = []\n", "needs either command (stdio) or url (HTTP)"),

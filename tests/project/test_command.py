@@ -1,5 +1,6 @@
-"""run_command on real processes: streamed output, exit codes, bounded results, the process
-group killed at its timeout and by a cancel, provider keys kept out of its environment."""
+"""run_command on real processes, unsandboxed: streamed output, exit codes, bounded results, the
+process group killed at its timeout and by a cancel, an environment by allow-list. The sandbox's
+own tests are in test_sandbox.py."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from shell.tools.project.command import (
     EMIT_BYTES,
     HEAD_BYTES,
     TAIL_BYTES,
-    command_environment,
     command_tool,
 )
+from shell.tools.project.environment import command_environment
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import CallContext, Tool, ToolResult
@@ -204,41 +205,51 @@ async def test_cancelling_the_awaiting_task_kills_and_reaps(project: Path, tmp_p
     assert not listed(pid)  # reaped: not even a zombie of ours
 
 
-async def test_provider_keys_stay_out_unless_passed(project: Path, tmp_path: Path) -> None:
+async def test_only_safe_variables_and_passed_ones_reach_the_command(
+    project: Path, tmp_path: Path
+) -> None:
     environ = ENVIRON | {
         "OPENAI_API_KEY": "sk-openai",
         "FOO_API_KEY": "sk-foo",
-        "AWS_SECRET_ACCESS_KEY": "aws",
-        "HF_TOKEN": "hf",
-        "PLAIN": "kept",
+        "GITHUB_TOKEN": "ghp-token",
+        "PGPASSWORD": "pg-secret",
+        "LC_ALL": "C.UTF-8",
+        "PLAIN": "not-passed",
     }
     settings = ToolSettings(pass_env=("FOO_API_KEY",))
 
     payload, _, _ = await run(make_tool(project, tmp_path, environ, settings), "env")
 
     lines = set(payload["output"].splitlines())
-    assert "PLAIN=kept" in lines
-    assert "FOO_API_KEY=sk-foo" in lines
-    assert not any(key in payload["output"] for key in ("sk-openai", "aws", "HF_TOKEN"))
+    assert {"FOO_API_KEY=sk-foo", "LC_ALL=C.UTF-8", f"PWD={project}"} <= lines
+    assert f"PATH={ENVIRON['PATH']}" in lines
+    for value in ("sk-openai", "ghp-token", "pg-secret", "not-passed"):
+        assert value not in payload["output"]
     assert {"GIT_TERMINAL_PROMPT=0", "PAGER=cat", "GIT_PAGER=cat"} <= lines
 
 
-def test_command_environment_drops_every_kind_of_provider_key() -> None:
+def test_command_environment_is_an_allow_list() -> None:
     environ = {
         name: "x"
         for name in (
             "ANTHROPIC_API_KEY",
-            "CAIRN_API_KEY",
-            "MY_API_SECRET",
-            "MY_API_TOKEN",
-            "MY_SECRET_KEY",
-            "AWS_SESSION_TOKEN",
-            "GEMINI_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "VAULT_TOKEN",
+            "DOCKER_PASSWORD",
+            "DATABASE_URL",
+            "SSH_AUTH_SOCK",
             "TERM",
+            "LC_CTYPE",
+            "HOME",
         )
     }
-    assert set(command_environment(environ, ())) == {
+    assert set(command_environment(environ, ("DATABASE_URL",))) == {
         "TERM",
+        "LC_CTYPE",
+        "HOME",
+        "DATABASE_URL",
         "GIT_TERMINAL_PROMPT",
         "PAGER",
         "GIT_PAGER",

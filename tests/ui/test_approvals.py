@@ -17,7 +17,7 @@ from shell.config import Settings, ToolSettings
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI
 from tests.ui.conftest import Ticks, settle, started
-from tests.ui.pilot_helpers import SIZE
+from tests.ui.pilot_helpers import SIZE, painted
 from widgets.app import CairnApp
 from widgets.cards.diff_view import DiffView
 from widgets.cards.tool_call import ToolCallCard
@@ -310,6 +310,8 @@ async def test_tools_lists_the_project_tools_and_their_approvals(
         assert "run_command  project  execute  asks first" in listing
         assert "read_file  project  read  runs freely" in listing
         assert "memory_search  memory" in listing
+        assert "commands: bubblewrap, network off" in listing
+        assert "commands bubblewrap, network off" in painted(app.query_one(ToolsBlock))
 
 
 APP_PY = (

@@ -17,6 +17,8 @@ APPROVAL_WORDS = {"free": "runs freely", "ask": "asks first", "allowed": "allowe
 def tools_lines(event: ToolsListed) -> list[str]:
     """The listing as plain lines (for `describe`)."""
     lines = [f"tools ({len(event.tools)}) · project {event.project or 'none'}"]
+    if event.sandbox:
+        lines.append(f"commands: {event.sandbox}")
     for tool in event.tools:
         lines.append(f"  {tool.name}  {tool.source}  {tool.risk}  {APPROVAL_WORDS[tool.approval]}")
     for server in event.servers:
@@ -58,7 +60,13 @@ class ToolsBlock(Static):
             approval = APPROVAL_WORDS[tool.approval]
             style = "bold" if tool.approval == "ask" else ""
             table.add_row(tool.name, tool.source, tool.risk, Text(approval, style=style))
-        parts: list[Text | Table] = [heading, table]
+        parts: list[Text | Table] = [heading]
+        if event.sandbox:
+            unsandboxed = event.sandbox.startswith("unsandboxed")
+            parts.append(
+                Text.assemble("commands ", (event.sandbox, "bold" if unsandboxed else ""))
+            )
+        parts.append(table)
         if event.servers:
             parts.append(Text("mcp servers", style="bold"))
             for server in event.servers:

@@ -1,14 +1,16 @@
 """The `run_command` tool: a shell command in the project folder, bounded in time and in memory.
 
-The command runs as `/bin/sh -c` in its own process group, with no terminal and no stdin, and
-without the provider keys Cairn holds (`command_environment`). Its output (stdout and stderr as
-they came) is spooled whole to the call's `OutputStore` file, up to a disk cap; in memory only a
-head and a tail are kept, so a command that prints gigabytes costs Cairn kilobytes. The card sees
-the output as `CommandOutput` events, coalesced and sampled (`_Capture`).
+The command runs as `/bin/sh -c` in its own process group, with no terminal and no stdin, in
+the sandbox where it works (`shell.tools.project.sandbox`), with an environment by allow-list
+(`shell.tools.project.environment`). Its output (stdout and stderr as they came) is spooled whole
+to the call's `OutputStore` file, up to a disk cap; in memory only a head and a tail are kept, so
+a command that prints gigabytes costs Cairn kilobytes. The card sees the output as
+`CommandOutput` events, coalesced and sampled (`_Capture`).
 
 A timeout or a cancel (esc) ends the whole process group: SIGTERM, a grace, then SIGKILL. So does
-a shell that exited while a child it left still holds the output pipe. A non-zero exit code is a
-result, not an error: the model reads `exitCode`.
+a shell that exited while a child it left still holds the output pipe. In the sandbox, every
+process the command started dies with its shell, even one that left the group. A non-zero exit
+code is a result, not an error: the model reads `exitCode`.
 """
 
 from __future__ import annotations
@@ -19,17 +21,19 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from shell.config import KEY_ENV_VARS, ToolSettings
+from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandEnding, CommandFinished, CommandOutput
 from shell.text import byte_size
+from shell.tools.project.environment import command_environment
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
+from shell.tools.project.sandbox import Sandbox, limit_resources
 from shell.tools.toolbox import CallContext, CallPreview, Tool, ToolResult, json_result
 
 MAX_COMMAND_CHARS = 10_000
@@ -54,32 +58,13 @@ LINGER = 0.5
 POLL = 0.1
 """Seconds between two looks at whether the shell exited."""
 
-KEY_SUFFIXES = ("_API_KEY", "_API_SECRET", "_API_TOKEN", "_SECRET_KEY", "_ACCESS_KEY")
-KEY_NAMES = frozenset({"AWS_SESSION_TOKEN", "HF_TOKEN", "CAIRN_API_KEY", *KEY_ENV_VARS})
-NO_TERMINAL = {"GIT_TERMINAL_PROMPT": "0", "PAGER": "cat", "GIT_PAGER": "cat"}
-"""Nothing the command starts waits on a terminal that is not there."""
-
 DESCRIPTION = (
     "Run a shell command (/bin/sh -c) in the project folder and return its exit code and "
     "output (stdout and stderr together). No stdin and no terminal: interactive programs fail "
     "or read EOF. A long output is cut to its start and end; the result's outputRef names the "
     "whole output for read_output. The command and its children are killed at `timeout` seconds "
-    "or when the user cancels. Provider API keys are not in its environment."
+    "or when the user cancels. Its environment holds only PATH, HOME, the locale and the like."
 )
-
-
-def is_provider_key(name: str) -> bool:
-    """Whether an environment variable holds a provider key (`*_API_KEY` and the like)."""
-    upper = name.upper()
-    return upper in KEY_NAMES or upper.endswith(KEY_SUFFIXES)
-
-
-def command_environment(environ: Mapping[str, str], pass_env: Sequence[str]) -> dict[str, str]:
-    """`environ` without the provider keys (except those named in `pass_env`), and with no
-    pager nor git prompt waiting on a terminal."""
-    kept = set(pass_env)
-    env = {k: v for k, v in environ.items() if k in kept or not is_provider_key(k)}
-    return env | NO_TERMINAL
 
 
 def command_tool(
@@ -87,9 +72,10 @@ def command_tool(
     outputs: OutputStore,
     settings: ToolSettings,
     environ: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Tool:
     """The `run_command` tool for `root`; `environ` (default `os.environ`) is what the command's
-    environment is made from, read at each call."""
+    environment is made from, read at each call; `sandbox` confines it (None: it runs bare)."""
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -124,14 +110,14 @@ def command_tool(
         )
 
     async def run(arguments: dict[str, Any], context: CallContext) -> ToolResult:
-        env = command_environment(os.environ if environ is None else environ, settings.pass_env)
-        return await run_command(
-            str(arguments["command"]), timeout_of(arguments), root.folder, env, outputs, context
-        )
+        source = os.environ if environ is None else environ
+        env = command_environment(source, settings.pass_env, str(root.folder))
+        command, seconds = str(arguments["command"]), timeout_of(arguments)
+        return await run_command(command, seconds, root.folder, env, outputs, context, sandbox)
 
     return Tool(
         name="run_command",
-        description=DESCRIPTION,
+        description=DESCRIPTION + (sandbox.note() if sandbox else ""),
         parameters=parameters,
         run=run,
         risk="execute",
@@ -147,17 +133,20 @@ async def run_command(
     env: Mapping[str, str],
     outputs: OutputStore,
     context: CallContext,
+    sandbox: Sandbox | None = None,
 ) -> ToolResult:
     """Run `command` to its end, `time_limit` seconds or a cancel: the result, with its
     `CommandFinished`. One that cannot start is an error result (and a `failed` one)."""
     started = time.perf_counter()
     spool_path = outputs.path(context.call_id)
+    wrapped = None
+    if sandbox is not None:
+        wrapped = await asyncio.to_thread(sandbox.wrap, command, cwd, env.get("HOME"))
     try:
         process = await asyncio.create_subprocess_exec(
-            "/bin/sh",
-            "-c",
-            command,
+            *(wrapped or ["/bin/sh", "-c", command]),
             cwd=cwd,
+            preexec_fn=limit_resources if wrapped else None,
             env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -172,9 +161,11 @@ async def run_command(
         capture = _Capture(spool, context.emit, context.call_id)
         try:
             ended = await _supervise(process, capture, time_limit, context.cancelled)
+            if wrapped:  # bwrap may exit before its namespace's init has ended every process
+                await _group_gone(process.pid)
         except BaseException:  # this task was cancelled itself: leave nothing running
             _signal_group(process.pid, signal.SIGKILL)
-            await asyncio.shield(_reaped(process))
+            await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
             raise
     outputs.prune()
     duration_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -210,6 +201,7 @@ async def _supervise(
     loop = asyncio.get_running_loop()
     reader = asyncio.ensure_future(_pump(process.stdout, capture))
     cancel = asyncio.ensure_future(cancelled.wait())
+    exited = asyncio.ensure_future(process.wait())  # wakes the loop at the exit, not a poll later
     ticker = asyncio.ensure_future(_tick(capture))
     deadline = loop.time() + time_limit
     ending: CommandEnding = "exited"
@@ -232,7 +224,7 @@ async def _supervise(
             if reader.done() and reader.exception() is not None:
                 break  # the spool failed (a full disk): end the command, then say why
             await asyncio.wait(
-                {task for task in (reader, cancel) if not task.done()},
+                {task for task in (reader, cancel, exited) if not task.done()},
                 timeout=min(deadline, linger_until or deadline, now + POLL) - now,
                 return_when=asyncio.FIRST_COMPLETED,
             )
@@ -244,7 +236,7 @@ async def _supervise(
         elif (error := reader.exception()) is not None:
             raise error
     finally:
-        for task in (reader, cancel, ticker):
+        for task in (reader, cancel, exited, ticker):
             task.cancel()
         capture.flush()
     return ending
@@ -267,6 +259,16 @@ async def _end_group(process: asyncio.subprocess.Process, reader: asyncio.Future
             return
         await asyncio.sleep(0.05)
     _signal_group(process.pid, signal.SIGKILL)
+    await _group_gone(process.pid)
+
+
+async def _group_gone(pgid: int) -> None:
+    """Wait (10 s at most) for the group's last process to end. In the sandbox it includes the
+    namespace's init, which ends only once every process of the namespace has."""
+    for _ in range(2000):
+        if not _group_alive(pgid):
+            return
+        await asyncio.sleep(0.005)
 
 
 def _signal_group(pgid: int, signum: int) -> None:

@@ -289,7 +289,10 @@ def _coerce_mcp(value: Any) -> tuple[McpServerSettings, ...]:
             }
         except (TypeError, ValueError) as error:
             raise ConfigError(f"[mcp.{server}]: {error}") from None
-        servers.append(replace(defaults, **coerced))
+        made = replace(defaults, **coerced)
+        if not (made.call_timeout > 0 and made.startup_timeout > 0):
+            raise ConfigError(f"[mcp.{server}] call_timeout and startup_timeout must be over 0")
+        servers.append(made)
     return tuple(servers)
 
 

@@ -64,6 +64,8 @@ def test_the_sandbox_settings_from_the_file_and_the_environment(tmp_path: Path) 
         ('[mcp.x]\ncommand = "a"\nurl = "http://b"\n', "needs either command"),
         ('[mcp.x]\ncommand = "a"\nport = 3\n', "unknown settings ['port']"),
         ('mcp = "x"\n', "one table per server"),
+        ('[mcp.x]\ncommand = "a"\ncall_timeout = 0\n', "call_timeout and startup_timeout must"),
+        ('[mcp.x]\ncommand = "a"\nstartup_timeout = -1\n', "must be over 0"),
     ],
 )
 def test_bad_tables_say_what_is_wrong(tmp_path: Path, toml: str, message: str) -> None:

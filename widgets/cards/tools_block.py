@@ -63,9 +63,7 @@ class ToolsBlock(Static):
         parts: list[Text | Table] = [heading]
         if event.sandbox:
             unsandboxed = event.sandbox.startswith("unsandboxed")
-            parts.append(
-                Text.assemble("commands ", (event.sandbox, "bold" if unsandboxed else ""))
-            )
+            parts.append(Text.assemble("commands ", (event.sandbox, "bold" if unsandboxed else "")))
         parts.append(table)
         if event.servers:
             parts.append(Text("mcp servers", style="bold"))

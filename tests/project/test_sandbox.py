@@ -30,6 +30,11 @@ needs_bwrap = pytest.mark.skipif(
 )
 
 
+PYTHON = Path(sys.base_prefix, "bin", "python3")
+"""The interpreter the sandboxed commands run: the base one, since a venv under /tmp (a clone in
+CI) is hidden by the command's private /tmp."""
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     folder = tmp_path / "home"
@@ -290,7 +295,7 @@ def listener() -> Iterator[int]:
 
 
 CONNECT = (
-    f'{sys.executable} -c \'import socket, sys; socket.create_connection(("127.0.0.1", '
+    f'{PYTHON} -c \'import socket, sys; socket.create_connection(("127.0.0.1", '
     'int(sys.argv[1])), timeout=3); print("connected")\' {port}'
 )
 
@@ -306,7 +311,7 @@ async def test_the_network_is_cut_unless_allowed(project: Path, listener: int) -
 
 @needs_bwrap
 async def test_memory_is_bounded_and_other_processes_are_invisible(project: Path) -> None:
-    grab = f"{sys.executable} -c 'bytearray({MEMORY_LIMIT + 1})'"
+    grab = f"{PYTHON} -c 'bytearray({MEMORY_LIMIT + 1})'"
 
     memory = await run(project, grab + " 2>&1 | tail -1")
     processes = await run(project, "ls /proc | grep -c '^[0-9]'; cat /proc/1/environ | wc -c")

@@ -20,6 +20,7 @@ import codecs
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -30,6 +31,7 @@ from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandEnding, CommandFinished, CommandOutput
 from shell.text import byte_size
+from shell.tools.project.cgroup import NO_GROUP
 from shell.tools.project.environment import command_environment
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
@@ -139,22 +141,23 @@ async def run_command(
     `CommandFinished`. One that cannot start is an error result (and a `failed` one)."""
     started = time.perf_counter()
     spool_path = outputs.path(context.call_id)
-    wrapped = None
+    wrapped, group = None, NO_GROUP
     if sandbox is not None:
-        wrapped = await asyncio.to_thread(sandbox.wrap, command, cwd, env.get("HOME"))
+        wrapped, group = await asyncio.to_thread(sandbox.launch, command, cwd, env.get("HOME"))
     try:
         process = await asyncio.create_subprocess_exec(
             *(wrapped or ["/bin/sh", "-c", command]),
             cwd=cwd,
-            preexec_fn=limit_resources if wrapped else None,
+            preexec_fn=(lambda: limit_resources(group)) if wrapped else None,
             env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-    except OSError as error:
-        reason = f"the command could not start: {error.strerror or error} (in {cwd})"
+    except (OSError, subprocess.SubprocessError) as error:  # the latter: its cgroup not joined
+        await asyncio.to_thread(group.close)
+        reason = f"the command could not start: {getattr(error, 'strerror', 0) or error} (in {cwd})"
         finished = CommandFinished(context.call_id, command, None, "failed", 0, 0.0, None, reason)
         return ToolResult(content=f"Error: {reason}", error=reason, events=(finished,))
     with spool_path.open("wb") as spool:
@@ -166,7 +169,9 @@ async def run_command(
         except BaseException:  # this task was cancelled itself: leave nothing running
             _signal_group(process.pid, signal.SIGKILL)
             await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
+            await asyncio.shield(asyncio.to_thread(group.close))
             raise
+    hits = await asyncio.to_thread(group.close)  # the bounds the command ran into
     outputs.prune()
     duration_ms = round((time.perf_counter() - started) * 1000, 1)
     ref = outputs.ref(context.call_id)
@@ -177,10 +182,11 @@ async def run_command(
         "ended": ended,
         "output": text,
         "outputBytes": capture.total,
+        **({"bounds": hits} if hits else {}),
     }
     if cut:
         payload["outputRef"] = ref
-    detail = capture.spool_note()
+    detail = "; ".join(part for part in (*hits, capture.spool_note()) if part)
     if ended == "timeout":
         detail = f"killed after {time_limit:g} s" + (f"; {detail}" if detail else "")
     finished = CommandFinished(

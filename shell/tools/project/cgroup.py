@@ -5,8 +5,9 @@ Where (`available()`, found once and proved by running `true` in a group):
 
 - **cgroup v2**: the nearest cgroup from Cairn's own upwards whose `cgroup.subtree_control`
   hands `pids` to its children and that Cairn can write (root; a user under a systemd user
-  manager, whose `app.slice` is delegated to it). A cgroup holding processes cannot hand out
-  controllers, so this is usually the parent of Cairn's own (its scope's slice).
+  manager, whose `app.slice` is delegated to it; not an ssh session's scope, which is root's).
+  A cgroup holding processes cannot hand out controllers, so this is usually the parent of
+  Cairn's own (its scope's slice), and the command leaves the limits of Cairn's scope.
 - **cgroup v1**: the `pids` hierarchy (and `memory`, when it is there too), a group inside
   Cairn's own in each, where they are writable (in practice: root).
 
@@ -16,7 +17,8 @@ rlimits of `sandbox.limit_resources` bound a command.
 A call's group is `cairn-<Cairn's pid>-<n>`. The command's process joins it before it execs bwrap
 (`CallGroup.join`); every process it starts inherits it, across bwrap's new namespaces too. After
 the call the group is removed, whatever is left in it killed. A Cairn killed in a call leaves an
-empty group behind: the next Cairn to start here removes the groups of pids no longer running.
+empty group behind: the next Cairn to look here removes the groups of pids no longer running.
+Memory counts what the command holds, its page cache and its `/tmp` (a tmpfs).
 """
 
 from __future__ import annotations
@@ -244,9 +246,9 @@ def _count(file: Path, key: str) -> int:
     return 0
 
 
-def _remove(folder: Path) -> bool:
-    """Kill the group's tasks and remove it, waiting `REMOVE_TIMEOUT` at most for them to go."""
-    deadline, pause = time.monotonic() + REMOVE_TIMEOUT, 0.0002
+def _remove(folder: Path, timeout: float = REMOVE_TIMEOUT) -> bool:
+    """Kill the group's tasks and remove it, waiting `timeout` seconds at most for them to go."""
+    deadline, pause = time.monotonic() + timeout, 0.0002
     while True:
         try:
             folder.rmdir()
@@ -271,7 +273,7 @@ def _remove_stale(folder: Path) -> None:
     with contextlib.suppress(OSError):
         for entry in folder.iterdir():
             if (match := NAME.fullmatch(entry.name)) and not _running(int(match[1])):
-                _remove(entry)
+                _remove(entry, timeout=0.5)  # tasks this Cairn cannot see (another PID namespace's)
 
 
 def _running(pid: int) -> bool:

@@ -31,7 +31,6 @@ from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandEnding, CommandFinished, CommandOutput
 from shell.text import byte_size
-from shell.tools.project.cgroup import NO_GROUP
 from shell.tools.project.environment import command_environment
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
@@ -140,10 +139,8 @@ async def run_command(
     """Run `command` to its end, `time_limit` seconds or a cancel: the result, with its
     `CommandFinished`. One that cannot start is an error result (and a `failed` one)."""
     started = time.perf_counter()
-    spool_path = outputs.path(context.call_id)
-    wrapped, group = None, NO_GROUP
-    if sandbox is not None:
-        wrapped, group = await asyncio.to_thread(sandbox.launch, command, cwd, env.get("HOME"))
+    sandbox = sandbox or Sandbox(mode="off")
+    wrapped, group = await asyncio.to_thread(sandbox.launch, command, cwd, env.get("HOME"))
     try:
         process = await asyncio.create_subprocess_exec(
             *(wrapped or ["/bin/sh", "-c", command]),
@@ -160,7 +157,7 @@ async def run_command(
         reason = f"the command could not start: {getattr(error, 'strerror', 0) or error} (in {cwd})"
         finished = CommandFinished(context.call_id, command, None, "failed", 0, 0.0, None, reason)
         return ToolResult(content=f"Error: {reason}", error=reason, events=(finished,))
-    with spool_path.open("wb") as spool:
+    with outputs.path(context.call_id).open("wb") as spool:
         capture = _Capture(spool, context.emit, context.call_id)
         try:
             ended = await _supervise(process, capture, time_limit, context.cancelled)
@@ -169,9 +166,9 @@ async def run_command(
         except BaseException:  # this task was cancelled itself: leave nothing running
             _signal_group(process.pid, signal.SIGKILL)
             await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
-            await asyncio.shield(asyncio.to_thread(group.close))
             raise
-    hits = await asyncio.to_thread(group.close)  # the bounds the command ran into
+        finally:
+            hits = await asyncio.shield(asyncio.to_thread(group.close))  # the bounds it ran into
     outputs.prune()
     duration_ms = round((time.perf_counter() - started) * 1000, 1)
     ref = outputs.ref(context.call_id)

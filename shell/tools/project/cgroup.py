@@ -45,11 +45,12 @@ REMOVE_TIMEOUT = 5.0
 """Seconds to wait for a group's last task to go before leaving it to the next start."""
 NAME = re.compile(r"cairn-(\d+)-\d+")
 LIMITS = {
-    1: {"pids": (("pids.max", TASKS_MAX),), "memory": (("memory.limit_in_bytes", MEMORY_MAX),)},
-    2: {"pids": (("pids.max", TASKS_MAX),), "memory": (("memory.max", MEMORY_MAX),)},
+    1: {"pids": ("pids.max", TASKS_MAX), "memory": ("memory.limit_in_bytes", MEMORY_MAX)},
+    2: {"pids": ("pids.max", TASKS_MAX), "memory": ("memory.max", MEMORY_MAX)},
 }
-"""What each controller's files are set to; a group with no swap to spill into is added below."""
+"""The file that bounds each controller, and its value, by cgroup version."""
 NO_SWAP = {1: ("memory.memsw.limit_in_bytes", MEMORY_MAX), 2: ("memory.swap.max", 0)}
+"""Where swap is accounted: the memory bound holds for memory and swap together."""
 _calls = itertools.count()
 
 
@@ -81,12 +82,11 @@ class Hierarchy:
             for folder in group.folders:
                 folder.mkdir()
             for controller, folder in group.places:
-                for file, value in LIMITS[self.version][controller]:
-                    (folder / file).write_text(str(value))
-                if controller == "memory":
-                    file, value = NO_SWAP[self.version]
-                    if (folder / file).exists():
-                        (folder / file).write_text(str(value))
+                file, value = LIMITS[self.version][controller]
+                (folder / file).write_text(str(value))
+                swap, most = NO_SWAP[self.version]
+                if controller == "memory" and (folder / swap).exists():
+                    (folder / swap).write_text(str(most))
         except OSError:
             group.close()
             raise
@@ -156,7 +156,7 @@ def available() -> Hierarchy | None:
     except OSError:
         return None
     try:
-        subprocess.run(["true"], preexec_fn=group.join, check=True, timeout=10)
+        subprocess.run(["/bin/sh", "-c", ":"], preexec_fn=group.join, check=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     finally:

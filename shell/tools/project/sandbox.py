@@ -127,9 +127,10 @@ class Sandbox:
 
     def _bounds(self) -> str:
         """What bounds a command's processes and memory."""
-        if self.cgroups and (hierarchy := cgroup.available()) is not None:
-            return hierarchy.describe()
         each = f"≤{MEMORY_LIMIT // 1024**3} GiB of address space per process"
+        if self.cgroups and (hierarchy := cgroup.available()) is not None:
+            bounded = "memory" in hierarchy.controllers
+            return hierarchy.describe() + ("" if bounded else f", {each}")
         if os.geteuid() == 0:
             return f"no cgroup: processes bounded only by the timeout (root), {each}"
         return f"no cgroup: ≤{PROCESS_LIMIT:,} processes of the user (RLIMIT_NPROC), {each}"

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from shell.config import Settings, ToolSettings
+from shell.tools.project import cgroup
 from shell.tools.project import sandbox as sandbox_module
 from shell.tools.project.command import command_tool
 from shell.tools.project.outputs import OutputStore
@@ -359,3 +360,5 @@ async def test_no_process_outlives_cairn_itself(project: Path) -> None:
             break
         await asyncio.sleep(0.02)
     assert running_with(marker) == []
+    for _, folder in hierarchy.places if (hierarchy := cgroup.available()) else ():
+        cgroup._remove_stale(folder)  # its cgroup, which the next Cairn to start would remove

@@ -2,9 +2,9 @@
 
 The command runs as `/bin/sh -c` in its own process group, with no terminal and no stdin, in
 the sandbox where it works (`shell.tools.project.sandbox`), with an environment by allow-list
-(`shell.tools.project.environment`). Its output (stdout and stderr as they came) is spooled whole
-to the call's `OutputStore` file, up to a disk cap; in memory only a head and a tail are kept, so
-a command that prints gigabytes costs Cairn kilobytes. The card sees the output as
+(`shell.tools.project.environment`). Its output (stdout and stderr as they came) is spooled
+whole, redacted, to the call's `OutputStore` file, up to a disk cap; in memory only a head and a
+tail are kept, so a command that prints gigabytes costs Cairn kilobytes. The card sees the output as
 `CommandOutput` events, coalesced and sampled (`_Capture`).
 
 A timeout or a cancel (esc) ends the whole process group: SIGTERM, a grace, then SIGKILL. So does
@@ -24,14 +24,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandEnding, CommandFinished, CommandOutput
 from shell.text import byte_size
 from shell.tools.project.environment import command_environment
-from shell.tools.project.outputs import OutputStore
+from shell.tools.project.outputs import OutputStore, Spool
 from shell.tools.project.root import ProjectRoot
 from shell.tools.project.sandbox import Sandbox, limit_resources
 from shell.tools.toolbox import CallContext, CallPreview, Tool, ToolResult, json_result
@@ -138,10 +138,10 @@ async def run_command(
     """Run `command` to its end, `time_limit` seconds or a cancel: the result, with its
     `CommandFinished`. One that cannot start is an error result (and a `failed` one)."""
     started = time.perf_counter()
-    spool_path = outputs.path(context.call_id)
     wrapped = None
     if sandbox is not None:
         wrapped = await asyncio.to_thread(sandbox.wrap, command, cwd, env.get("HOME"))
+    spool = outputs.spool(context.call_id)
     try:
         process = await asyncio.create_subprocess_exec(
             *(wrapped or ["/bin/sh", "-c", command]),
@@ -156,17 +156,19 @@ async def run_command(
     except OSError as error:
         reason = f"the command could not start: {error.strerror or error} (in {cwd})"
         finished = CommandFinished(context.call_id, command, None, "failed", 0, 0.0, None, reason)
+        await asyncio.wrap_future(spool.close())
         return ToolResult(content=f"Error: {reason}", error=reason, events=(finished,))
-    with spool_path.open("wb") as spool:
-        capture = _Capture(spool, context.emit, context.call_id)
-        try:
-            ended = await _supervise(process, capture, time_limit, context.cancelled)
-            if wrapped:  # bwrap may exit before its namespace's init has ended every process
-                await _group_gone(process.pid)
-        except BaseException:  # this task was cancelled itself: leave nothing running
-            _signal_group(process.pid, signal.SIGKILL)
-            await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
-            raise
+    capture = _Capture(spool, context.emit, context.call_id)
+    try:
+        ended = await _supervise(process, capture, time_limit, context.cancelled)
+        if wrapped:  # bwrap may exit before its namespace's init has ended every process
+            await _group_gone(process.pid)
+    except BaseException:  # this task was cancelled itself: leave nothing running
+        _signal_group(process.pid, signal.SIGKILL)
+        await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
+        raise
+    finally:
+        await asyncio.shield(asyncio.wrap_future(spool.close()))
     outputs.prune()
     duration_ms = round((time.perf_counter() - started) * 1000, 1)
     ref = outputs.ref(context.call_id)
@@ -298,6 +300,7 @@ def _group_alive(pgid: int) -> bool:
 async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
     while chunk := await stream.read(READ_CHUNK):
         capture.feed(chunk)
+        await capture.spool.drained()  # a command outrunning the redaction waits for it
 
 
 async def _tick(capture: _Capture) -> None:
@@ -311,8 +314,8 @@ class _Capture:
     """A command's output: spooled to disk (up to `DISK_CAP`), a head and a tail kept in memory,
     and sampled to the card as `CommandOutput` events."""
 
-    def __init__(self, spool: BinaryIO, emit: Callable[[Event], None], call_id: str) -> None:
-        self._spool = spool
+    def __init__(self, spool: Spool, emit: Callable[[Event], None], call_id: str) -> None:
+        self.spool = spool
         self._emit = emit
         self._call_id = call_id
         self.total = 0
@@ -330,7 +333,7 @@ class _Capture:
         self.total += len(chunk)
         if self.spooled < DISK_CAP:
             kept = chunk[: DISK_CAP - self.spooled]
-            self._spool.write(kept)
+            self.spool.write(kept)
             self.spooled += len(kept)
         self._pending += chunk
         head_room = HEAD_BYTES - len(self._head)

@@ -18,7 +18,7 @@ import contextlib
 import os
 import re
 from pathlib import Path
-from typing import IO, Any, Literal, overload
+from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
 from shell.events import BaseEvent
 from shell.fsio import write_atomically
@@ -125,9 +125,9 @@ def private_folder(folder: Path) -> Path:
 
 
 @overload
-def open_private(path: Path, how: Literal["ab", "wb"]) -> IO[bytes]: ...
+def open_private(path: Path, how: Literal["ab", "wb"]) -> BinaryIO: ...
 @overload
-def open_private(path: Path, how: Literal["a"]) -> IO[str]: ...
+def open_private(path: Path, how: Literal["a"]) -> TextIO: ...
 def open_private(path: Path, how: Literal["ab", "wb", "a"]) -> IO[Any]:
     """`path` opened to append ("ab", "a": text in UTF-8) or to be written from empty ("wb"),
     created 0600 and made 0600 if it was not. Its folder must exist."""

@@ -194,7 +194,7 @@ class LanceStore:
 
     def write_identity(self, identity: dict[str, Any]) -> None:
         text = json.dumps(identity, indent=2, sort_keys=True)
-        write_atomically(self.directory / IDENTITY_FILE, text, mode=0o644)
+        write_atomically(self.directory / IDENTITY_FILE, text, mode=0o600)
 
     # --- file records --------------------------------------------------------------------
 
@@ -205,7 +205,7 @@ class LanceStore:
         """Replace generation `generation`'s file records, atomically."""
         self.directory.mkdir(parents=True, exist_ok=True)
         records_bytes = records_json(generation, records)
-        write_atomically(self.records_path(generation), records_bytes, mode=0o644)
+        write_atomically(self.records_path(generation), records_bytes, mode=0o600)
 
     def read_records(self, generation: int) -> dict[str, FileRecord]:
         """Generation `generation`'s file records, keyed by path.

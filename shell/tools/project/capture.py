@@ -44,6 +44,8 @@ class Capture:
         self._dropped = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._resync = False
+        self._held = ""
+        """The start of a line the last event left for the next."""
         self._shown = 0
         self._last_emit = -1e9
 
@@ -70,17 +72,27 @@ class Capture:
 
     def flush(self, *, due_only: bool = False) -> None:
         """Emit the waiting output (with a note of what was skipped), unless `due_only` and the
-        last event was too recent."""
+        last event was too recent.
+
+        Each event ends at a line's end when it can: a partial last line waits for the next
+        interval, so a token is not cut in two events (each redacted alone where it is kept,
+        neither half known as a token). Output cut by the sampling shows from its next line."""
         now = time.monotonic()
         interval = EMIT_INTERVAL if self._shown < EMIT_BUDGET else 1.0
-        if not self._pending or (due_only and now - self._last_emit < interval):
+        if not (self._pending or self._held) or (due_only and now - self._last_emit < interval):
             return
+        fresh = bool(self._pending)
         data = bytes(self._pending)
         if self._resync:
             data = _from_char_start(data)
-        text = self._decoder.decode(data)
+        new = self._decoder.decode(data)
+        if self._resync:
+            new, self._held = new[new.find("\n") + 1 :], ""
         if self._dropped:
-            text = f"\n… {byte_size(self._dropped)} not shown …\n{text}"
+            new = f"\n… {byte_size(self._dropped)} not shown …\n{new}"
+        text, self._held = self._held + new, ""
+        if due_only and fresh and 0 < (cut := text.rfind("\n") + 1) < len(text):
+            text, self._held = text[:cut], text[cut:]
         self._pending.clear()
         self._dropped, self._resync, self._last_emit = 0, False, now
         if text:

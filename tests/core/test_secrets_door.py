@@ -14,7 +14,7 @@ import pytest
 
 from shell.events import CommandOutput, DreamProposed, Event
 from shell.secrets.door import Redactor, open_private, private_folder, redacted, write_private
-from shell.tools.project.capture import Capture
+from shell.tools.project.capture import HEAD_BYTES, TAIL_BYTES, Capture
 from shell.tools.project.outputs import OutputStore
 from tests.conftest import Clock
 from tests.core.dreams import FOUR, TODAY, WINDOW, DreamWorld, of
@@ -138,6 +138,18 @@ def test_the_card_is_not_sent_a_token_in_two_halves() -> None:
 
     texts = [event.text for event in events if isinstance(event, CommandOutput)]
     assert texts == ["line one\n", f"GITHUB_TOKEN={GITHUB}\n"]
+
+
+def test_the_result_is_cut_at_line_ends_not_through_a_token() -> None:
+    capture = Capture(_Nowhere(), lambda event: None, "c1")  # type: ignore[arg-type]
+    line = f"GITHUB_TOKEN={GITHUB}\n".encode()
+    head = b"x" * (HEAD_BYTES - 20) + b"\n" + line  # the head's end is in the token
+    tail = line + b"z\n" * ((TAIL_BYTES - 20) // 2)  # and so is the tail's start
+    capture.feed(head + b"y\n" * TAIL_BYTES + tail)
+
+    text, cut = capture.result_text("output:c1")
+
+    assert cut and "ghp_" not in text and "GITHUB_TOKEN" not in text
 
 
 async def test_a_dream_commit_subject_carries_no_part_of_a_token(

@@ -104,12 +104,16 @@ class Capture:
         cut (True)."""
         if self.total <= HEAD_BYTES + TAIL_BYTES:
             return (self._head + self._tail).decode("utf-8", "replace"), False
-        tail = bytes(self._tail[-TAIL_BYTES:])
-        cut = self.total - len(self._head) - len(tail)
+        # cut at line ends where there are some: a token cut in two is no longer known as one
+        # where the transcript is redacted
+        head, tail = bytes(self._head), bytes(self._tail[-TAIL_BYTES:])
+        head = head[: head.rfind(b"\n") + 1] or head
+        tail = tail[tail.find(b"\n") + 1 :] or tail
+        cut = self.total - len(head) - len(tail)
         whole = "the whole output"
         if self.spooled != self.total:
             whole = f"its first {byte_size(DISK_CAP)}"
-        head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self._head))
+        head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(head)
         tail_text = _from_char_start(tail).decode("utf-8", "replace")
         note = f'\n… {cut} bytes cut; read_output(ref="{ref}") reads {whole} …\n'
         return head_text + note + tail_text, True

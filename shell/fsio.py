@@ -87,8 +87,8 @@ def shared_lock(path: Path) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _flocked(path: Path, operation: int) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # under .cairn: the user's only
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         try:
             fcntl.flock(descriptor, operation)

@@ -14,6 +14,7 @@ from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event, Notice
 from shell.fsio import remove_stale_temp_files
 from shell.git.store import GitStore
+from shell.secrets.door import private_folder
 from shell.text import shorten, trim_middle
 
 ATTRIBUTES_FILE = ".gitattributes"
@@ -158,8 +159,10 @@ def memory_room(root: Path, window_budgets: tuple[int, int]) -> int:
 
 
 def init_workspace(settings: Settings) -> GitStore:
-    """Seed missing files, make sure the workspace is a git repo, and commit what was seeded."""
+    """Seed missing files, make sure the workspace is a git repo, and commit what was seeded.
+    The state folder (`.cairn`) is made the user's alone (0700)."""
     created = seed_workspace(settings.workspace)
+    private_folder(settings.state_dir)
     git = GitStore(
         settings.workspace,
         author_name=settings.git_author_name,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shell.fsio import write_atomically
+from shell.secrets.door import write_private
 
 BELIEVABLE = (0.25, 4.0)
 """Reported ÷ counted prompt tokens a provider's report may have to be believed. Outside it the
@@ -96,8 +96,7 @@ class CalibrationStore:
             "samples": [list(pair) for pair in calibration.samples],
             "slope": calibration.slope,
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.path, json.dumps(models, indent=1, sort_keys=True) + "\n")
+        write_private(self.path, json.dumps(models, indent=1, sort_keys=True) + "\n")
 
     def _read(self) -> dict[str, Any]:
         try:

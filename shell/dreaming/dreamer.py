@@ -45,6 +45,7 @@ from shell.fsio import LockBusy
 from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
 from shell.memory.files.values import Edit, WriteOutcome
 from shell.memory.hit_log import dreams_dir
+from shell.secrets.door import redacted
 from shell.text import collapse, normalized, shorten
 from shell.workspace import SEEDS, bootstrap_budgets, memory_room
 
@@ -253,7 +254,7 @@ class Dreamer:
             with self.store.editing() as state:
                 record = self._open_record(proposal_id, state.records)
                 proposal = record.proposal
-                final = collapse(text) if text and text.strip() else proposal.text
+                final = redacted(collapse(text)) if text and text.strip() else proposal.text
                 before = self.files.text(CURATED_FILE)
                 after = applied(before, proposal, final, self.settings.clock().date())
                 check_only_its_line(proposal, before, after)
@@ -352,7 +353,8 @@ def _written(outcomes: list[WriteOutcome]) -> list[Event]:
 
 def _commit_summary(verb: str, proposal: Proposal, text: str) -> str:
     sources = ", ".join(source.citation for source in proposal.sources)
-    return f"{verb} {proposal.id} “{shorten(text, 60)}” from {sources}"
+    # redacted before the cut: a token cut short is no longer one the detector knows
+    return f"{verb} {proposal.id} “{shorten(redacted(text), 60)}” from {sources}"
 
 
 def _proposed(proposals: list[Proposal]) -> str:

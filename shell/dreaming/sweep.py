@@ -29,6 +29,7 @@ from shell.events import (
     Stopped,
     StopReason,
 )
+from shell.secrets.door import redacted
 from shell.text import counted, normalized
 
 
@@ -119,10 +120,10 @@ def proposal_id(draft: Draft, source: Candidate | Superseded) -> str:
 def _proposal(
     draft: Draft, source: Candidate | Superseded, result: Distilled, config: DreamSettings
 ) -> Proposal:
-    made = Proposal(
+    made = Proposal(  # its text is redacted: it is kept, shown and committed before any review
         id=proposal_id(draft, source),
         kind=draft.kind,
-        text=result.text,
+        text=redacted(result.text),
         sources=draft.sources,
         score=0.0,
         reason="",
@@ -135,7 +136,7 @@ def _proposal(
         return replace(
             made,
             score=round(source.similarity, 3),
-            reason=(
+            reason=redacted(
                 f"a newer note ({note_day}) says “{source.cue}” about what MEMORY.md line "
                 f"{line.start_line} (from {source.written.date()}) states"
             ),

@@ -27,9 +27,9 @@ from shell.events import (
     ProposalAccepted,
     ProposalRejected,
     RemSleepFinished,
-    to_json,
 )
 from shell.headless.options import Subcommands, add_model, add_workspace
+from shell.secrets.door import event_line
 from shell.text import counted, short_sha
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ async def dream_command(
             isinstance(event, DreamSweepSkipped) and event.reason != "disabled"
         )
         if as_json:
-            out.write(to_json(event) + "\n")
+            out.write(event_line(event) + "\n")
         elif line := dream_line(event):
             out.write(line + "\n")
 

@@ -20,10 +20,11 @@ from collections.abc import Callable
 from typing import TextIO
 
 from shell.config import Settings
-from shell.events import Event, MemoryWritten, Notice, to_json
+from shell.events import Event, MemoryWritten, Notice
 from shell.git.history import MemoryHistory
 from shell.git.runner import GitFailure
 from shell.git.store import GitStore
+from shell.secrets.door import event_line
 from shell.sync.describe import sync_line
 from shell.text import short_sha
 
@@ -101,7 +102,7 @@ def revert_command(
     events = asyncio.run(_revert(settings, preview.sha))
     for event in events:
         if as_json:
-            out.write(to_json(event) + "\n")
+            out.write(event_line(event) + "\n")
         elif line := revert_line(event):
             out.write(line + "\n")
     written = [event for event in events if isinstance(event, MemoryWritten)]

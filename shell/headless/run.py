@@ -16,17 +16,16 @@ from pathlib import Path
 from typing import TextIO
 
 from shell.config import Settings
-from shell.events import (
-    Error,
-    Event,
-    to_json,
-)
+from shell.events import Error, Event
 from shell.headless.options import Subcommands, add_agent_options
+from shell.secrets.door import event_line
 from shell.session.trace import TraceWriter
 
 
 class EventSink:
-    """Writes each event as one JSON line to stdout and, optionally, to a trace file."""
+    """Writes each event as one JSON line to stdout and, optionally, to a trace file: redacted
+    both (`shell.secrets.door.event_line`), so a token in a prompt or a search is not printed
+    for a log to keep."""
 
     def __init__(self, out: TextIO, trace: Path | None = None) -> None:
         self.out = out
@@ -34,7 +33,7 @@ class EventSink:
         self.errors = 0
 
     def __call__(self, event: Event) -> None:
-        line = to_json(event)
+        line = event_line(event)
         self.out.write(line + "\n")
         self.out.flush()
         if self.trace:

@@ -13,9 +13,10 @@ import json
 from typing import TextIO
 
 from shell.config import ConfigError, Settings
-from shell.events import Error, to_json
+from shell.events import Error
 from shell.headless.options import Subcommands, add_workspace
 from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+from shell.secrets.door import event_line
 
 
 def add_search_parser(sub: Subcommands) -> None:
@@ -118,7 +119,7 @@ def index_command(settings: Settings, *, action: str, out: TextIO) -> int:
         case _:
             events = []
     for event in events:
-        out.write(to_json(event) + "\n")
+        out.write(event_line(event) + "\n")
     status = service.index.status()
     service.index.close()
     out.write(json.dumps(status, default=str, indent=2) + "\n")

@@ -12,13 +12,12 @@ Each prints one line per event (or JSON with `--json`); the exit code is 1 when 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import TYPE_CHECKING, TextIO
 
 from shell.config import ConfigError, Settings
 from shell.events import Event, SyncConflict, SyncFailed
+from shell.secrets.door import event_line
 from shell.sync.describe import sync_line
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ def clone_command(settings: Settings, url: str, out: TextIO) -> int:
 def _report(events: Sequence[Event], *, as_json: bool, out: TextIO) -> int:
     for event in events:
         if as_json:
-            out.write(json.dumps({"type": event.type, **asdict(event)}, default=str) + "\n")
+            out.write(event_line(event) + "\n")
         elif line := sync_line(event):
             out.write(line + "\n")
         if isinstance(event, SyncConflict) and not as_json:

@@ -19,7 +19,7 @@ from shell.events import (
     ToolCallStarted,
     ToolCallStopped,
 )
-from shell.secrets.detect import redact_values
+from shell.secrets.door import redacted
 from shell.tools.toolbox import CallContext, ToolResult, event_arguments
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ async def run_tool_calls(
     collected meanwhile (a background index, say), the tool's own events, `ToolCallFinished`,
     then a `ToolDone` for the caller to put in its transcript. A tool that fails, or one the
     toolbox does not offer, is an error result, never an exception. The events carry the
-    arguments and the result with secrets redacted (`shell.secrets.detect`): a card, a trace
+    arguments and the result with secrets redacted (`shell.secrets.door`): a card, a trace
     and `cairn run`'s JSON show what memory stored, never the credential.
 
     Once `stop()` is true (a cancel), the calls not yet begun do not run: each is a
@@ -123,7 +123,7 @@ async def run_tool_calls(
     """
     cancelled = cancelled or asyncio.Event()
     for call in calls:
-        shown = redact_values(event_arguments(call.arguments))  # the tool gets them as sent
+        shown = redacted(event_arguments(call.arguments))  # the tool gets them as sent
         if stop():
             yield ToolCallStopped(call_id=call.id, name=call.name, arguments=shown)
             yield ToolDone(call, ToolResult(NOT_RUN, error="cancelled before it started"))
@@ -152,5 +152,5 @@ async def run_tool_calls(
         for event in result.events:  # a tool does not know its call: it is said here
             yield replace(event, call_id=call.id) if isinstance(event, SearchPerformed) else event
         finished = result.finished(call.id, call.name)
-        yield replace(finished, result=redact_values(finished.result))
+        yield replace(finished, result=redacted(finished.result))
         yield ToolDone(call, result)

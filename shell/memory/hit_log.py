@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shell.fsio import exclusive_lock, shared_lock, write_atomically
+from shell.secrets.door import private_folder
 
 if TYPE_CHECKING:
     from shell.events import SearchHit
@@ -130,7 +131,7 @@ class HitLog:
         }
         line = json.dumps(record, ensure_ascii=False)
         data = f"\n{line}\n".encode()  # the leading newline ends a line a kill left torn
-        self._folder.mkdir(parents=True, exist_ok=True)
+        private_folder(self._folder)
         with self._thread_lock, shared_lock(self._lock):
             descriptor = os.open(
                 self._log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600

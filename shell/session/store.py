@@ -7,6 +7,8 @@ Under `<state_dir>/sessions/` each session has two files:
 - `<id>.jsonl`, the transcript: one JSON entry per line, fsynced after each append. The full
   history stays on disk; `messages()` rebuilds the live message list from it, applying each
   compaction entry. A line torn by a crash mid-write is skipped.
+
+Both go through `shell.secrets.door`: redacted, 0600 in a 0700 folder.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from shell.fsio import write_atomically
 from shell.messages import summary_message
-from shell.secrets.detect import redact_values
+from shell.secrets.door import open_private, private_folder, redacted, write_private
 from shell.session.record import SessionRecord
 from shell.session.views import ViewLog
 
@@ -71,8 +72,8 @@ class SessionStore:
         session_id = f"{now:%Y%m%d-%H%M%S}-{self._token()}"
         stamp = now.isoformat(timespec="seconds")
         record = SessionRecord(session_id, stamp, stamp, model, needs_prelude=prelude)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._transcript_path(session_id).touch()
+        private_folder(self.folder)
+        open_private(self._transcript_path(session_id), "ab").close()
         self.save(record, touch=False)
         return record
 
@@ -106,22 +107,21 @@ class SessionStore:
         if touch:
             record.updated_at = self._now()
         path = self._record_path(record.session_id)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(dataclasses.asdict(record), indent=2, ensure_ascii=False) + "\n"
-        write_atomically(path, data, mode=0o600)  # private, as the record has always been
+        data = json.dumps(redacted(dataclasses.asdict(record)), indent=2, ensure_ascii=False)
+        write_private(path, data + "\n")
 
     def append(self, session_id: str, entry: dict[str, Any]) -> None:
         """Append one transcript entry as a JSON line, flushed and fsynced.
 
         Entries: `{"kind": "message", "message": {...}}`, a `compaction_entry(...)`, or
         `{"kind": "event", ...}` (ignored when rebuilding messages). Secrets in it are redacted
-        (`shell.secrets.detect.redact_values`): nothing detected as one is written to disk.
+        (`shell.secrets.door.redacted`): nothing detected as one is written to disk.
         """
         path = self._transcript_path(session_id)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        entry = redact_values(entry)  # what the user typed stays in the live context, not on disk
+        private_folder(self.folder)
+        entry = redacted(entry)  # what the user typed stays in the live context, not on disk
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-        with open(path, "ab") as handle:
+        with open_private(path, "ab") as handle:
             # A crash mid-write leaves a line without its newline; start a fresh line so the
             # torn fragment cannot swallow this entry.
             if handle.tell() > 0 and not _ends_with_newline(path):

@@ -17,8 +17,9 @@ in the core (`ViewRecorder`), so headless runs leave the same log.
 - The log is bounded: past `MAX_BYTES` it is rewritten with only its newer half (cut at a turn
   boundary), after a notice that earlier turns are not shown and the last compaction receipt of
   the cut part, so the compaction counter stays right.
-- Nothing detected as a secret is written (`shell.secrets.detect.redacted_json`, as for the
-  session file and a trace): a resumed view shows a secret the user typed redacted.
+- Nothing detected as a secret is written (`shell.secrets.door.event_line`, as for the
+  session file and a trace): a resumed view shows a secret the user typed redacted. The log is
+  0600 in a 0700 folder.
 """
 
 from __future__ import annotations
@@ -44,10 +45,8 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
     from_json,
-    to_json,
 )
-from shell.fsio import write_atomically
-from shell.secrets.detect import redacted_json
+from shell.secrets.door import event_line, open_private, private_folder, write_private
 
 MAX_BYTES = 1024 * 1024
 """A log larger than this keeps only its newer half (a demo turn takes 2–4 KB: a few hundred
@@ -85,10 +84,9 @@ class ViewLog:
         if isinstance(event, PASSING):
             return
         path = self.path(session_id)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        line = (redacted_json(event) + "\n").encode("utf-8")  # no secret on disk
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # private, as records
-        with open(fd, "ab") as handle:
+        private_folder(self.folder)
+        line = (event_line(event) + "\n").encode("utf-8")  # no secret on disk
+        with open_private(path, "ab") as handle:
             size = handle.seek(0, os.SEEK_END)
             if size and _last_byte(path) != b"\n":
                 line = b"\n" + line  # a torn line must not swallow this one
@@ -124,8 +122,8 @@ class ViewLog:
         head: list[Event] = [Notice(CUT_NOTICE)]
         if receipts := [e for e in dropped if isinstance(e, CompactionFinished)]:
             head.append(receipts[-1])
-        kept = [to_json(event).encode("utf-8") for event in head] + lines[cut:]
-        write_atomically(path, b"\n".join(kept) + b"\n", mode=0o600)
+        kept = [event_line(event).encode("utf-8") for event in head] + lines[cut:]
+        write_private(path, b"\n".join(kept) + b"\n")
 
 
 def _parse(lines: list[bytes]) -> list[tuple[int, Event]]:

@@ -15,12 +15,8 @@ import pytest
 from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandFinished, CommandOutput
-from shell.tools.project.command import (
-    EMIT_BYTES,
-    HEAD_BYTES,
-    TAIL_BYTES,
-    command_tool,
-)
+from shell.tools.project.capture import EMIT_BYTES, HEAD_BYTES, TAIL_BYTES
+from shell.tools.project.command import command_tool
 from shell.tools.project.environment import command_environment
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot

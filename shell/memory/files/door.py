@@ -28,6 +28,7 @@ from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteO
 from shell.memory.lines import added_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
+from shell.secrets.door import redacted
 from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
 from shell.seen import SeenFiles, digest
 from shell.text import counted, split_lines
@@ -381,8 +382,10 @@ def _check_reason(reason: str) -> None:
 
 
 def _message(reason: str, summary: str, origin: str) -> str:
-    first = f"memory({reason}): {summary}"
-    return f"{first}\n\n{origin.strip()}\n" if origin.strip() else f"{first}\n"
+    """A commit's message, redacted whatever the policy: a summary may quote what was written
+    (a dream's proposal), and a message is pushed like the files."""
+    first = f"memory({reason}): {redacted(summary)}"
+    return f"{first}\n\n{redacted(origin.strip())}\n" if origin.strip() else f"{first}\n"
 
 
 _P = ParamSpec("_P")

@@ -33,6 +33,7 @@ from shell.fsio import write_atomically
 from shell.heavy_import import collector_paused
 from shell.memory.index.chunking import Chunk
 from shell.memory.index.scan import FileRecord
+from shell.secrets.door import private_folder
 
 SCHEMA_VERSION = 4
 """2: file records moved from a `files_<gen>` LanceDB table to `files_<gen>.json`.
@@ -173,7 +174,7 @@ class LanceStore:
     @property
     def db(self) -> Any:
         if self._db is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            private_folder(self.directory)
             self._db = _lancedb().connect(str(self.directory))
         return self._db
 
@@ -194,7 +195,7 @@ class LanceStore:
 
     def write_identity(self, identity: dict[str, Any]) -> None:
         text = json.dumps(identity, indent=2, sort_keys=True)
-        write_atomically(self.directory / IDENTITY_FILE, text, mode=0o644)
+        write_atomically(self.directory / IDENTITY_FILE, text, mode=0o600)
 
     # --- file records --------------------------------------------------------------------
 
@@ -203,9 +204,9 @@ class LanceStore:
 
     def write_records(self, generation: int, records: Iterable[FileRecord]) -> None:
         """Replace generation `generation`'s file records, atomically."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_folder(self.directory)
         records_bytes = records_json(generation, records)
-        write_atomically(self.records_path(generation), records_bytes, mode=0o644)
+        write_atomically(self.records_path(generation), records_bytes, mode=0o600)
 
     def read_records(self, generation: int) -> dict[str, FileRecord]:
         """Generation `generation`'s file records, keyed by path.

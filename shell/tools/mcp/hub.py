@@ -10,6 +10,7 @@ from pathlib import Path
 
 from shell.config import McpServerSettings
 from shell.events import McpServerChanged, McpServerInfo, Notice
+from shell.secrets.door import open_private, private_folder
 from shell.tools.mcp.offer import offered
 from shell.tools.mcp.server import McpServer
 from shell.tools.mcp.tools import tool_name, wrap
@@ -35,7 +36,7 @@ class McpHub:
         if not enabled:
             return []
         try:
-            self._log_dir.mkdir(parents=True, exist_ok=True)
+            private_folder(self._log_dir)
             _route_sdk_log(self._log_dir / SDK_LOG)
         except OSError:
             pass  # the servers report their own log trouble
@@ -83,6 +84,7 @@ def _route_sdk_log(path: Path) -> None:
     logger = logging.getLogger("mcp")
     if any(getattr(handler, "_cairn", False) for handler in logger.handlers):
         return
+    open_private(path, "a").close()  # 0600 before the handler opens it
     handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from shell.config import McpServerSettings
 from shell.events import McpServerChanged, McpServerInfo, McpState, McpTransport
+from shell.secrets.door import open_private, private_folder
 from shell.tools.mcp import spawn
 from shell.tools.mcp.failures import (
     exit_detail,
@@ -294,8 +295,8 @@ class McpServer:
         self._process = process
 
     def _open_log(self) -> TextIO:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = self.log_path.open("a", encoding="utf-8")
+        private_folder(self.log_path.parent)
+        log = open_private(self.log_path, "a")  # a server's stderr, as it wrote it: 0600
         where = self.settings.url or " ".join((self.settings.command or "", *self.settings.args))
         log.write(f"--- cairn: starting {self.name} ({where}) ---\n")
         log.flush()

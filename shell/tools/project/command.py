@@ -2,10 +2,10 @@
 
 The command runs as `/bin/sh -c` in its own process group, with no terminal and no stdin, in
 the sandbox where it works (`shell.tools.project.sandbox`), with an environment by allow-list
-(`shell.tools.project.environment`). Its output (stdout and stderr as they came) is spooled whole
-to the call's `OutputStore` file, up to a disk cap; in memory only a head and a tail are kept, so
-a command that prints gigabytes costs Cairn kilobytes. The card sees the output as
-`CommandOutput` events, coalesced and sampled (`_Capture`).
+(`shell.tools.project.environment`). Its output (stdout and stderr as they came) is spooled
+whole, redacted, to the call's `OutputStore` file, up to a disk cap; in memory only a head and a
+tail are kept, so a command that prints gigabytes costs Cairn kilobytes. The card sees the output as
+`CommandOutput` events, coalesced and sampled (`shell.tools.project.capture`).
 
 A timeout or a cancel (esc) ends the whole process group: SIGTERM, a grace, then SIGKILL. So does
 a shell that exited while a child it left still holds the output pipe. In the sandbox, every
@@ -16,21 +16,19 @@ code is a result, not an error: the model reads `exitCode`.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from shell.config import ToolSettings
-from shell.events import Event
-from shell.events.tools import CommandEnding, CommandFinished, CommandOutput
-from shell.text import byte_size
+from shell.events.tools import CommandEnding, CommandFinished
+from shell.tools.project.capture import EMIT_INTERVAL, Capture
 from shell.tools.project.environment import command_environment
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
@@ -39,19 +37,6 @@ from shell.tools.toolbox import CallContext, CallPreview, Tool, ToolResult, json
 
 MAX_COMMAND_CHARS = 10_000
 READ_CHUNK = 64 * 1024
-HEAD_BYTES = 8 * 1024
-"""The start of the output the result keeps."""
-TAIL_BYTES = 24 * 1024
-"""The end of the output the result keeps (the end says most: the error, the summary)."""
-DISK_CAP = 64 * 1024 * 1024
-"""Bytes spooled to the output file; past it they are counted and dropped."""
-EMIT_INTERVAL = 0.1
-"""Seconds between two `CommandOutput` events of one call, at least."""
-EMIT_BYTES = 4 * 1024
-"""At most this much output in one event; faster output is sampled (its latest tail)."""
-EMIT_BUDGET = 256 * 1024
-"""After this much output shown, events come once a second: a chatty command that runs for
-half an hour must not fill the card and the session's view log."""
 KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL of the process group."""
 LINGER = 0.5
@@ -141,6 +126,7 @@ async def run_command(
     started = time.perf_counter()
     sandbox = sandbox or Sandbox(mode="off")
     wrapped, group = await asyncio.to_thread(sandbox.launch, command, cwd, env.get("HOME"))
+    spool = outputs.spool(context.call_id)
     try:
         process = await asyncio.create_subprocess_exec(
             *(wrapped or ["/bin/sh", "-c", command]),
@@ -156,19 +142,20 @@ async def run_command(
         await asyncio.to_thread(group.close)
         reason = f"the command could not start: {getattr(error, 'strerror', 0) or error} (in {cwd})"
         finished = CommandFinished(context.call_id, command, None, "failed", 0, 0.0, None, reason)
+        await asyncio.wrap_future(spool.close())
         return ToolResult(content=f"Error: {reason}", error=reason, events=(finished,))
-    with outputs.path(context.call_id).open("wb") as spool:
-        capture = _Capture(spool, context.emit, context.call_id)
-        try:
-            ended = await _supervise(process, capture, time_limit, context.cancelled)
-            if wrapped:  # bwrap may exit before its namespace's init has ended every process
-                await _group_gone(process.pid)
-        except BaseException:  # this task was cancelled itself: leave nothing running
-            _signal_group(process.pid, signal.SIGKILL)
-            await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
-            raise
-        finally:
-            hits = await asyncio.shield(asyncio.to_thread(group.close))  # the bounds it ran into
+    capture = Capture(spool, context.emit, context.call_id)
+    try:
+        ended = await _supervise(process, capture, time_limit, context.cancelled)
+        if wrapped:  # bwrap may exit before its namespace's init has ended every process
+            await _group_gone(process.pid)
+    except BaseException:  # this task was cancelled itself: leave nothing running
+        _signal_group(process.pid, signal.SIGKILL)
+        await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
+        raise
+    finally:
+        await asyncio.shield(asyncio.wrap_future(spool.close()))
+        hits = await asyncio.shield(asyncio.to_thread(group.close))  # the bounds it ran into
     outputs.prune()
     duration_ms = round((time.perf_counter() - started) * 1000, 1)
     ref = outputs.ref(context.call_id)
@@ -194,7 +181,7 @@ async def run_command(
 
 async def _supervise(
     process: asyncio.subprocess.Process,
-    capture: _Capture,
+    capture: Capture,
     time_limit: float,
     cancelled: asyncio.Event,
 ) -> CommandEnding:
@@ -298,102 +285,14 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
+async def _pump(stream: asyncio.StreamReader, capture: Capture) -> None:
     while chunk := await stream.read(READ_CHUNK):
         capture.feed(chunk)
+        await capture.spool.drained()  # a command outrunning the redaction waits for it
 
 
-async def _tick(capture: _Capture) -> None:
+async def _tick(capture: Capture) -> None:
     """Send what output waits at every interval: a line printed before a long pause shows."""
     while True:
         await asyncio.sleep(EMIT_INTERVAL)
         capture.flush(due_only=True)
-
-
-class _Capture:
-    """A command's output: spooled to disk (up to `DISK_CAP`), a head and a tail kept in memory,
-    and sampled to the card as `CommandOutput` events."""
-
-    def __init__(self, spool: BinaryIO, emit: Callable[[Event], None], call_id: str) -> None:
-        self._spool = spool
-        self._emit = emit
-        self._call_id = call_id
-        self.total = 0
-        self.spooled = 0
-        self._head = bytearray()
-        self._tail = bytearray()
-        self._pending = bytearray()
-        self._dropped = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._resync = False
-        self._shown = 0
-        self._last_emit = -1e9
-
-    def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        if self.spooled < DISK_CAP:
-            kept = chunk[: DISK_CAP - self.spooled]
-            self._spool.write(kept)
-            self.spooled += len(kept)
-        self._pending += chunk
-        head_room = HEAD_BYTES - len(self._head)
-        if head_room > 0:
-            self._head += chunk[:head_room]
-            chunk = chunk[head_room:]
-        self._tail += chunk
-        if len(self._tail) > 2 * TAIL_BYTES:
-            del self._tail[:-TAIL_BYTES]
-        if len(self._pending) > EMIT_BYTES:
-            self._dropped += len(self._pending) - EMIT_BYTES
-            del self._pending[:-EMIT_BYTES]
-            self._decoder.reset()
-            self._resync = True
-        self.flush(due_only=True)
-
-    def flush(self, *, due_only: bool = False) -> None:
-        """Emit the waiting output (with a note of what was skipped), unless `due_only` and the
-        last event was too recent."""
-        now = time.monotonic()
-        interval = EMIT_INTERVAL if self._shown < EMIT_BUDGET else 1.0
-        if not self._pending or (due_only and now - self._last_emit < interval):
-            return
-        data = bytes(self._pending)
-        if self._resync:
-            data = _from_char_start(data)
-        text = self._decoder.decode(data)
-        if self._dropped:
-            text = f"\n… {byte_size(self._dropped)} not shown …\n{text}"
-        self._pending.clear()
-        self._dropped, self._resync, self._last_emit = 0, False, now
-        if text:
-            self._shown += len(text)
-            self._emit(CommandOutput(self._call_id, text))
-
-    def result_text(self, ref: str) -> tuple[str, bool]:
-        """The output as the model sees it: whole, or its head and tail around a note of the
-        cut (True)."""
-        if self.total <= HEAD_BYTES + TAIL_BYTES:
-            return (self._head + self._tail).decode("utf-8", "replace"), False
-        tail = bytes(self._tail[-TAIL_BYTES:])
-        cut = self.total - len(self._head) - len(tail)
-        whole = "the whole output"
-        if self.spooled != self.total:
-            whole = f"its first {byte_size(DISK_CAP)}"
-        head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self._head))
-        tail_text = _from_char_start(tail).decode("utf-8", "replace")
-        note = f'\n… {cut} bytes cut; read_output(ref="{ref}") reads {whole} …\n'
-        return head_text + note + tail_text, True
-
-    def spool_note(self) -> str:
-        if self.spooled == self.total:
-            return ""
-        lost = byte_size(self.total - self.spooled)
-        return f"output past {byte_size(DISK_CAP)} not kept ({lost})"
-
-
-def _from_char_start(data: bytes) -> bytes:
-    """`data` without the UTF-8 continuation bytes a cut left at its start."""
-    start = 0
-    while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:
-        start += 1
-    return data[start:]

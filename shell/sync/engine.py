@@ -25,10 +25,16 @@ from shell.events.sync import (
     SyncRemoteAdded,
     Take,
 )
+from shell.events.turns import Notice
 from shell.git.lock import repo_lock
 from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
 from shell.secrets.push_scan import describe_findings, scan_outgoing
-from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
+from shell.sync.prepare import (
+    commit_outside_edits,
+    ensure_attributes,
+    ensure_ignored,
+    not_text_notices,
+)
 from shell.sync.pull import Pulled, fetch, take_in
 from shell.sync.repair import recover_repository, resolve_conflict
 from shell.sync.state import (
@@ -76,7 +82,7 @@ class SyncEngine:
 
     # --- the public operations ----------------------------------------------------------------
 
-    def add_remote(self, url: str) -> list[SyncEvent]:
+    def add_remote(self, url: str) -> list[SyncEvent | Notice]:
         """Make `url` this workspace's remote and sync with it: both histories are merged (two
         workspaces seeded apart included), none is discarded."""
         try:
@@ -93,12 +99,13 @@ class SyncEngine:
             return [SyncFailed(kind="error", message=failure.message)]
         return [SyncRemoteAdded(url=redact_url(url)), *self._sync(pull=True, first=True)]
 
-    def sync(self) -> list[SyncEvent]:
+    def sync(self) -> list[SyncEvent | Notice]:
         """Fetch, merge and push. Ends with one SyncFinished or one SyncFailed event, after a
-        SyncConflict for each curated file left for review."""
+        SyncConflict for each curated file left for review (and a Notice for each file edited
+        outside Cairn that is not plain Markdown text, committed all the same)."""
         return self._sync(pull=True, first=False)
 
-    def push_only(self) -> list[SyncEvent]:
+    def push_only(self) -> list[SyncEvent | Notice]:
         """Push without fetching or merging; refused (kind "error") when the remote has commits
         this workspace has not merged."""
         return self._sync(pull=False, first=False)
@@ -141,16 +148,17 @@ class SyncEngine:
 
     # --- one sync ------------------------------------------------------------------------------
 
-    def _sync(self, *, pull: bool, first: bool) -> list[SyncEvent]:
+    def _sync(self, *, pull: bool, first: bool) -> list[SyncEvent | Notice]:
         url = self._url()
         if url is None:
             return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
         state = load_state(self.root)
-        events: list[SyncEvent] = []
+        events: list[SyncEvent | Notice] = []
         pulled = Pulled()
         try:
             with self._lock:
                 outside = self._prepare()
+            events.extend(not_text_notices(self.root, outside))
             pushed = self._pull_and_push(state, pulled, events, pull=pull, first=first, url=url)
         except GitFailure as failure:
             state.offline = failure.kind == "offline"
@@ -177,7 +185,7 @@ class SyncEngine:
         self,
         state: SavedState,
         pulled: Pulled,
-        events: list[SyncEvent],
+        events: list[SyncEvent | Notice],
         *,
         pull: bool,
         first: bool,
@@ -245,8 +253,8 @@ class SyncEngine:
             )
         raise GitFailure(classify(done.stderr), f"push failed: {one_line(done.stderr)}")
 
-    def _conflict_events(self, pulled: Pulled) -> list[SyncEvent]:
-        events: list[SyncEvent] = []
+    def _conflict_events(self, pulled: Pulled) -> list[SyncEvent | Notice]:
+        events: list[SyncEvent | Notice] = []
         for conflict, local_sha, remote_sha in pulled.conflicts:
             record = ConflictRecord(
                 file=conflict.file,

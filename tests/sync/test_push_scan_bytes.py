@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from shell.events import Notice
 from shell.events.sync import SyncFailed, SyncFinished
 from tests.sync.conftest import DAY, Machine, git
 
@@ -72,6 +73,22 @@ def test_a_secret_in_a_commit_message_stops_the_push(
     failed = blocked(a, bare)
 
     assert "the message of commit" in failed.message and "line 3 (GitHub" in failed.message
+
+
+def test_a_binary_under_memory_is_committed_with_a_notice_and_scanned(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, _ = pair
+    (a.root / "memory" / "keys.bin").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" + TOKEN.encode())
+
+    events = a.engine.sync()
+
+    notices = [e for e in events if isinstance(e, Notice)]
+    assert len(notices) == 1 and "memory/keys.bin" in notices[0].message
+    assert notices[0].level == "warning" and "not a Markdown" in notices[0].message
+    failed = events[-1]
+    assert isinstance(failed, SyncFailed) and failed.kind == "secret"
+    assert "memory/keys.bin:3" in failed.message and TOKEN not in repr(events)
 
 
 def test_utf16_text_and_a_token_spelt_with_nuls_are_found(

@@ -1,0 +1,148 @@
+"""Unblocking a push a secret stopped: the commits not pushed yet are rewritten with it
+redacted, the pushed ones keep their SHAs, and then the push goes. Real git, a bare remote."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from shell.events import Notice
+from shell.events.sync import SyncFailed, SyncFinished, SyncRedacted, SyncRedactionPreviewed
+from tests.sync.conftest import DAY, Machine, git
+from tests.sync.test_push_scan_bytes import AWS, TOKEN, commit_bytes
+
+SECRETS = (TOKEN, AWS)
+
+
+def everything_in(repo: Path) -> bytes:
+    """Every object reachable from any ref of `repo` (blobs, trees, commits), and its log."""
+    listed = git(repo, "rev-list", "--objects", "--all").split("\n")
+    shas = "\n".join(line.split(" ")[0] for line in listed if line) + "\n"
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=repo, input=shas.encode(), capture_output=True
+    ).stdout
+    log = subprocess.run(
+        ["git", "log", "-p", "--all", "--binary", "--format=%H %an %ae%n%B"],
+        cwd=repo,
+        capture_output=True,
+    ).stdout
+    return objects + log
+
+
+def holds_secret(repo: Path) -> bool:
+    data = everything_in(repo)
+    spelt = b"\x00".join(bytes([c]) for c in TOKEN.encode())
+    return any(s.encode() in data for s in SECRETS) or spelt in data
+
+
+def identities(repo: Path, revisions: str) -> list[str]:
+    return git(repo, "log", "--format=%an|%ae|%aI|%cn|%ce|%cI", revisions).split("\n")
+
+
+def unpushed_secrets(a: Machine) -> None:
+    """Commits after the remote's head that hold the secrets in every way the scan reads."""
+    commit_bytes(a, "memory/binary-note.md", b"- a\x00note " + TOKEN.encode() + b"\n- kept\n")
+    commit_bytes(a, f"memory/{TOKEN}.md", b"- named after the token\n", "a note")
+    commit_bytes(a, ".gitattributes", b"*.md -diff merge=union\n", "hide notes from diffs")
+    a.append(DAY, f"- the key is {AWS}", "- and a harmless line")
+    commit_bytes(a, "memory/later.md", b"- harmless\n", f"subject\n\nbody says {TOKEN}\n")
+    commit_bytes(a, "memory/binary-note.md", b"- the token was removed again\n", "removed")
+    commit_bytes(a, "memory/spelt.md", b"- " + b"\x00".join(bytes([c]) for c in TOKEN.encode()))
+    (a.root / "memory" / "keys.bin").write_bytes(b"\x89PNG\x00\x00 " + AWS.encode() + b" end")
+
+
+def test_the_rewrite_removes_every_secret_and_keeps_the_pushed_history(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, _ = pair
+    a.append(DAY, "- pushed before the secret")
+    assert isinstance(a.engine.sync()[-1], SyncFinished)
+    pushed = git(a.root, "rev-list", "HEAD").split("\n")
+    unpushed_secrets(a)
+    stopped = a.engine.sync()
+    assert any(isinstance(e, Notice) and "keys.bin" in e.message for e in stopped)
+    assert isinstance(stopped[-1], SyncFailed) and stopped[-1].kind == "secret"
+    assert "/sync redact" in stopped[-1].message
+    head, before = a.head(), identities(a.root, "origin/main..HEAD")
+    assert holds_secret(a.root)
+
+    shown = a.engine.redact_unpushed(apply=False, hint="apply it")
+
+    preview = shown[0]
+    assert len(shown) == 1 and isinstance(preview, SyncRedactionPreviewed)
+    assert a.head() == head and preview.hint == "apply it" and preview.commits == 9
+    assert not any(secret in repr(shown) for secret in SECRETS)
+    said = "\n".join(preview.findings)
+    assert "memory/binary-note.md:1 · GitHub Token: - a?note [REDACTED GitHub Token]" in said
+    assert "file name memory/[REDACTED GitHub Token].md · GitHub Token" in said
+    assert "commit message, line 3 · GitHub Token: body says [REDACTED GitHub Token]" in said
+    assert f"{DAY}:2 · AWS Access Key: - the key is [REDACTED AWS Access Key]" in said
+    assert "memory/keys.bin:1 · AWS Access Key" in said and "memory/spelt.md:1" in said
+
+    done = a.engine.redact_unpushed(apply=True)
+
+    assert isinstance(done[-1], SyncRedacted), done
+    assert done[-1].commits == 9 and a.head() == done[-1].head != head
+    assert git(a.root, "rev-list", "HEAD").split("\n")[-len(pushed) :] == pushed
+    assert identities(a.root, "origin/main..HEAD") == before, "authors and dates kept"
+    assert not holds_secret(a.root)
+    assert git(a.root, "status", "--porcelain") == ""
+    assert "[REDACTED AWS Access Key]" in a.text(DAY) and "- and a harmless line" in a.text(DAY)
+    assert (a.root / "memory" / "[REDACTED GitHub Token].md").exists()
+    assert not (a.root / "memory" / f"{TOKEN}.md").exists()
+    assert (a.root / "memory" / "keys.bin").read_bytes().startswith(b"\x89PNG\x00\x00 [REDACTED")
+    assert a.text("memory/binary-note.md") == "- the token was removed again\n"
+
+    synced = a.engine.sync()
+
+    assert isinstance(synced[-1], SyncFinished) and synced[-1].pushed_commits == 9, synced
+    assert git(bare, "rev-parse", "main") == a.head()
+    assert not holds_secret(bare)
+
+
+def test_a_rewrite_is_refused_when_the_remote_moved(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, b = pair
+    a.append(DAY, f"- key {AWS}")
+    assert isinstance(a.engine.sync()[-1], SyncFailed)
+    b.append(DAY, "- b pushes meanwhile")
+    assert isinstance(b.engine.sync()[-1], SyncFinished)
+    head = a.head()
+
+    refused = a.engine.redact_unpushed(apply=True)
+
+    assert len(refused) == 1 and isinstance(refused[0], SyncFailed), refused
+    assert "has not merged it" in refused[0].message and "sync first" in refused[0].message
+    assert a.head() == head and AWS in a.text(DAY)
+    assert isinstance(a.engine.sync()[-1], SyncFailed)  # merges b, then stops at the key again
+    assert isinstance(a.engine.redact_unpushed(apply=True)[-1], SyncRedacted)
+    assert isinstance(a.engine.sync()[-1], SyncFinished)
+    assert not holds_secret(bare)
+    assert b.text(DAY).count("- b pushes meanwhile") == 1
+
+
+def test_a_rewrite_is_refused_while_a_tracked_file_is_edited(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, _ = pair
+    a.append(DAY, f"- key {AWS}")
+    assert isinstance(a.engine.sync()[-1], SyncFailed)
+    (a.root / "MEMORY.md").write_text("# edited, not committed\n", encoding="utf-8")
+    head = a.head()
+
+    refused = a.engine.redact_unpushed(apply=True)
+
+    assert isinstance(refused[-1], SyncFailed) and "MEMORY.md differ" in refused[-1].message
+    assert a.head() == head and a.text("MEMORY.md") == "# edited, not committed\n"
+
+
+def test_nothing_to_redact_rewrites_nothing(bare: Path, pair: tuple[Machine, Machine]) -> None:
+    a, _ = pair
+    a.append(DAY, "- harmless")
+    head = a.head()
+
+    events = a.engine.redact_unpushed(apply=True)
+
+    assert len(events) == 1 and isinstance(events[0], SyncRedactionPreviewed)
+    assert events[0].findings == [] and events[0].commits == 1 and a.head() == head

@@ -28,13 +28,9 @@ from shell.events.sync import (
 from shell.events.turns import Notice
 from shell.git.lock import repo_lock
 from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
+from shell.memory.files.plain import not_text_notices
 from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
-from shell.sync.prepare import (
-    commit_outside_edits,
-    ensure_attributes,
-    ensure_ignored,
-    not_text_notices,
-)
+from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
 from shell.sync.redact import preview, redact_outgoing
 from shell.sync.repair import recover_repository, resolve_conflict

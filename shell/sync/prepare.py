@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shell.events.turns import Notice
 from shell.fsio import write_atomically
 from shell.git.runner import Git
-from shell.secrets.blobs import not_text
 from shell.workspace import ATTRIBUTES, ATTRIBUTES_FILE, UNION_RULE
 
 TRACKED = ("MEMORY.md", "AGENTS.md", "SOUL.md", "DREAMS.md", "memory")
@@ -72,29 +70,6 @@ def commit_outside_edits(git: Git) -> list[str]:
     if files:
         commit_files(git, files, f"{OUTSIDE_EDIT}: {', '.join(files)}")
     return files
-
-
-def not_text_notices(root: Path, files: list[str]) -> list[Notice]:
-    """A warning for each file among `files` (just committed as edited outside Cairn) that is
-    not plain Markdown text: committed and pushed all the same, its bytes scanned for secrets
-    before any push, but never indexed, and what is compressed or encrypted in it stays
-    unreadable to the scan."""
-    notices = []
-    for name in files:
-        try:
-            data = (root / name).read_bytes()
-        except OSError:
-            continue  # deleted: nothing of it is committed
-        if reason := not_text(name, data):
-            notices.append(
-                Notice(
-                    f"{name} was committed as an edit made outside Cairn, but {reason}: its "
-                    "bytes are scanned for secrets before any push, yet it is not indexed, "
-                    "and nothing compressed or encrypted in it can be scanned",
-                    "warning",
-                )
-            )
-    return notices
 
 
 def commit_files(git: Git, files: list[str], message: str) -> None:

@@ -4,7 +4,8 @@ The commits `base..head` (all of `head`'s history when the remote has none), the
 of every file each adds or changes, and the bytes of those blobs and commits. Nothing here goes
 through a diff: no binary detection, no textconv, no `.gitattributes` rule (`-diff`,
 `binary`, a filter) changes what is read, since `cat-file --batch` returns the objects as they
-are stored, which is what a push sends.
+are stored, which is what a push sends; and a replace ref (`git replace`), which would show
+another object in the place of the one a push sends, is ignored (`STORED`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 
 from shell.git.runner import Git, GitFailure
 
+STORED = {"GIT_NO_REPLACE_OBJECTS": "1"}
+"""The environment of every read and write here: objects as stored, no replacement."""
 _NULL = "0" * 40
 _SIGNATURES = (b"gpgsig", b"gpgsig-sha256")
 """Headers of a signature over the commit's old bytes: a rewritten commit drops them."""
@@ -84,8 +87,8 @@ def commit_bytes(commit: RawCommit, tree: str, parents: Sequence[str], text: byt
 def outgoing(git: Git, head: str, base: str | None) -> list[str]:
     """The commits `base..head`, parents before children (all of `head`'s when `base` is
     None)."""
-    listed = git.out("rev-list", "--reverse", "--topo-order", head, *([f"^{base}"] if base else []))
-    return listed.split()
+    command = ["rev-list", "--reverse", "--topo-order", head, *([f"^{base}"] if base else [])]
+    return git.run(command, env=STORED).stdout.split()
 
 
 def read_objects(git: Git, shas: Iterable[str]) -> dict[str, bytes]:
@@ -93,7 +96,9 @@ def read_objects(git: Git, shas: Iterable[str]) -> dict[str, bytes]:
     wanted = list(dict.fromkeys(shas))
     if not wanted:
         return {}
-    _, out = git.run_bytes(["cat-file", "--batch"], stdin="\n".join(wanted).encode() + b"\n")
+    _, out = git.run_bytes(
+        ["cat-file", "--batch"], stdin="\n".join(wanted).encode() + b"\n", env=STORED
+    )
     found: dict[str, bytes] = {}
     at = 0
     for sha in wanted:
@@ -115,6 +120,7 @@ def object_sizes(git: Git, shas: Iterable[str]) -> dict[str, int]:
     _, out = git.run_bytes(
         ["cat-file", "--batch-check=%(objectname) %(objectsize)"],
         stdin="\n".join(wanted).encode() + b"\n",
+        env=STORED,
     )
     sizes: dict[str, int] = {}
     for line in out.decode().splitlines():
@@ -141,7 +147,7 @@ def changed_entries(git: Git, commit: RawCommit) -> list[Entry]:
 
 def tree_entries(git: Git, tree: str) -> list[Entry]:
     """Every file of `tree`, at any depth."""
-    _, out = git.run_bytes(["ls-tree", "-r", "-z", "--full-tree", tree])
+    _, out = git.run_bytes(["ls-tree", "-r", "-z", "--full-tree", tree], env=STORED)
     entries = []
     for record in out.split(b"\0"):
         if not record:
@@ -163,7 +169,8 @@ def _diff_tree(git: Git, revisions: list[str]) -> list[Entry]:
             "--no-abbrev",
             "--no-commit-id",
             *revisions,
-        ]
+        ],
+        env=STORED,
     )
     fields = out.split(b"\0")
     entries = []

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from shell.git.objects import RawCommit, commit_bytes, tree_entries
+from shell.git.objects import STORED, RawCommit, commit_bytes, tree_entries
 from shell.git.runner import Git, GitFailure
 
 
@@ -39,7 +39,8 @@ def rewrite_commits(
             tree = _tree(git, commit.tree, written, paths, index)
             parents = [renamed.get(parent, parent) for parent in commit.parents]
             raw = commit_bytes(commit, tree, parents, text(commit.text()))
-            _, out = git.run_bytes(["hash-object", "-t", "commit", "-w", "--stdin"], stdin=raw)
+            command = ["hash-object", "-t", "commit", "-w", "--stdin"]
+            _, out = git.run_bytes(command, stdin=raw, env=STORED)
             renamed[commit.sha] = out.decode().strip()
     return renamed
 
@@ -59,7 +60,7 @@ def _tree(
         sha = blobs.get(entry.sha, entry.sha)
         lines[path] = f"{entry.mode} {sha}\t".encode() + path
     index.unlink(missing_ok=True)
-    env = {"GIT_INDEX_FILE": str(index)}
+    env = {**STORED, "GIT_INDEX_FILE": str(index)}
     git.run_bytes(
         ["update-index", "-z", "--index-info"], stdin=b"\0".join(lines.values()) + b"\0", env=env
     )
@@ -69,6 +70,6 @@ def _tree(
 
 def _write_blob(git: Git, data: bytes) -> str:
     _, out = git.run_bytes(
-        ["hash-object", "-t", "blob", "-w", "--stdin", "--no-filters"], stdin=data
+        ["hash-object", "-t", "blob", "-w", "--stdin", "--no-filters"], stdin=data, env=STORED
     )
     return out.decode().strip()

@@ -146,3 +146,29 @@ def test_what_a_merge_takes_from_the_remote_is_not_ours_to_stop(
     finished = b.engine.sync()[-1]
 
     assert isinstance(finished, SyncFinished) and finished.pushed_commits == 2, finished
+
+
+def test_a_replace_ref_does_not_hide_the_object_a_push_sends(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, _ = pair
+    commit_bytes(a, DAY, b"- token " + TOKEN.encode() + b"\n")
+    secret = git(a.root, "rev-parse", f"HEAD:{DAY}")
+    clean = git(a.root, "hash-object", "-w", "--stdin", "--path", DAY)  # an empty blob
+    git(a.root, "replace", secret, clean)
+    assert TOKEN not in git(a.root, "show", f"HEAD:{DAY}")  # git itself now shows the clean one
+
+    failed = blocked(a, bare)
+
+    assert f"{DAY}:1" in failed.message
+
+
+def test_a_secret_in_the_author_stops_the_push(bare: Path, pair: tuple[Machine, Machine]) -> None:
+    a, _ = pair
+    (a.root / DAY).write_text("- by someone\n", encoding="utf-8")
+    git(a.root, "add", DAY)
+    git(a.root, "-c", f"user.name={TOKEN}", "-c", "user.email=x@x", "commit", "-qm", "note")
+
+    failed = blocked(a, bare)
+
+    assert "the author or committer of commit" in failed.message

@@ -146,3 +146,21 @@ def test_nothing_to_redact_rewrites_nothing(bare: Path, pair: tuple[Machine, Mac
 
     assert len(events) == 1 and isinstance(events[0], SyncRedactionPreviewed)
     assert events[0].findings == [] and events[0].commits == 1 and a.head() == head
+
+
+def test_a_secret_in_the_author_is_redacted_and_the_dates_kept(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, _ = pair
+    (a.root / DAY).write_text("- by someone\n", encoding="utf-8")
+    git(a.root, "add", DAY)
+    env = ["-c", f"user.name=dev {TOKEN}", "-c", "user.email=x@x"]
+    git(a.root, *env, "commit", "-qm", "note", "--date=2001-02-03T04:05:06+07:00")
+    assert isinstance(a.engine.sync()[-1], SyncFailed)
+
+    assert isinstance(a.engine.redact_unpushed(apply=True)[-1], SyncRedacted)
+
+    said = git(a.root, "log", "-1", "--format=%an|%aI", "HEAD")
+    assert said == "dev [REDACTED GitHub Token]|2001-02-03T04:05:06+07:00"
+    assert isinstance(a.engine.sync()[-1], SyncFinished)
+    assert not holds_secret(bare)

@@ -18,6 +18,7 @@ from shell.git.runner import Git, GitFailure
 STORED = {"GIT_NO_REPLACE_OBJECTS": "1"}
 """The environment of every read and write here: objects as stored, no replacement."""
 _NULL = "0" * 40
+_DIFF_TREE = ("diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev")
 _SIGNATURES = (b"gpgsig", b"gpgsig-sha256")
 """Headers of a signature over the commit's old bytes: a rewritten commit drops them."""
 
@@ -135,14 +136,29 @@ def read_commits(git: Git, shas: Sequence[str]) -> list[RawCommit]:
     return [parse_commit(sha, objects[sha]) for sha in shas]
 
 
-def changed_entries(git: Git, commit: RawCommit) -> list[Entry]:
-    """The files `commit` adds or changes. A merge's own are those that differ from every
-    parent: what it takes from one side is that side's, scanned (or pushed) with it."""
-    parents = commit.parents
-    if not parents:
-        return _diff_tree(git, ["--root", commit.sha])
-    sides = [{entry: None for entry in _diff_tree(git, [p, commit.sha])} for p in parents]
-    return [entry for entry in sides[0] if all(entry in side for side in sides[1:])]
+def changed_entries(git: Git, commits: Sequence[RawCommit]) -> dict[str, list[Entry]]:
+    """The files each of `commits` adds or changes (one `diff-tree --stdin` for all but the
+    merges). A merge's own are those that differ from every parent: what it takes from one
+    side is that side's, scanned (or pushed) with it."""
+    found: dict[str, list[Entry]] = {commit.sha: [] for commit in commits}
+    single = [commit.sha for commit in commits if len(commit.parents) < 2]
+    if single:
+        _, out = git.run_bytes(
+            [*_DIFF_TREE, "--root", "--stdin"], stdin="\n".join(single).encode() + b"\n", env=STORED
+        )
+        fields, at, sha = out.split(b"\0"), 0, ""
+        while at < len(fields) - 1:
+            if fields[at].startswith(b":"):
+                if entry := _entry(fields[at], fields[at + 1]):
+                    found[sha].append(entry)
+                at += 2
+            else:
+                sha, at = fields[at].decode().strip(), at + 1
+    for commit in commits:
+        if len(commit.parents) > 1:
+            sides = [_diff_tree(git, [p, commit.sha]) for p in commit.parents]
+            found[commit.sha] = [e for e in sides[0] if all(e in side for side in sides[1:])]
+    return found
 
 
 def tree_entries(git: Git, tree: str) -> list[Entry]:
@@ -159,23 +175,13 @@ def tree_entries(git: Git, tree: str) -> list[Entry]:
 
 
 def _diff_tree(git: Git, revisions: list[str]) -> list[Entry]:
-    _, out = git.run_bytes(
-        [
-            "diff-tree",
-            "-r",
-            "-z",
-            "--raw",
-            "--no-renames",
-            "--no-abbrev",
-            "--no-commit-id",
-            *revisions,
-        ],
-        env=STORED,
-    )
+    _, out = git.run_bytes([*_DIFF_TREE, "--no-commit-id", *revisions], env=STORED)
     fields = out.split(b"\0")
-    entries = []
-    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-        parts = meta.decode().lstrip(":").split(" ")
-        if len(parts) == 5 and parts[3] != _NULL:  # not a deletion
-            entries.append(Entry(parts[1], parts[3], path))
-    return entries
+    pairs = zip(fields[0::2], fields[1::2], strict=False)
+    return [entry for meta, path in pairs if (entry := _entry(meta, path))]
+
+
+def _entry(meta: bytes, path: bytes) -> Entry | None:
+    """A raw diff line's new side, or None for a deletion."""
+    parts = meta.decode().lstrip(":").split(" ")
+    return Entry(parts[1], parts[3], path) if len(parts) == 5 and parts[3] != _NULL else None

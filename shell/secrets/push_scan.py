@@ -84,8 +84,8 @@ def scan_outgoing(git: Git, head: str, remote_head: str | None) -> tuple[int, li
 def scan_commits(git: Git, head: str, remote_head: str | None) -> OutgoingScan:
     """`scan_outgoing`, with the commits and what a redaction needs to rewrite them."""
     scan = OutgoingScan(commits=read_commits(git, outgoing(git, head, remote_head)))
-    changes = [(commit, changed_entries(git, commit)) for commit in scan.commits]
-    shas = {e.sha for _, entries in changes for e in entries if e.is_blob}
+    changes = changed_entries(git, scan.commits)
+    shas = {e.sha for entries in changes.values() for e in entries if e.is_blob}
     sizes = object_sizes(git, shas)
     readable = {sha for sha in shas if sizes.get(sha, 0) <= MAX_SCANNED_BYTES}
     data = read_objects(git, readable)
@@ -98,7 +98,7 @@ def scan_commits(git: Git, head: str, remote_head: str | None) -> OutgoingScan:
                 scan.findings.append(
                     SecretFinding("", line.line, line.kind, commit.sha, where, line.masked)
                 )
-        for entry in next(entries for c, entries in changes if c is commit):
+        for entry in changes[commit.sha]:
             name = shown(decoded(redacted_name(entry.path)))
             if in_name := secrets_in_text(decoded(entry.path)):
                 scan.names.add(entry.path)

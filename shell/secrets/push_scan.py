@@ -11,6 +11,7 @@ commit, file and line, and shows the line with the secret masked, never the valu
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -26,6 +27,7 @@ from shell.git.runner import Git
 from shell.secrets.blobs import (
     MAX_SCANNED_BYTES,
     TOO_BIG,
+    Found,
     decoded,
     redacted_name,
     secrets_in,
@@ -33,6 +35,7 @@ from shell.secrets.blobs import (
     shown,
 )
 
+BATCH_BYTES = 32 * 1024 * 1024
 Where = Literal["content", "name", "message", "identity"]
 
 
@@ -88,8 +91,12 @@ def scan_commits(git: Git, head: str, remote_head: str | None) -> OutgoingScan:
     shas = {e.sha for entries in changes.values() for e in entries if e.is_blob}
     sizes = object_sizes(git, shas)
     readable = {sha for sha in shas if sizes.get(sha, 0) <= MAX_SCANNED_BYTES}
-    data = read_objects(git, readable)
-    found_in = {sha: secrets_in(blob) for sha, blob in data.items()}
+    found_in: dict[str, list[Found]] = {}
+    for batch in _batches(sorted(readable), sizes):
+        for sha, blob in read_objects(git, batch).items():
+            if found := secrets_in(blob):
+                found_in[sha] = found
+                scan.blobs[sha] = blob
     for commit in scan.commits:
         said, _, message = decoded(commit.text()).partition("\n\n")
         parts: tuple[tuple[Where, str], ...] = (("identity", said), ("message", message))
@@ -111,8 +118,22 @@ def scan_commits(git: Git, head: str, remote_head: str | None) -> OutgoingScan:
                 scan.findings.append(
                     SecretFinding(name, line.line, line.kind, commit.sha, masked=line.masked)
                 )
-    scan.blobs = {sha: data[sha] for sha, lines in found_in.items() if lines}
     return scan
+
+
+def _batches(shas: list[str], sizes: dict[str, int]) -> Iterator[list[str]]:
+    """`shas` in runs of at most `BATCH_BYTES` (or one blob), so a first push of a whole
+    history never holds all of it in memory at once."""
+    batch: list[str] = []
+    held = 0
+    for sha in shas:
+        if batch and held + sizes.get(sha, 0) > BATCH_BYTES:
+            yield batch
+            batch, held = [], 0
+        batch.append(sha)
+        held += sizes.get(sha, 0)
+    if batch:
+        yield batch
 
 
 def describe_findings(findings: list[SecretFinding]) -> str:

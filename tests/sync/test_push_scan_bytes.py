@@ -172,3 +172,17 @@ def test_a_secret_in_the_author_stops_the_push(bare: Path, pair: tuple[Machine, 
     failed = blocked(a, bare)
 
     assert "the author or committer of commit" in failed.message
+
+
+def test_blobs_read_in_small_batches_are_all_scanned(
+    bare: Path, pair: tuple[Machine, Machine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = pair
+    monkeypatch.setattr("shell.secrets.push_scan.BATCH_BYTES", 10)
+    commit_bytes(a, "memory/one.md", b"- token " + TOKEN.encode() + b"\n")
+    commit_bytes(a, "memory/two.md", b"- nothing here\n")
+    commit_bytes(a, "memory/three.md", b"- key " + AWS.encode() + b"\n")
+
+    failed = blocked(a, bare)
+
+    assert "memory/one.md:1" in failed.message and "memory/three.md:1" in failed.message

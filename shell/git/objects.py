@@ -53,13 +53,14 @@ class RawCommit:
     def parents(self) -> tuple[str, ...]:
         return tuple(value.decode() for name, value in self.headers if name == b"parent")
 
-    def text(self) -> bytes:
-        """What the commit says in words: every header but its tree, parents and signature
-        (author and committer included), then its whole message."""
+    def text(self, *, signed: bool = False) -> bytes:
+        """What the commit says in words: every header but its tree, parents and (unless
+        `signed`) signature, author and committer included, then its whole message."""
+        left_out = (b"tree", b"parent", *(() if signed else _SIGNATURES))
         said = [
             name + b" " + value.replace(b"\n", b"\n ")
             for name, value in self.headers
-            if name not in (b"tree", b"parent", *_SIGNATURES)
+            if name not in left_out
         ]
         return b"\n".join([*said, b"", self.message])
 

@@ -30,7 +30,8 @@ def rewrite_commits(
     """New objects for `commits` (parents before children): each blob named in `blobs` holds
     its new bytes, each path named in `paths` its new name, and each commit's text (its
     `RawCommit.text`) goes through `text`. A commit whose parents are not among `commits`
-    keeps them. Returns each old commit's new sha (the same when nothing changed)."""
+    keeps them. Returns each old commit's new sha: the same when nothing of it changes (its
+    signature included, seen through `text`), else a new commit without the signature."""
     written = {sha: _write_blob(git, data) for sha, data in blobs.items()}
     renamed: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="cairn-rewrite-") as folder:
@@ -38,6 +39,10 @@ def rewrite_commits(
         for commit in commits:
             tree = _tree(git, commit.tree, written, paths, index)
             parents = [renamed.get(parent, parent) for parent in commit.parents]
+            signed = commit.text(signed=True)
+            if (tree, tuple(parents), text(signed)) == (commit.tree, commit.parents, signed):
+                renamed[commit.sha] = commit.sha  # nothing of it changes: signature and all
+                continue
             raw = commit_bytes(commit, tree, parents, text(commit.text()))
             command = ["hash-object", "-t", "commit", "-w", "--stdin"]
             _, out = git.run_bytes(command, stdin=raw, env=STORED)

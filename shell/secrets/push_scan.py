@@ -50,14 +50,15 @@ class SecretFinding:
     commit: str
     where: Where = "content"
     masked: str = ""
-    """The line with the secret masked (the name, for `where="name"`)."""
+    """The line with the secret masked ("" for a name). `where="identity"`: a header of the
+    commit (author, committer, signature)."""
 
     def describe(self) -> str:
         at = f"commit {self.commit[:10]}"
         if self.where == "message":
             return f"the message of {at}, line {self.line} ({self.kind})"
         if self.where == "identity":
-            return f"the author or committer of {at} ({self.kind})"
+            return f"the headers of {at}, line {self.line} ({self.kind})"
         if self.where == "name":
             return f"the name {self.file} ({self.kind}, {at})"
         if self.kind == TOO_BIG:
@@ -98,10 +99,10 @@ def scan_commits(git: Git, head: str, remote_head: str | None) -> OutgoingScan:
                 found_in[sha] = found
                 scan.blobs[sha] = blob
     for commit in scan.commits:
-        said, _, message = decoded(commit.text()).partition("\n\n")
-        parts: tuple[tuple[Where, str], ...] = (("identity", said), ("message", message))
+        said, _, message = commit.text(signed=True).partition(b"\n\n")
+        parts: tuple[tuple[Where, bytes], ...] = (("identity", said), ("message", message))
         for where, text in parts:
-            for line in secrets_in_text(text):
+            for line in secrets_in(text):
                 scan.findings.append(
                     SecretFinding("", line.line, line.kind, commit.sha, where, line.masked)
                 )

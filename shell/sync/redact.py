@@ -31,6 +31,8 @@ def finding_line(finding: SecretFinding) -> str:
         return f"{commit} file name {finding.file} · {kind}"
     if finding.where == "message":
         return f"{commit} commit message, line {finding.line} · {kind}: {masked}"
+    if finding.where == "identity":
+        return f"{commit} commit header, line {finding.line} · {kind}: {masked}"
     if kind == TOO_BIG:
         return f"{commit} {finding.file} · {kind}: {masked}"
     return f"{commit} {finding.file}:{finding.line} · {kind}: {masked}"

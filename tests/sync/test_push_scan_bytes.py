@@ -171,7 +171,7 @@ def test_a_secret_in_the_author_stops_the_push(bare: Path, pair: tuple[Machine, 
 
     failed = blocked(a, bare)
 
-    assert "the author or committer of commit" in failed.message
+    assert "the headers of commit" in failed.message and "line 1 (GitHub" in failed.message
 
 
 def test_blobs_read_in_small_batches_are_all_scanned(

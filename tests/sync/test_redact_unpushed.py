@@ -164,3 +164,50 @@ def test_a_secret_in_the_author_is_redacted_and_the_dates_kept(
     assert said == "dev [REDACTED GitHub Token]|2001-02-03T04:05:06+07:00"
     assert isinstance(a.engine.sync()[-1], SyncFinished)
     assert not holds_secret(bare)
+
+
+def test_a_secret_in_a_signature_header_is_found_and_the_signature_dropped(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, _ = pair
+    a.append(DAY, "- signed, supposedly")
+    raw = git(a.root, "cat-file", "commit", "HEAD").split("\n\n", 1)
+    signature = (
+        f"gpgsig -----BEGIN PGP SIGNATURE-----\n \n token {TOKEN}\n -----END PGP SIGNATURE-----"
+    )
+    forged = f"{raw[0]}\n{signature}\n\n{raw[1]}\n".encode()
+    made = (
+        subprocess.run(
+            ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+            cwd=a.root,
+            input=forged,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    git(a.root, "update-ref", "HEAD", made)
+    failed = a.engine.sync()[-1]
+    assert isinstance(failed, SyncFailed) and "the headers of commit" in failed.message
+
+    assert isinstance(a.engine.redact_unpushed(apply=True)[-1], SyncRedacted)
+
+    assert "gpgsig" not in git(a.root, "cat-file", "commit", "HEAD")
+    assert isinstance(a.engine.sync()[-1], SyncFinished)
+    assert not holds_secret(bare)
+
+
+def test_unpushed_commits_before_the_secret_keep_their_shas(
+    bare: Path, pair: tuple[Machine, Machine]
+) -> None:
+    a, _ = pair
+    a.append(DAY, "- harmless, not pushed yet")
+    clean = a.head()
+    a.append(DAY, f"- key {AWS}")
+    assert isinstance(a.engine.sync()[-1], SyncFailed)
+
+    done = a.engine.redact_unpushed(apply=True)[-1]
+
+    assert isinstance(done, SyncRedacted) and done.commits == 1
+    assert git(a.root, "rev-parse", "HEAD~1") == clean

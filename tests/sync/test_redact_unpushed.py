@@ -4,6 +4,7 @@ redacted, the pushed ones keep their SHAs, and then the push goes. Real git, a b
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from shell.events import Notice
@@ -211,3 +212,21 @@ def test_unpushed_commits_before_the_secret_keep_their_shas(
 
     assert isinstance(done, SyncRedacted) and done.commits == 1
     assert git(a.root, "rev-parse", "HEAD~1") == clean
+
+
+def test_a_rewrite_is_refused_when_the_histories_share_no_commit(
+    bare: Path, pair: tuple[Machine, Machine], machine: Callable[[str], Machine]
+) -> None:
+    """A workspace pointed at the remote by hand, its history never merged with the remote's:
+    nothing after a common commit to rewrite, and so nothing is."""
+    c = machine("c")
+    commit_bytes(c, "memory/own.md", b"- a history of its own\n")
+    c.seed().append(DAY, f"- key {AWS}")
+    git(c.root, "remote", "add", "origin", str(bare))
+    git(c.root, "fetch", "-q", "origin")
+    head = c.head()
+
+    refused = c.engine.redact_unpushed(apply=True)
+
+    assert len(refused) == 1 and isinstance(refused[0], SyncFailed), refused
+    assert "has not merged it" in refused[0].message and c.head() == head

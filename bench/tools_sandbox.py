@@ -1,4 +1,5 @@
-"""What the sandbox costs a command: `run_command("true")` in bubblewrap, unsandboxed, and a bare
+"""What the sandbox costs a command: `run_command("true")` in bubblewrap, in bubblewrap and a
+cgroup of its own (where one can be made: as Cairn runs it then), unsandboxed, and a bare
 `/bin/sh -c true` subprocess, interleaved in the same run (`bench.tools` prints it).
 
 Run alone: `python -m bench.tools_sandbox [--runs 50] [--json]`.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from shell.config import ToolSettings
+from shell.tools.project import cgroup
 from shell.tools.project.command import command_tool
 from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
@@ -24,7 +26,8 @@ from shell.tools.project.sandbox import Sandbox
 from shell.tools.toolbox import Tool
 
 TARGET_ADDED_MS = 50.0
-"""The p50 a sandboxed `run_command` may add over a bare `/bin/sh -c true`."""
+"""The p50 a sandboxed `run_command` (with its cgroup, where there is one) may add over a bare
+`/bin/sh -c true`."""
 WARMUP = 3
 
 
@@ -62,11 +65,14 @@ async def sandbox_cost(runs: int) -> dict[str, Any]:
         def tool(sandbox: Sandbox | None) -> Tool:
             return command_tool(root, outputs, ToolSettings(), sandbox=sandbox)
 
-        tools = {"sandboxed": tool(Sandbox()), "unsandboxed": tool(None)}
-        samples: dict[str, list[float]] = {"sandboxed": [], "unsandboxed": [], "sh": []}
+        tools = {"sandboxed": tool(Sandbox(cgroups=False)), "unsandboxed": tool(None)}
+        if (hierarchy := cgroup.available()) is not None:
+            tools["cgroup"] = tool(Sandbox())
+        samples: dict[str, list[float]] = {who: [] for who in [*tools, "sh"]}
         for i in range(WARMUP + runs):
             order = list(samples)
-            for who in order[i % 3 :] + order[: i % 3]:  # rotate who goes first
+            turn = i % len(order)
+            for who in order[turn:] + order[:turn]:  # rotate who goes first
                 started = time.perf_counter()
                 if who == "sh":
                     await _bare(project)
@@ -80,11 +86,14 @@ async def sandbox_cost(runs: int) -> dict[str, Any]:
             who: {"p50_ms": percentile(values, 50), "p95_ms": percentile(values, 95)}
             for who, values in samples.items()
         }
+        as_run = rows["cgroup" if "cgroup" in rows else "sandboxed"]["p50_ms"]
         return {
             "runs": runs,
             "rows": rows,
-            "added_p50_ms": rows["sandboxed"]["p50_ms"] - rows["sh"]["p50_ms"],
+            "added_p50_ms": as_run - rows["sh"]["p50_ms"],
             "sandbox_alone_p50_ms": rows["sandboxed"]["p50_ms"] - rows["unsandboxed"]["p50_ms"],
+            "cgroup_alone_p50_ms": as_run - rows["sandboxed"]["p50_ms"],
+            "cgroup": hierarchy.describe() if hierarchy else "none here",
             "argv": Sandbox().argv("true", project, str(Path.home())),
         }
     finally:
@@ -109,15 +118,17 @@ def print_cost(cost: dict[str, Any]) -> None:
     print("| how | p50 | p95 |")
     print("| --- | ---: | ---: |")
     for who, label in (
+        ("cgroup", "run_command, bubblewrap + cgroup"),
         ("sandboxed", "run_command, bubblewrap"),
         ("unsandboxed", "run_command, unsandboxed"),
         ("sh", "bare /bin/sh -c true"),
     ):
-        row = cost["rows"][who]
-        print(f"| {label} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} |")
+        if row := cost["rows"].get(who):
+            print(f"| {label} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} |")
     print(
-        f"added over bare sh (p50): {cost['added_p50_ms']:+.1f} ms; the sandbox alone: "
-        f"{cost['sandbox_alone_p50_ms']:+.1f} ms"
+        f"added over bare sh (p50), as Cairn runs it: {cost['added_p50_ms']:+.1f} ms; the sandbox "
+        f"alone: {cost['sandbox_alone_p50_ms']:+.1f} ms; the cgroup ({cost['cgroup']}) alone: "
+        f"{cost['cgroup_alone_p50_ms']:+.1f} ms"
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from shell.config import Settings, ToolSettings
+from shell.tools.project import cgroup
 from shell.tools.project import sandbox as sandbox_module
 from shell.tools.project.command import command_tool
 from shell.tools.project.outputs import OutputStore
@@ -28,6 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 needs_bwrap = pytest.mark.skipif(
     Sandbox().unavailable() is not None, reason=f"no sandbox here: {Sandbox().unavailable()}"
 )
+
+
+PYTHON = Path(sys.base_prefix, "bin", "python3")
+"""The interpreter the sandboxed commands run: the base one, since a venv under /tmp (a clone in
+CI) is hidden by the command's private /tmp."""
 
 
 @pytest.fixture
@@ -290,7 +296,7 @@ def listener() -> Iterator[int]:
 
 
 CONNECT = (
-    f'{sys.executable} -c \'import socket, sys; socket.create_connection(("127.0.0.1", '
+    f'{PYTHON} -c \'import socket, sys; socket.create_connection(("127.0.0.1", '
     'int(sys.argv[1])), timeout=3); print("connected")\' {port}'
 )
 
@@ -306,7 +312,7 @@ async def test_the_network_is_cut_unless_allowed(project: Path, listener: int) -
 
 @needs_bwrap
 async def test_memory_is_bounded_and_other_processes_are_invisible(project: Path) -> None:
-    grab = f"{sys.executable} -c 'bytearray({MEMORY_LIMIT + 1})'"
+    grab = f"{PYTHON} -c 'bytearray({MEMORY_LIMIT + 1})'"
 
     memory = await run(project, grab + " 2>&1 | tail -1")
     processes = await run(project, "ls /proc | grep -c '^[0-9]'; cat /proc/1/environ | wc -c")
@@ -354,3 +360,5 @@ async def test_no_process_outlives_cairn_itself(project: Path) -> None:
             break
         await asyncio.sleep(0.02)
     assert running_with(marker) == []
+    for _, folder in hierarchy.places if (hierarchy := cgroup.available()) else ():
+        cgroup._remove_stale(folder)  # its cgroup, which the next Cairn to start would remove

@@ -20,6 +20,7 @@ import codecs
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -138,26 +139,25 @@ async def run_command(
     """Run `command` to its end, `time_limit` seconds or a cancel: the result, with its
     `CommandFinished`. One that cannot start is an error result (and a `failed` one)."""
     started = time.perf_counter()
-    spool_path = outputs.path(context.call_id)
-    wrapped = None
-    if sandbox is not None:
-        wrapped = await asyncio.to_thread(sandbox.wrap, command, cwd, env.get("HOME"))
+    sandbox = sandbox or Sandbox(mode="off")
+    wrapped, group = await asyncio.to_thread(sandbox.launch, command, cwd, env.get("HOME"))
     try:
         process = await asyncio.create_subprocess_exec(
             *(wrapped or ["/bin/sh", "-c", command]),
             cwd=cwd,
-            preexec_fn=limit_resources if wrapped else None,
+            preexec_fn=(lambda: limit_resources(group)) if wrapped else None,
             env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-    except OSError as error:
-        reason = f"the command could not start: {error.strerror or error} (in {cwd})"
+    except (OSError, subprocess.SubprocessError) as error:  # the latter: its cgroup not joined
+        await asyncio.to_thread(group.close)
+        reason = f"the command could not start: {getattr(error, 'strerror', 0) or error} (in {cwd})"
         finished = CommandFinished(context.call_id, command, None, "failed", 0, 0.0, None, reason)
         return ToolResult(content=f"Error: {reason}", error=reason, events=(finished,))
-    with spool_path.open("wb") as spool:
+    with outputs.path(context.call_id).open("wb") as spool:
         capture = _Capture(spool, context.emit, context.call_id)
         try:
             ended = await _supervise(process, capture, time_limit, context.cancelled)
@@ -167,6 +167,8 @@ async def run_command(
             _signal_group(process.pid, signal.SIGKILL)
             await asyncio.shield(asyncio.gather(_reaped(process), _group_gone(process.pid)))
             raise
+        finally:
+            hits = await asyncio.shield(asyncio.to_thread(group.close))  # the bounds it ran into
     outputs.prune()
     duration_ms = round((time.perf_counter() - started) * 1000, 1)
     ref = outputs.ref(context.call_id)
@@ -177,10 +179,11 @@ async def run_command(
         "ended": ended,
         "output": text,
         "outputBytes": capture.total,
+        **({"bounds": hits} if hits else {}),
     }
     if cut:
         payload["outputRef"] = ref
-    detail = capture.spool_note()
+    detail = "; ".join(part for part in (*hits, capture.spool_note()) if part)
     if ended == "timeout":
         detail = f"killed after {time_limit:g} s" + (f"; {detail}" if detail else "")
     finished = CommandFinished(

@@ -13,8 +13,10 @@ A sandboxed command sees the whole machine read-only, with these exceptions:
 - **its own processes only** (`--unshare-pid`): no other `/proc/<pid>/environ` can be read, and
   when the shell ends, or bwrap is killed, every process it left dies with it, `setsid` or not;
 - **no network** (`--unshare-net`, only a loopback of its own), unless `[tools] network = true`;
-- **bounded**: each process's address space (`MEMORY_LIMIT`) and, for a user other than root,
-  the user's processes (`PROCESS_LIMIT`; the kernel exempts root from it).
+- **bounded**: where Cairn may make a cgroup (`shell.tools.project.cgroup`), the command as a
+  whole: its tasks and its memory; elsewhere each process's address space (`MEMORY_LIMIT`, which
+  holds in a cgroup too) and, for a user other than root, the user's processes (`PROCESS_LIMIT`;
+  the kernel exempts root from it, so then only the timeout ends a fork bomb).
 
 Where bwrap is missing, fails its probe, or the system is not Linux, a command runs unsandboxed
 (`Sandbox.unavailable` says why) and the session says so; `[tools] sandbox = "off"` asks for that.
@@ -34,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shell.config import Settings, config_file
+from shell.tools.project import cgroup
+from shell.tools.project.cgroup import NO_GROUP, CallGroup
 
 MEMORY_LIMIT = 16 * 1024**3
 """Bytes of address space a command's process may map (RLIMIT_AS), each."""
@@ -77,11 +81,13 @@ class Sandbox:
         hidden: Cairn's own folders and files (the workspace, its state, its config).
         network: Whether a command may reach the network.
         mode: "auto" (sandboxed where bwrap works) or "off" (never).
+        cgroups: Whether each command gets a cgroup of its own, where one can be made.
     """
 
     hidden: tuple[Path, ...] = ()
     network: bool = False
     mode: str = "auto"
+    cgroups: bool = True
 
     @classmethod
     def for_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> Sandbox:
@@ -117,7 +123,17 @@ class Sandbox:
         """One line for `/tools` and the start: how commands run."""
         if (reason := self.unavailable()) is not None:
             return f"unsandboxed: {reason}"
-        return f"bubblewrap, network {'on' if self.network else 'off'}"
+        return f"bubblewrap, network {'on' if self.network else 'off'}, {self._bounds()}"
+
+    def _bounds(self) -> str:
+        """What bounds a command's processes and memory."""
+        each = f"≤{MEMORY_LIMIT // 1024**3} GiB of address space per process"
+        if self.cgroups and (hierarchy := cgroup.available()) is not None:
+            bounded = "memory" in hierarchy.controllers
+            return hierarchy.describe() + ("" if bounded else f", {each}")
+        if os.geteuid() == 0:
+            return f"no cgroup: processes bounded only by the timeout (root), {each}"
+        return f"no cgroup: ≤{PROCESS_LIMIT:,} processes of the user (RLIMIT_NPROC), {each}"
 
     def note(self) -> str:
         """What the model should know of the sandbox, for run_command's description."""
@@ -129,10 +145,17 @@ class Sandbox:
             f"home folder are read-only, so `git commit` fails).{network}"
         )
 
-    def wrap(self, command: str, cwd: Path, home: str | None) -> list[str] | None:
+    def launch(
+        self, command: str, cwd: Path, home: str | None
+    ) -> tuple[list[str] | None, CallGroup]:
         """`argv`, when commands run sandboxed and `cwd` is there (None: run it bare; a missing
-        folder fails to start as it would unsandboxed)."""
-        return self.argv(command, cwd, home) if self.active and cwd.is_dir() else None
+        folder fails to start as it would unsandboxed), and the command's new cgroup (`NO_GROUP`
+        if none; OSError: it could not be made), which the caller closes."""
+        if not (self.active and cwd.is_dir()):
+            return None, NO_GROUP
+        hierarchy = cgroup.available() if self.cgroups else None
+        group = hierarchy.create() if hierarchy is not None else NO_GROUP
+        return self.argv(command, cwd, home), group
 
     def argv(self, command: str, cwd: Path, home: str | None) -> list[str]:
         """The bwrap command line that runs `/bin/sh -c command` in `cwd`, the project folder
@@ -162,8 +185,10 @@ class Sandbox:
         return [*argv, "--", "/bin/sh", "-c", command]
 
 
-def limit_resources() -> None:
-    """In the command's process, before it runs: bound its memory and the user's processes."""
+def limit_resources(group: CallGroup = NO_GROUP) -> None:
+    """In the command's process, before it runs: put it in the call's `group`, and bound its
+    memory and the user's processes."""
+    group.join()
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     limit = PROCESS_LIMIT if hard == resource.RLIM_INFINITY else min(PROCESS_LIMIT, hard)

@@ -87,7 +87,9 @@ def sync_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> i
     elif args.redact_unpushed:
         hint = "" if args.yes else "to rewrite them so: cairn sync --redact-unpushed --yes"
         events = [*engine.recover(), *engine.redact_unpushed(apply=args.yes, hint=hint)]
-        if any(isinstance(event, SyncRedacted) for event in events):
+        if any(isinstance(e, SyncRedacted) for e in events) and not any(
+            isinstance(e, SyncFailed) for e in events
+        ):
             events += engine.sync()
     elif args.yes:
         raise ConfigError("--yes goes with --redact-unpushed")

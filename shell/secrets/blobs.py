@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shell.secrets.detect import findings, redact, secret_kinds
+from shell.secrets.detect import findings, findings_in_words, redact, secret_kinds
 
 MAX_SCANNED_BYTES = 4 * 1024 * 1024
 """A blob over this is not read: the push stops (kind `TOO_BIG`) rather than send it unread."""
@@ -60,7 +60,8 @@ def redacted(data: bytes) -> bytes:
     if b"\0" not in out:
         return out
     for line in decoded(out.replace(b"\0", b"")).split("\n"):
-        for kind, value in sorted(findings(line), key=lambda f: -len(f[1])):
+        found = [*findings(line), *findings_in_words(line)]
+        for kind, value in sorted(found, key=lambda f: -len(f[1])):
             spelt = rb"\x00*".join(re.escape(bytes([c])) for c in value.encode("utf-8", "replace"))
             out = re.sub(spelt + _TOKEN, f"[REDACTED {kind}]".encode(), out)
     return out

@@ -51,7 +51,8 @@ def redact_outgoing(
     git: Git, root: Path, head: str, base: str | None, scan: OutgoingScan
 ) -> list[SyncEvent]:
     """Rewrite `base..head` as `scan` found it, move HEAD and the working tree to the result
-    (the caller holds the repository's lock), and scan again."""
+    (the caller holds the repository's lock), and scan again: a SyncFailed after the
+    SyncRedacted says what the redaction could not take out."""
     if too_big := [f for f in scan.findings if f.kind == TOO_BIG]:
         return [
             SyncFailed(
@@ -70,10 +71,10 @@ def redact_outgoing(
     new = renamed.get(head, head)
     changed = sum(1 for old, made in renamed.items() if old != made)
     files = _move_head(git, root, head, new)
-    left = scan_commits(git, new, base).findings
-    if left:
-        return [SyncFailed("secret", "after the rewrite, still: " + describe_findings(left))]
-    return [SyncRedacted(commits=changed, head=new, files=files)]
+    done = SyncRedacted(commits=changed, head=new, files=files)
+    if left := scan_commits(git, new, base).findings:
+        return [done, SyncFailed("secret", "after the rewrite, still: " + describe_findings(left))]
+    return [done]
 
 
 def _move_head(git: Git, root: Path, old: str, new: str) -> list[str]:

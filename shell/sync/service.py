@@ -122,7 +122,9 @@ class SyncService:
                 if isinstance(event, SyncRedacted) and event.files:
                     changed = [name for name in event.files if is_memory_file(name)]
                     await asyncio.to_thread(self._reindex, changed)
-        if any(isinstance(event, SyncRedacted) for event in events):
+        if any(isinstance(e, SyncRedacted) for e in events) and not any(
+            isinstance(e, SyncFailed) for e in events
+        ):
             return [*events, *await self._run()]
         return [*events, await asyncio.to_thread(self.status)]
 

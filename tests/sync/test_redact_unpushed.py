@@ -7,6 +7,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from shell.events import Notice
 from shell.events.sync import SyncFailed, SyncFinished, SyncRedacted, SyncRedactionPreviewed
 from tests.sync.conftest import DAY, Machine, git
@@ -230,3 +232,35 @@ def test_a_rewrite_is_refused_when_the_histories_share_no_commit(
 
     assert len(refused) == 1 and isinstance(refused[0], SyncFailed), refused
     assert "has not merged it" in refused[0].message and c.head() == head
+
+
+def test_a_utf16_note_is_redacted_in_place(bare: Path, pair: tuple[Machine, Machine]) -> None:
+    a, _ = pair
+    said = "- the secret is wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY\n- the rest stays\n"
+    commit_bytes(a, "memory/utf16.md", said.encode("utf-16"))
+    assert isinstance(a.engine.sync()[-1], SyncFailed)
+
+    assert isinstance(a.engine.redact_unpushed(apply=True)[-1], SyncRedacted)
+
+    kept = (a.root / "memory" / "utf16.md").read_bytes()
+    assert "wJalrXUtnFEMI".encode("utf-16-le") not in kept and b"wJalrXUtnFEMI" not in kept
+    assert "- the rest stays".encode("utf-16-le") in kept
+    assert isinstance(a.engine.sync()[-1], SyncFinished)
+
+
+def test_what_the_redaction_cannot_take_out_is_said_and_nothing_is_pushed(
+    bare: Path, pair: tuple[Machine, Machine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = pair
+    a.append(DAY, f"- key {AWS}")
+    a.append(DAY, "- after it")
+    assert isinstance(a.engine.sync()[-1], SyncFailed)
+    monkeypatch.setattr("shell.sync.redact.redacted", lambda data: data)  # a redaction that fails
+    published = git(bare, "rev-parse", "main")
+
+    events = a.engine.redact_unpushed(apply=True)
+
+    assert [type(e) for e in events] == [SyncRedactionPreviewed, SyncRedacted, SyncFailed]
+    failed = events[-1]
+    assert isinstance(failed, SyncFailed) and failed.message.startswith("after the rewrite, still")
+    assert git(bare, "rev-parse", "main") == published

@@ -46,7 +46,10 @@ RECORDED = ("start", "submit", "dream", "decide", "background_events")
 memory write a person asks for (their edit, a conflict settled, a revert)."""
 
 
-class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflict", "revert")):
+class Agent(
+    ViewRecorder,
+    records=(*RECORDED, "edited_by_user", "resolve_conflict", "revert", "redact_unpushed"),
+):
     """A session with the model: the conversation, its counters, and the memory it writes.
 
     Its collaborators come wired from `shell.build`; the agent runs the turn between them.
@@ -152,6 +155,14 @@ class Agent(ViewRecorder, records=(*RECORDED, "edited_by_user", "resolve_conflic
     async def sync_now(self) -> AsyncGenerator[Event]:
         """`/sync`: pull, then push, now (`shell.sync`)."""
         for event in await self.sync.sync_now():
+            yield event
+
+    async def redact_unpushed(self, apply: bool = False) -> AsyncGenerator[Event]:
+        """`/sync redact`: what rewriting the commits not pushed yet with their secrets redacted
+        would change; with `apply` (`/sync redact apply`), the rewrite and the sync that pushes
+        it. Only commits after the remote's head are rewritten (`SyncEngine.redact_unpushed`)."""
+        hint = "" if apply else "to rewrite them so: /sync redact apply"
+        for event in await self.sync.redact_unpushed(apply=apply, hint=hint):
             yield event
 
     async def resolve_conflict(self, file: str, take: Take) -> AsyncGenerator[Event]:

@@ -62,7 +62,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("/new", "", "flush memory if due, then start a new session"),
     Command("/context", "", "what the next prompt holds and how it was counted"),
     Command("/dream", "", "run a dreaming sweep: proposals for MEMORY.md"),
-    Command("/sync", "", "pull the memory from its git remote, then push"),
+    Command(
+        "/sync",
+        "[redact [apply]]",
+        "pull the memory from its git remote, then push; redact: unblock a push a secret "
+        "stopped (preview, then apply)",
+    ),
     Command("/tools", "", "the model's tools, their approvals, the MCP servers"),
     Command("/review", "", "review dreaming's proposals", key="f3", tui_only=True),
     Command("/history", "", "memory history: diffs and revert", key="f5", tui_only=True),
@@ -134,6 +139,8 @@ class CommandTarget(Protocol):
 
     def sync_now(self) -> AsyncGenerator[Event]: ...
 
+    def redact_unpushed(self, apply: bool = False) -> AsyncGenerator[Event]: ...
+
 
 async def run_command(target: CommandTarget, invocation: Invocation) -> AsyncGenerator[Event]:
     """The events of one command on `target`."""
@@ -158,7 +165,16 @@ async def run_command(target: CommandTarget, invocation: Invocation) -> AsyncGen
         case "/tools":
             stream = target.tools_listing()
         case "/sync":
-            stream = target.sync_now()
+            match invocation.argument.split():
+                case []:
+                    stream = target.sync_now()
+                case ["redact"]:
+                    stream = target.redact_unpushed()
+                case ["redact", "apply"]:
+                    stream = target.redact_unpushed(apply=True)
+                case _:
+                    yield Error("command", "/sync takes nothing, redact, or redact apply")
+                    return
         case _:
             key = f" ({command.key})" if command.key else ""
             yield Notice(f"{command.name} works in the TUI only{key}.")

@@ -54,6 +54,8 @@ from shell.events import (
     SyncFailed,
     SyncFinished,
     SyncRecovered,
+    SyncRedacted,
+    SyncRedactionPreviewed,
     SyncRemoteAdded,
     SyncResolved,
     SyncStatusChanged,
@@ -68,7 +70,7 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
 )
-from shell.sync.describe import sync_line
+from shell.sync.describe import redaction_preview, sync_line
 from shell.text import short_sha
 from widgets.cards.blocks import (
     CompactionReceipt,
@@ -341,6 +343,13 @@ class EventBridge:
                 for block in transcript.query(ConflictBlock):
                     if block.file == file:
                         block.resolve(event)
+                await transcript.add_notice(sync_line(event) or "")
+            case SyncRedactionPreviewed(findings=found):
+                await transcript.add_notice(
+                    redaction_preview(event), "warning" if found else "info"
+                )
+            case SyncRedacted(files=files):
+                await self.side.synced(files)
                 await transcript.add_notice(sync_line(event) or "")
             case SyncStatusChanged():
                 self.status.sync.show(event)

@@ -126,6 +126,32 @@ class SyncStatusChanged(BaseEvent):
     retry_in_s: float | None = None
 
 
+@frozen
+class SyncRedactionPreviewed(BaseEvent):
+    """What a redaction of the commits not pushed yet would change (`SyncEngine.redact_unpushed`):
+    `commits` of them, after the remote's head `base` (None: the remote has none yet), and
+    one line per secret in them (commit, file and line or name or message, kind, the line with
+    the secret masked). `hint` says how to apply it from where it was asked."""
+
+    type: ClassVar[str] = "sync_redaction_previewed"
+    base: str | None
+    commits: int
+    findings: list[str] = field(default_factory=list)
+    hint: str = ""
+
+
+@frozen
+class SyncRedacted(BaseEvent):
+    """The commits not pushed yet were rewritten with their secrets redacted: `commits` of
+    them, HEAD is now `head` and the working tree matches it (`files` changed); the commits
+    already pushed are untouched."""
+
+    type: ClassVar[str] = "sync_redacted"
+    commits: int
+    head: str
+    files: list[str] = field(default_factory=list)
+
+
 SyncEvent = (
     SyncRemoteAdded
     | SyncCloned
@@ -135,5 +161,7 @@ SyncEvent = (
     | SyncResolved
     | SyncRecovered
     | SyncStatusChanged
+    | SyncRedactionPreviewed
+    | SyncRedacted
 )
 """What `shell.sync` reports (each is in `shell.events.Event` too)."""

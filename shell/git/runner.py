@@ -170,7 +170,12 @@ class Git:
         return result
 
     def run_bytes(
-        self, args: Sequence[str], *, stdin: bytes | None = None, ok_codes: range = range(1)
+        self,
+        args: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        ok_codes: range = range(1),
+        env: Mapping[str, str] | None = None,
     ) -> tuple[int, bytes]:
         """Run a local `git <args>` on bytes; raise GitFailure unless its exit code is in
         `ok_codes`. Returns (exit code, stdout)."""
@@ -181,7 +186,7 @@ class Git:
                 input=stdin,
                 stdin=subprocess.DEVNULL if stdin is None else None,
                 capture_output=True,
-                env=self._environment(None, False),
+                env=self._environment(env, False),
                 timeout=LOCAL_TIMEOUT_S,
                 check=False,
             )

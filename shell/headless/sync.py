@@ -4,6 +4,8 @@
     cairn sync [--json]                  pull, then push
     cairn sync --resolve FILE --take local|remote|both
                                          settle a conflict the last sync left for review
+    cairn sync --redact-unpushed [--yes] what rewriting the commits not pushed yet with their
+                                         secrets redacted would change; --yes rewrites, syncs
     cairn init --remote URL [DIR]        a second machine joins: a clone of URL
 
 Each prints one line per event (or JSON with `--json`); the exit code is 1 when the sync failed.
@@ -16,9 +18,16 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from shell.config import ConfigError, Settings
-from shell.events import Event, SyncConflict, SyncFailed
+from shell.events import (
+    Event,
+    Notice,
+    SyncConflict,
+    SyncFailed,
+    SyncRedacted,
+    SyncRedactionPreviewed,
+)
 from shell.secrets.door import event_line
-from shell.sync.describe import sync_line
+from shell.sync.describe import redaction_preview, sync_line
 
 if TYPE_CHECKING:
     from shell.sync import SyncEngine
@@ -39,6 +48,15 @@ def add_parsers(
     sync.add_argument("--resolve", metavar="FILE", help="settle the open conflict of FILE")
     sync.add_argument(
         "--take", choices=("local", "remote", "both"), help="with --resolve: which side to keep"
+    )
+    sync.add_argument(
+        "--redact-unpushed",
+        action="store_true",
+        help="unblock a push a secret stopped: show how the commits not pushed yet would be "
+        "rewritten with it redacted (the pushed ones never are)",
+    )
+    sync.add_argument(
+        "--yes", action="store_true", help="with --redact-unpushed: rewrite them, then sync"
     )
     sync.add_argument("--json", action="store_true", help="one JSON event per line")
 
@@ -65,6 +83,15 @@ def sync_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> i
         if not args.take:
             raise ConfigError("--resolve FILE needs --take local, remote or both")
         events: list[Event] = [*engine.resolve(args.resolve, args.take)]
+    elif args.redact_unpushed:
+        hint = "" if args.yes else "to rewrite them so: cairn sync --redact-unpushed --yes"
+        events = [*engine.recover(), *engine.redact_unpushed(apply=args.yes, hint=hint)]
+        if any(isinstance(e, SyncRedacted) for e in events) and not any(
+            isinstance(e, SyncFailed) for e in events
+        ):
+            events += engine.sync()
+    elif args.yes:
+        raise ConfigError("--yes goes with --redact-unpushed")
     else:
         events = [*engine.recover(), *engine.sync()]
     return _report(events, as_json=args.json, out=out)
@@ -85,6 +112,10 @@ def _report(events: Sequence[Event], *, as_json: bool, out: TextIO) -> int:
     for event in events:
         if as_json:
             out.write(event_line(event) + "\n")
+        elif isinstance(event, SyncRedactionPreviewed):
+            out.write(redaction_preview(event) + "\n")
+        elif isinstance(event, Notice):
+            out.write(f"{event.level}: {event.message}\n")
         elif line := sync_line(event):
             out.write(line + "\n")
         if isinstance(event, SyncConflict) and not as_json:

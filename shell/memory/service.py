@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from shell.config import Settings
 from shell.events import Error, Event, IndexSyncProgress, SyncTrigger
+from shell.memory.files.plain import outside_edit_notices
 from shell.tools.toolbox import Tool
 
 if TYPE_CHECKING:
@@ -182,7 +183,8 @@ class RecallService:
     def _committed_outside_edits(self, paths: set[str]) -> Sequence[Event]:
         assert self._outside_edits is not None
         try:
-            return self._outside_edits(paths)
+            events = self._outside_edits(paths)
+            return [*events, *outside_edit_notices(self.settings.workspace, events)]
         except Exception as error:  # a failed commit must not stop the watching
             return [Error(kind="background", message=f"committing an outside edit failed: {error}")]
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from shell.events import Event, WriteReason
 from shell.memory.files.door import MemoryFiles, MemoryPathError
+from shell.memory.files.plain import outside_edit_notices
 from shell.memory.files.values import WriteOutcome
 from shell.memory.paths import daily_note
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
@@ -106,7 +108,7 @@ def memory_tools(
         outcome = await asyncio.to_thread(
             files.append, path, arguments["text"], reason="tool", origin=origin()
         )
-        return _append_result(outcome)
+        return _append_result(outcome, files.root)
 
     async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         outcome = await asyncio.to_thread(
@@ -119,7 +121,7 @@ def memory_tools(
         }
         if outcome.event.commit_error:
             payload["commitError"] = outcome.event.commit_error
-        return json_result(payload, _events(outcome))
+        return json_result(payload, _events(outcome, files.root))
 
     return [
         Tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, get),
@@ -157,7 +159,7 @@ def pinned_append_tool(
         outcome = await asyncio.to_thread(
             files.append, pinned, arguments["text"], reason=reason, origin=origin()
         )
-        return _append_result(outcome)
+        return _append_result(outcome, files.root)
 
     description = (
         f"Append durable facts from this conversation to {pinned}, one per line. Append-only; "
@@ -173,7 +175,7 @@ def pinned_append_tool(
     return Tool("memory_append", description, schema, append, risk="memory")
 
 
-def _append_result(outcome: WriteOutcome) -> ToolResult:
+def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:
     event = outcome.event
     payload: dict[str, Any] = {
         "path": event.path,
@@ -183,9 +185,10 @@ def _append_result(outcome: WriteOutcome) -> ToolResult:
     }
     if event.commit_error:
         payload["commitError"] = event.commit_error
-    return json_result(payload, _events(outcome))
+    return json_result(payload, _events(outcome, root))
 
 
-def _events(outcome: WriteOutcome) -> list[Event]:
-    found = [outcome.outside, outcome.lock_cleared, outcome.redaction]
+def _events(outcome: WriteOutcome, root: Path) -> list[Event]:
+    found: list[Event | None] = [outcome.outside, *outside_edit_notices(root, [outcome.outside])]
+    found += [outcome.lock_cleared, outcome.redaction]
     return [*(event for event in found if event is not None), outcome.event]

@@ -9,6 +9,8 @@ from shell.events import (
     SyncFailed,
     SyncFinished,
     SyncRecovered,
+    SyncRedacted,
+    SyncRedactionPreviewed,
     SyncRemoteAdded,
     SyncResolved,
 )
@@ -41,4 +43,24 @@ def sync_line(event: Event) -> str | None:
             return f"resolved {file}: took {take}" + (f" ({short_sha(commit)})" if commit else "")
         case SyncRecovered(detail=detail):
             return f"recovered an interrupted sync: {detail}"
+        case SyncRedactionPreviewed(commits=commits, findings=found):
+            if not found:
+                unpushed = counted(commits, "commit")
+                return f"nothing to redact: the {unpushed} not pushed yet hold no secret"
+            return (
+                f"redacting would rewrite the {counted(commits, 'commit')} not pushed yet, "
+                f"{counted(len(found), 'secret')} masked; the pushed commits stay as they are"
+            )
+        case SyncRedacted(commits=commits, head=head):
+            return (
+                f"rewrote {counted(commits, 'commit')} not pushed yet with their secrets "
+                f"redacted (HEAD {short_sha(head)}); the pushed commits are untouched"
+            )
     return None
+
+
+def redaction_preview(event: SyncRedactionPreviewed) -> str:
+    """The preview in full: its line, one line per secret (commit, where, kind, the line with
+    the secret masked), and how to apply it."""
+    lines = [sync_line(event) or "", *(f"  {line}" for line in event.findings)]
+    return "\n".join([*lines, event.hint] if event.hint else lines)

@@ -25,11 +25,14 @@ from shell.events.sync import (
     SyncRemoteAdded,
     Take,
 )
+from shell.events.turns import Notice
 from shell.git.lock import repo_lock
 from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
-from shell.secrets.push_scan import describe_findings, scan_outgoing
+from shell.memory.files.plain import not_text_notices
+from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
+from shell.sync.redact import preview, redact_outgoing
 from shell.sync.repair import recover_repository, resolve_conflict
 from shell.sync.state import (
     ConflictRecord,
@@ -76,7 +79,7 @@ class SyncEngine:
 
     # --- the public operations ----------------------------------------------------------------
 
-    def add_remote(self, url: str) -> list[SyncEvent]:
+    def add_remote(self, url: str) -> list[SyncEvent | Notice]:
         """Make `url` this workspace's remote and sync with it: both histories are merged (two
         workspaces seeded apart included), none is discarded."""
         try:
@@ -93,12 +96,40 @@ class SyncEngine:
             return [SyncFailed(kind="error", message=failure.message)]
         return [SyncRemoteAdded(url=redact_url(url)), *self._sync(pull=True, first=True)]
 
-    def sync(self) -> list[SyncEvent]:
+    def sync(self) -> list[SyncEvent | Notice]:
         """Fetch, merge and push. Ends with one SyncFinished or one SyncFailed event, after a
-        SyncConflict for each curated file left for review."""
+        SyncConflict for each curated file left for review (and a Notice for each file edited
+        outside Cairn that is not plain Markdown text, committed all the same)."""
         return self._sync(pull=True, first=False)
 
-    def push_only(self) -> list[SyncEvent]:
+    def redact_unpushed(self, *, apply: bool, hint: str = "") -> list[SyncEvent]:
+        """What rewriting the commits not pushed yet with their secrets redacted would change
+        (a SyncRedactionPreviewed event, with `hint` on how to apply it), and with `apply`
+        the rewrite itself (`shell.sync.redact`). It fetches first and is refused when the
+        remote moved since the last sync, or when HEAD does not hold the remote's head: the
+        commits already pushed are never rewritten."""
+        if self._url() is None:
+            return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
+        branch = self._branch()
+        state = load_state(self.root)
+        try:
+            remote_head = fetch(self._git, REMOTE, branch, state.remote_head)
+            with self._lock:
+                known = self._git.rev(f"refs/remotes/{REMOTE}/{branch}")
+                head = self._git.out("rev-parse", "HEAD")
+                if remote_head != known or (
+                    remote_head is not None and not self._git.is_ancestor(remote_head, head)
+                ):
+                    return [_moved(remote_head, known)]
+                scan = scan_commits(self._git, head, remote_head)
+                events: list[SyncEvent] = [preview(scan, remote_head, hint)]
+                if apply and scan.findings:
+                    events += redact_outgoing(self._git, self.root, head, remote_head, scan)
+                return events
+        except GitFailure as failure:
+            return [SyncFailed(kind=failure.kind, message=redact_url(failure.message))]
+
+    def push_only(self) -> list[SyncEvent | Notice]:
         """Push without fetching or merging; refused (kind "error") when the remote has commits
         this workspace has not merged."""
         return self._sync(pull=False, first=False)
@@ -141,16 +172,17 @@ class SyncEngine:
 
     # --- one sync ------------------------------------------------------------------------------
 
-    def _sync(self, *, pull: bool, first: bool) -> list[SyncEvent]:
+    def _sync(self, *, pull: bool, first: bool) -> list[SyncEvent | Notice]:
         url = self._url()
         if url is None:
             return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
         state = load_state(self.root)
-        events: list[SyncEvent] = []
+        events: list[SyncEvent | Notice] = []
         pulled = Pulled()
         try:
             with self._lock:
                 outside = self._prepare()
+            events.extend(not_text_notices(self.root, outside))
             pushed = self._pull_and_push(state, pulled, events, pull=pull, first=first, url=url)
         except GitFailure as failure:
             state.offline = failure.kind == "offline"
@@ -177,7 +209,7 @@ class SyncEngine:
         self,
         state: SavedState,
         pulled: Pulled,
-        events: list[SyncEvent],
+        events: list[SyncEvent | Notice],
         *,
         pull: bool,
         first: bool,
@@ -245,8 +277,8 @@ class SyncEngine:
             )
         raise GitFailure(classify(done.stderr), f"push failed: {one_line(done.stderr)}")
 
-    def _conflict_events(self, pulled: Pulled) -> list[SyncEvent]:
-        events: list[SyncEvent] = []
+    def _conflict_events(self, pulled: Pulled) -> list[SyncEvent | Notice]:
+        events: list[SyncEvent | Notice] = []
         for conflict, local_sha, remote_sha in pulled.conflicts:
             record = ConflictRecord(
                 file=conflict.file,
@@ -299,3 +331,14 @@ class SyncEngine:
     def _now(self) -> datetime:
         moment = self._clock() if self._clock else datetime.now(UTC)
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _moved(remote_head: str | None, known: str | None) -> SyncFailed:
+    at = remote_head[:10] if remote_head else "no commit"
+    was = known[:10] if known else "never fetched"
+    return SyncFailed(
+        "error",
+        f"not rewritten: the remote is at {at}, and this workspace has not merged it (its "
+        f"last sync saw {was}); sync first (which merges it, then stops at the secret again), "
+        "then redact: only the commits after the remote's head are ever rewritten",
+    )

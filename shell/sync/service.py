@@ -20,9 +20,11 @@ from shell.events import (
     Event,
     SyncFailed,
     SyncFinished,
+    SyncRedacted,
     SyncStatusChanged,
     Take,
 )
+from shell.memory.paths import is_memory_file
 from shell.sync.engine import SyncEngine
 from shell.sync.state import Backoff
 
@@ -106,6 +108,25 @@ class SyncService:
         self._owed = True
         self._schedule(0.0)  # the resolution is a commit the remote should get
         return events
+
+    async def redact_unpushed(self, *, apply: bool, hint: str) -> list[Event]:
+        """The preview of rewriting the commits not pushed yet without their secrets, and with
+        `apply` the rewrite, its re-indexing and the sync that pushes it."""
+        if not self.configured():
+            return await self.sync_now()  # says there is no remote
+        async with self._running:
+            events: list[Event] = [
+                *await asyncio.to_thread(self.engine.redact_unpushed, apply=apply, hint=hint)
+            ]
+            for event in events:
+                if isinstance(event, SyncRedacted) and event.files:
+                    changed = [name for name in event.files if is_memory_file(name)]
+                    await asyncio.to_thread(self._reindex, changed)
+        if any(isinstance(e, SyncRedacted) for e in events) and not any(
+            isinstance(e, SyncFailed) for e in events
+        ):
+            return [*events, *await self._run()]
+        return [*events, await asyncio.to_thread(self.status)]
 
     def status(self, retry_in_s: float | None = None) -> SyncStatusChanged:
         status = self.engine.status()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from shell.events import GitLockCleared, MemoryWritten
+from shell.events import GitLockCleared, MemoryWritten, Notice
 from shell.git.store import GitStore
 from shell.memory.files.door import MemoryFiles
 from shell.memory.tools import memory_tools, pinned_append_tool
@@ -229,3 +229,21 @@ async def test_pinned_append_only_writes_its_target(tool_files: MemoryFiles, too
     head = commit(tool_root)
     assert head.message.startswith("memory(flush): append 1 line to memory/2026-11-30.md")
     assert head.message.endswith("\n\nflush c1\n")
+
+
+async def test_a_note_with_a_nul_byte_edited_outside_is_committed_with_a_warning(
+    toolbox: Toolbox, tool_root: Path
+) -> None:
+    note = tool_root / "memory" / "2026-12-02.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_bytes(b"- pasted from a binary\x00 file\n")
+
+    result = await toolbox.call(
+        "memory_append", {"path": str(note.relative_to(tool_root)), "text": "- mine"}
+    )
+
+    outside, warning, written = result.events
+    assert isinstance(outside, MemoryWritten) and outside.outside_edit and outside.commit
+    assert isinstance(warning, Notice) and warning.level == "warning"
+    assert "memory/2026-12-02.md" in warning.message and "NUL bytes" in warning.message
+    assert isinstance(written, MemoryWritten) and not written.outside_edit

@@ -75,3 +75,24 @@ async def test_an_edit_in_the_users_editor_is_committed_as_theirs(demo_settings:
     assert refused[0].level == "error"
     assert commit(demo_settings.workspace).message == "edit by the user in $EDITOR: DREAMS.md\n"
     await agent.aclose()
+
+
+async def test_a_settled_outside_edit_with_a_nul_byte_is_committed_with_a_warning(
+    demo_settings: Settings,
+) -> None:
+    agent = await started(replace(demo_settings, watch=True))
+    await collect(agent.submit("remember that the office opens at 8"))
+    stream = agent.background_events()
+    await asyncio.wait_for(agent.recall.watching(), 60)
+    note = demo_settings.workspace / NOTE
+    note.write_bytes(note.read_bytes() + b"- pasted: \x00\x01\x02\n")
+
+    event = await asyncio.wait_for(anext(stream), timeout=60)
+    while not isinstance(event, ev.MemoryWritten):
+        event = await asyncio.wait_for(anext(stream), timeout=60)
+    warning = await asyncio.wait_for(anext(stream), timeout=60)
+
+    assert event.outside_edit and event.commit == commit(demo_settings.workspace).sha
+    assert isinstance(warning, ev.Notice) and warning.level == "warning"
+    assert NOTE in warning.message and "NUL bytes" in warning.message
+    await agent.aclose()

@@ -71,3 +71,35 @@ def test_a_secret_in_an_outside_edit_stops_the_push(tmp_path: Path) -> None:
         ["git", "-C", str(remote), "log", "--all", "-p"], capture_output=True, text=True
     ).stdout
     assert key not in remote_log
+
+
+def test_sync_redact_unpushed_previews_then_rewrites_and_pushes(tmp_path: Path) -> None:
+    """The remote has no commit yet: the whole history is unpushed, and may be rewritten."""
+    remote = tmp_path / "memory.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    ws = tmp_path / "ws"
+    assert cairn("init", "--remote", str(remote), str(ws), home=tmp_path).returncode == 0
+    key = "AKIAIOSFODNN7REALKEY"
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory" / "2026-12-01.md").write_text(f"- aws key {key}\n", encoding="utf-8")
+    assert cairn("sync", "--workspace", str(ws), home=tmp_path).returncode == 1
+    head = subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True)
+
+    shown = cairn("sync", "--redact-unpushed", "--workspace", str(ws), home=tmp_path)
+
+    assert shown.returncode == 0, shown.stderr
+    assert "redacting would rewrite the " in shown.stdout
+    assert "memory/2026-12-01.md:1 · AWS Access Key: - aws key [REDACTED AWS" in shown.stdout
+    assert "cairn sync --redact-unpushed --yes" in shown.stdout
+    assert key not in shown.stdout + shown.stderr
+    again = subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True)
+    assert again.stdout == head.stdout
+
+    done = cairn("sync", "--redact-unpushed", "--yes", "--workspace", str(ws), home=tmp_path)
+
+    assert done.returncode == 0, done.stdout
+    assert "rewrote " in done.stdout and "synced:" in done.stdout
+    remote_log = subprocess.run(
+        ["git", "-C", str(remote), "log", "--all", "-p"], capture_output=True, text=True
+    ).stdout
+    assert key not in remote_log and "[REDACTED AWS Access Key]" in remote_log

@@ -218,3 +218,30 @@ def test_the_conflict_block_at_80x24(
 
     app = demo_app(remote=str(bare), sync_push_delay=0.05)
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)  # type: ignore[operator]
+
+
+async def test_a_push_a_secret_stopped_is_previewed_then_unblocked_with_sync_redact(
+    demo_app: MakeApp, tmp_path: Path, workspace: Path
+) -> None:
+    bare = make_bare(tmp_path / "remote.git")
+    app = demo_app(remote=str(bare), sync_push_delay=0.05)
+    key = "AKIAIOSFODNN7REALKEY"
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await wait(pilot, lambda: synced(app))
+        (workspace / DAILY).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / DAILY).write_text(f"- the key is {key}\n", encoding="utf-8")
+        await send(app, pilot, "/sync")
+        await wait(pilot, lambda: bool(notices(app, "sync failed (secret)")))
+        assert "/sync redact" in notices(app, "sync failed (secret)")[0]
+
+        await send(app, pilot, "/sync redact")
+        await wait(pilot, lambda: bool(notices(app, "redacting would rewrite")))
+        [preview] = notices(app, "redacting would rewrite")
+        assert f"{DAILY}:1 · AWS Access Key: - the key is [REDACTED AWS Access Key]" in preview
+        assert "/sync redact apply" in preview and key not in preview
+
+        await send(app, pilot, "/sync redact apply")
+        await wait(pilot, lambda: bool(notices(app, "rewrote 1 commit")))
+        await wait(pilot, lambda: synced(app) and sync_state(app).ahead == 0)  # type: ignore[union-attr]
+        assert key not in (workspace / DAILY).read_text(encoding="utf-8")

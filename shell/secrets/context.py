@@ -25,8 +25,8 @@ secret, so a random-looking token counts only in that context:
   are not passwords.
 - **Kept on purpose:** UUIDs, URLs, paths and e-mail addresses, and any token named as an
   identifier on the way or just before the word (commit, sha, hash, digest, checksum, id, uuid,
-  revision, ref, fingerprint, public: "the key commit is 4f9a…", "key id 3f2a…", "the public
-  key is AAAAC3…").
+  revision, ref, fingerprint, public, etag, nonce: "the key commit is 4f9a…", "key id 3f2a…",
+  "the public key is AAAAC3…").
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ _IDENTIFIER_WORDS = frozenset(
     {
         "commit", "commits", "sha", "sha1", "sha-1", "sha256", "sha-256", "hash", "hashes",
         "digest", "checksum", "id", "ids", "uuid", "revision", "rev", "ref", "fingerprint",
-        "public", "pub", "publishable", "ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256",
+        "public", "pub", "publishable", "etag", "nonce", "ssh-rsa", "ssh-ed25519",
+        "ecdsa-sha2-nistp256",
     }
 )  # fmt: skip
 _DESCRIBES_A_PASSWORD = frozenset(
@@ -215,8 +216,8 @@ def _is_password(token: str, *, after_joiner: bool) -> bool:
     if len(token) < MIN_PASSWORD_LENGTH or not _PRINTABLE.fullmatch(token) or _not_secret(token):
         return False
     lowered = token.lower()
-    if lowered in _DESCRIBES_A_PASSWORD or lowered in _JOINERS or _KEYWORD.fullmatch(token):
-        return False
+    if lowered in _DESCRIBES_A_PASSWORD or lowered in _JOINERS or _KEYWORD.search(token):
+        return False  # "the password manager is 1Password"
     if _CODE_NAME.fullmatch(token) or any(c in "()[]{}" for c in token):
         return False
     letters = token.replace("-", "").replace("'", "")

@@ -48,7 +48,7 @@ NOT_ORDINARY = ("shell/secrets/", "bench/secrets", "shell/memory/index/minilm_to
 PLANTING = (
     "tests/core/test_secrets.py",
     "tests/core/test_secrets_shown.py",
-    "tests/core/test_secrets_agent.py",
+    "tests/core/test_secrets_pasted.py",
     "tests/core/test_agent_sandbox.py",
     "tests/project/test_sandbox.py",
     "tests/sync/test_faults.py",

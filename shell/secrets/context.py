@@ -39,10 +39,13 @@ from dataclasses import dataclass
 
 _LETTER_BEFORE, _LETTER_AFTER = r"(?<![^\W\d_])", r"(?![^\W\d_])"
 _CAMEL_BEFORE, _CAMEL_AFTER = r"(?-i:(?<=[a-z])(?=[A-Z]))", r"(?-i:(?=[A-Z]))"
+_GLUED_BEFORE = r"(?-i:(?<=[A-Z])(?=PASSWORD|PASSWD|SECRET|TOKEN))"
+"""After capitals: `PGPASSWORD`, `DBSECRET`; not KEY, which ends too many words (MONKEY)."""
 _PASSWORD_WORDS = (
     r"passwor(?:d|t)(?:s|e|er)?|passwd|passphrases?|passcodes?|pwd|kennw[oö]rt(?:er)?|mdp"
     r"|mots? de passe|contrase[ñn]as?|senhas?|palavras?-passe|parol[ae] d['’]ordine"
-    r"|wachtwoord|has[łl]o"
+    r"|wachtwoord|has[łl]o|codes? secrets?|c[óo]digos? secretos?|codice segreto|geheimzahl"
+    r"|pw(?=\s*[:=])|pass(?=\s*[:=]|\s+(?:is|was)\s)"
 )
 _OTHER_WORDS = (
     r"secrets?|secretos?|secretas?|secr[eè]tes?|geheim\w*|segred[oa]s?|segret[oi]"
@@ -51,7 +54,7 @@ _OTHER_WORDS = (
     r"|credenziali"
 )
 _KEYWORD = re.compile(
-    rf"(?:{_LETTER_BEFORE}|{_CAMEL_BEFORE})(?:(?P<password>{_PASSWORD_WORDS})|{_OTHER_WORDS})"
+    rf"(?:{_LETTER_BEFORE}|{_CAMEL_BEFORE}|{_GLUED_BEFORE})(?:(?P<password>{_PASSWORD_WORDS})|{_OTHER_WORDS})"
     rf"(?:{_LETTER_AFTER}|{_CAMEL_AFTER})",
     re.IGNORECASE,
 )
@@ -90,7 +93,13 @@ _ENGLISH_ENDINGS = (
     "ful", "less", "ary", "ory", "ent", "ant", "ence", "ance", "ize", "ise",
 )  # fmt: skip
 _OPENING, _CLOSING = "\"'`([{<*_~>|“‘«", "\"'`)]}>,;!?.*_~|”’»"
+_CLOSING_MARKS = "\"'`)]}>*_~”’»"
+"""What may close a word after its sentence's end or a password's own punctuation."""
 _SENTENCE_END = (".", "!", "?")
+_WORD = re.compile(r"[^\s<>]+")
+"""A word; an XML tag's brackets part words too: `<password>hunter22</password>`."""
+_URL_PART = re.compile(r"[^?&#;]+")
+_BULLET = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+")
 _SPLIT = re.compile(r"^(?P<name>[\w.\"'-]+?)(?P<join>:=|=>|=|:(?!//))(?P<value>.+)$")
 _MARKER = re.compile(r"\[REDACTED [^\]]*\]")
 _BASE64 = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
@@ -117,11 +126,16 @@ class _Piece:
     """The word with its punctuation (`Soleil2024!`), when it is the piece's text and more."""
 
 
-def secrets_after_keywords(line: str) -> Iterator[str]:
-    """Each token of `line` that is a secret by the rules above (as written, once each)."""
-    pieces = _pieces(_MARKER.sub(lambda marker: " " * len(marker.group()), line))
+def secrets_after_keywords(line: str, above: str = "") -> Iterator[str]:
+    """Each token of `line` that is a secret by the rules above (as written, once each).
+
+    `above` is the line before: when it ends in a secret's name and a joiner ("the AWS secret
+    is:") and `line` is a single token, that token is read as coming after it."""
+    carried = _carried(above, line)
+    text = f"{carried} {line}" if carried else line
+    pieces = _pieces(_MARKER.sub(lambda marker: " " * len(marker.group()), text))
     found: set[str] = set()
-    for keyword in _KEYWORD.finditer(line):
+    for keyword in _KEYWORD.finditer(text):
         first = next((i for i, p in enumerate(pieces) if p.start >= keyword.end()), len(pieces))
         before = [i for i, p in enumerate(pieces) if p.start + len(p.text) <= keyword.start()]
         if _identifier_before(pieces, before[-IDENTIFIER_REACH:]):
@@ -129,9 +143,27 @@ def secrets_after_keywords(line: str) -> Iterator[str]:
         password = keyword.group("password") is not None
         token = _after(pieces[first : first + LOOK_AHEAD], password=password)
         token = token or _before(pieces, before[-LOOK_BEHIND:])
-        if token:
+        if token and (not carried or token in line):
             found.add(token)
     yield from sorted(found)
+
+
+def _carried(above: str, line: str) -> str:
+    """The end of `above` from its last secret word, when it ends in a joiner and `line` is one
+    token (a bullet or markdown aside); else ""."""
+    if (
+        not above
+        or above.lstrip().startswith("#")
+        or len(_bare(_BULLET.sub("", line)).split()) != 1
+    ):
+        return ""
+    end = above.rstrip().rstrip(_CLOSING_MARKS).rstrip()
+    if not (end.endswith((":", "=")) or end.rsplit(None, 1)[-1:] in (["is"], ["est"], ["ist"])):
+        return ""
+    keywords = list(_KEYWORD.finditer(end))
+    if not keywords or len(end[keywords[-1].start() :].split()) > 8:
+        return ""
+    return end[keywords[-1].start() :]
 
 
 def _after(pieces: list[_Piece], *, password: bool) -> str | None:
@@ -166,27 +198,35 @@ def _identifier_before(pieces: list[_Piece], indices: list[int]) -> bool:
 
 def _pieces(line: str) -> list[_Piece]:
     pieces: list[_Piece] = []
-    for word in re.finditer(r"\S+", line):
-        raw = word.group()
-        ends = raw.rstrip("\"'`)]}>*_~”’»").endswith(_SENTENCE_END)
-        split = _SPLIT.match(raw.strip(_OPENING))
-        if split:
-            offset = word.start() + raw.find(split.group("name"))
-            for name in ("name", "join", "value"):
-                text = split.group(name) if name == "join" else _bare(split.group(name))
-                at = offset + split.start(name)
-                if text:
-                    pieces.append(_Piece(text, at, ends and name == "value"))
+    for word in _WORD.finditer(line):
+        if "://" not in word.group():
+            _add_word(pieces, word.group(), word.start())
             continue
-        text = _bare(raw)
-        if text.endswith((":", "=")) and len(text) > 1:
-            pieces.append(_Piece(text.rstrip(":="), word.start(), False))
-            pieces.append(_Piece(text[-1], word.end() - 1, ends))
-        elif text:
-            loose = raw.lstrip(_OPENING).rstrip("\"'`)]}>*_~”’»")
-            loose = loose if loose.startswith(text) and loose != text else ""
-            pieces.append(_Piece(text, word.start() + raw.find(text), ends, loose))
+        for part in _URL_PART.finditer(word.group()):  # ?api_key=…&page=2
+            _add_word(pieces, part.group(), word.start() + part.start())
     return pieces
+
+
+def _add_word(pieces: list[_Piece], raw: str, at: int) -> None:
+    ends = raw.rstrip(_CLOSING_MARKS).endswith(_SENTENCE_END)
+    while True:  # name=value, as often as it nests: --from-literal=password=…
+        stripped = raw.lstrip(_OPENING)
+        split = _SPLIT.match(stripped)
+        if not split:
+            break
+        at += len(raw) - len(stripped)
+        if name := _bare(split.group("name")):
+            pieces.append(_Piece(name, at + split.start("name"), False))
+        pieces.append(_Piece(split.group("join"), at + split.start("join"), False))
+        raw, at = split.group("value"), at + split.start("value")
+    text = _bare(raw)
+    if text.endswith((":", "=")) and len(text) > 1:
+        pieces.append(_Piece(text.rstrip(":="), at, False))
+        pieces.append(_Piece(text[-1], at + len(raw) - 1, ends))
+    elif text:
+        loose = raw.lstrip(_OPENING).rstrip(_CLOSING_MARKS)
+        loose = loose if loose.startswith(text) and loose != text else ""
+        pieces.append(_Piece(text, at + raw.find(text), ends, loose))
 
 
 def _bare(text: str) -> str:

@@ -53,6 +53,8 @@ REDACT, BLOCK, OFF = "redact", "block", "off"
 POLICIES = (REDACT, BLOCK, OFF)
 
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-.+/=~]*")
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+"""Characters that show nothing: a secret may carry them and still be pasted whole."""
 _IN_WORDS = "Secret After A Keyword"
 _EXACT = frozenset({"Basic Auth Credentials", "Secret Keyword", _IN_WORDS})
 """Kinds whose reported value is the whole secret, between a URL's ':' and '@' or in quotes."""
@@ -125,15 +127,17 @@ def findings(line: str) -> Iterator[tuple[str, str]]:
             yield PRIVATE_KEY, begin.group()
 
 
-def findings_in_words(line: str) -> Iterator[tuple[str, str]]:
+def findings_in_words(line: str, above: str = "") -> Iterator[tuple[str, str]]:
     """The kind and value of each secret near a secret's name in `line` ("the secret is
-    wJalrX…", "my bank password is correcthorse…"); run on what `findings` left."""
-    for value in secrets_after_keywords(line):
+    wJalrX…", "my bank password is correcthorse…"), or at the end of the line `above` ("the
+    AWS secret is:" and the token alone on this line); run on what `findings` left."""
+    for value in secrets_after_keywords(line, above):
         yield _IN_WORDS, value
 
 
 def secret_kinds(line: str) -> set[str]:
     """The kinds of credential in `line`, of either sort: what a scan that only reports needs."""
+    line = _INVISIBLE.sub("", line)
     return {kind for kind, _ in findings(line)} | {kind for kind, _ in findings_in_words(line)}
 
 
@@ -149,15 +153,19 @@ def redact(text: str) -> tuple[str, list[str]]:
     once each). A private key is redacted whole, from its BEGIN line to its END line."""
     text, private_key = without_private_keys(text)
     kinds: set[str] = {PRIVATE_KEY} if private_key else set()
-    lines = []
+    lines, above = [], ""
     for line in text.split("\n"):
+        original = line
+        if _INVISIBLE.search(line) and secret_kinds(line):
+            line = _INVISIBLE.sub("", line)  # ghp_\u200b…: the invisible joiner hid the token
         for kind, value in sorted(findings(line), key=lambda f: -len(f[1])):
             kinds.add(kind)
             line = _redact_value(line, value, kind)
-        for kind, value in sorted(findings_in_words(line), key=lambda f: -len(f[1])):
+        for kind, value in sorted(findings_in_words(line, above), key=lambda f: -len(f[1])):
             kinds.add(kind)
             line = _redact_value(line, value, kind)
         lines.append(line)
+        above = original
     return "\n".join(lines), sorted(kinds)
 
 

@@ -92,6 +92,39 @@ def test_each_secret_people_paste_is_redacted(case: str) -> None:
     assert secret_kinds(text)  # what the push scan sees of the same line
 
 
+TOKEN = "Zx9vQ2mN7vL4wR8tYh3kPq7B"
+EVASIONS = {
+    "the value on the next line": (f"the AWS secret is:\n{TOKEN}", TOKEN),
+    "a password on the next line, as a bullet": ("- wifi password:\n- hunter22!", "hunter22!"),
+    "a key in a URL's query": (f"https://api.example.com/items?api_key={TOKEN}&page=2", TOKEN),
+    "an invisible joiner inside a token": (
+        "ghp_\u200bAbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    ),
+    "a nested name=value": (
+        "kubectl create secret generic db --from-literal=password=hunter22!",
+        "hunter22!",
+    ),
+    "a glued env name": ("PGPASSWORD=hunter22! psql -h db", "hunter22!"),
+    "an XML element": ("<password>hunter22!</password>", "hunter22!"),
+    "pw: as a password word": ("pw: hunter22!", "hunter22!"),
+    "a French code secret": ("Le code secret est 8H2k9Lq7", "8H2k9Lq7"),
+}
+
+
+@pytest.mark.parametrize("case", EVASIONS)
+def test_a_secret_hidden_by_layout_is_redacted(case: str) -> None:
+    text, secret = EVASIONS[case]
+
+    assert secret not in redact(text)[0]
+
+
+def test_a_heading_and_a_list_under_it_are_not_a_secret() -> None:
+    text = "## Passwords:\n- remember everything\n- the password is:\n- rotated monthly"
+
+    assert redact(text) == (text, [])
+
+
 PGP_BODY = [
     "lQOYBGVhbmUBCADKq3Zx9vQ2mN7vL4wR8tYh3kPx9bC1dF3hJ5nB7mV0cXa1b2c3",
     "d4e5f6g7h8i9j0kLmNoPqRsTuVwXyZ0123456789abcdefghijklmnopqrstuvwx",

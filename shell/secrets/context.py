@@ -104,7 +104,7 @@ _SPLIT = re.compile(r"^(?P<name>[\w.\"'-]+?)(?P<join>:=|=>|=|:(?!//))(?P<value>.
 _MARKER = re.compile(r"\[REDACTED [^\]]*\]")
 _BASE64 = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
 _HEX = re.compile(r"[0-9a-fA-F]+")
-_LOWER_ALNUM = re.compile(r"[a-z0-9]+")
+_LOWER_ALNUM = re.compile(r"[a-z0-9_-]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _WORD_RUN = re.compile(r"[A-Z]?[a-z]{2,}")
 _CODE_NAME = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+|[A-Za-z]+(?:_[A-Za-z]+)+|[$%{@&].*")
@@ -112,7 +112,7 @@ _CAMEL = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+")
 _DASHED_WORDS = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _PRINTABLE = re.compile(r"[!-~\u00a0-\uffff]+")
 LOOK_AHEAD, LOOK_BEHIND, IDENTIFIER_REACH = 25, 5, 3
-MIN_LENGTH, MIN_PASSWORD_LENGTH, MIN_WORDS_PASSWORD_LENGTH = 16, 6, 8
+MIN_LENGTH, MIN_ASSIGNED, MIN_PASSWORD_LENGTH, MIN_WORDS_PASSWORD_LENGTH = 16, 12, 6, 8
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,10 @@ def _after(pieces: list[_Piece], *, password: bool) -> str | None:
         word = piece.text.lower()
         if word in _IDENTIFIER_WORDS:
             return None
-        if _is_random(piece.text):
-            return piece.text
         after_joiner = position > 0 and joined
+        assigned = position == 1 and after_joiner  # api_token = …, "key": "…", the key is …
+        if _is_random(piece.text, short=assigned):
+            return piece.text
         if password and joined and _is_password(piece.text, after_joiner=after_joiner):
             return piece.loose or piece.text
         joined = word in _JOINERS or (joined and _KEYWORD.fullmatch(piece.text) is not None)
@@ -234,8 +235,12 @@ def _bare(text: str) -> str:
     return bare if bare else text.strip("\"'`*_~()[]{}<>")
 
 
-def _is_random(token: str) -> bool:
-    if len(token) < MIN_LENGTH or not _BASE64.fullmatch(token) or _not_secret(token):
+def _is_random(token: str, *, short: bool = False) -> bool:
+    """Whether `token` looks random: 16 characters or more, or 12 when it is assigned to the
+    secret's name (`confluent_token = 4xq9…`)."""
+    if len(token) < (MIN_ASSIGNED if short else MIN_LENGTH) or _not_secret(token):
+        return False
+    if not _BASE64.fullmatch(token):
         return False
     if not any(c.isdigit() for c in token) or not any(c.isalpha() for c in token):
         return False
@@ -244,7 +249,7 @@ def _is_random(token: str) -> bool:
     if _looks_like_words(token):
         return False
     if _LOWER_ALNUM.fullmatch(token):
-        return len(token) >= 20 and _entropy(token) > 3.8
+        return (short or len(token) >= 20) and _entropy(token) > (3.0 if short else 3.8)
     mixed_case = any(c.islower() for c in token) and any(c.isupper() for c in token)
     symbols = any(c in "+/=" for c in token)
     return (mixed_case or symbols) and _entropy(token) > 3.0

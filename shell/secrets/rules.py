@@ -71,6 +71,18 @@ RULES: tuple[Rule, ...] = (
         "bedrock-api-key-",
     ),
     _rule("Bearer Token", r"(?i:bearer)\s+(?P<v>[A-Za-z0-9_\-.+/~]{16,}=*)", "bearer"),
+    _rule(
+        "Authress Key",
+        r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}"
+        r"\.[A-Za-z0-9+/_=-]{30,120}",
+        ".acc",
+    ),
+    _rule(
+        "Basic Auth Credentials",
+        r"(?:\s|^)(?:-u|--user)[ =][\"']?[^:\s\"']{1,64}:(?P<v>[^\s\"']{3,})",
+        "curl",
+        start=False,
+    ),
     _rule("Azure AD Client Secret", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", "q~"),
     _rule(
         "Azure Storage Account access key",
@@ -107,6 +119,7 @@ RULES: tuple[Rule, ...] = (
     _rule("Dynatrace Token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", "dt0c01."),
     _rule("EasyPost Token", r"EZ[AT]K[A-Za-z0-9]{54}", "ezak", "eztk"),
     _rule("Facebook Access Token", r"EAA[MC][A-Za-z0-9]{100,}", "eaa"),
+    _rule("Facebook Access Token", r"\d{15,16}(?:\||%7C)[0-9A-Za-z\-_]{27,40}", "|", "%7c"),
     _rule(
         "Flutterwave Key",
         r"FLW(?:SECK|PUBK)(?:_TEST)?-[A-Za-z0-9]{12,32}(?:-X)?",
@@ -131,6 +144,12 @@ RULES: tuple[Rule, ...] = (
         "GitLab Token",
         r"gl(?:pat|rt|dt|ft|soat|ffct|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-.]{20,}",
         "gl",
+    ),
+    _rule(
+        "GitLab Session Cookie",
+        r"_gitlab_session=(?P<v>[0-9a-z]{32})",
+        "_gitlab_session=",
+        start=False,
     ),
     _rule("Google API Key", r"AIza[\w-]{35}", "aiza"),
     _rule("Google OAuth Secret", r"GOCSPX-[A-Za-z0-9_-]{28}", "gocspx-"),
@@ -183,6 +202,7 @@ RULES: tuple[Rule, ...] = (
     _rule("npm Token", r"npm_[A-Za-z0-9]{36}", "npm_"),
     _rule("OpenAI Token", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}", "sk-"),
     _rule("OpenAI-style API Key", r"sk-[A-Za-z0-9]{32,}(?![A-Za-z0-9_-])", "sk-"),
+    _rule("Octopus Deploy API Key", r"API-[A-Z0-9]{26}(?![A-Za-z0-9])", "api-"),
     _rule("OpenShift Token", r"sha256~[\w-]{43}", "sha256~"),
     _rule("Perplexity API Key", r"pplx-[A-Za-z0-9]{48}", "pplx-"),
     _rule("PlanetScale Token", r"pscale_(?:tkn|oauth|pw)_[\w=.-]{32,64}", "pscale_"),
@@ -195,7 +215,11 @@ RULES: tuple[Rule, ...] = (
     _rule("Replicate Token", r"r8_[A-Za-z0-9]{37}", "r8_"),
     _rule("RubyGems Token", r"rubygems_[a-f0-9]{48}", "rubygems_"),
     _rule("Scalingo Token", r"tk-us-[\w-]{48}", "tk-us-"),
-    _rule("SendGrid API Key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", "sg."),
+    _rule(
+        "SendGrid API Key",
+        r"SG\.(?:[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}|[A-Za-z0-9=_.-]{66})",
+        "sg.",
+    ),
     _rule("Sendinblue API Key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", "xkeysib-"),
     _rule("Sentry Token", r"(?:sntryu_[a-f0-9]{64}|sntrys_eyJ[A-Za-z0-9+/=_]{50,})", "sntry"),
     _rule("Settlemint Token", r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}", "sm_"),
@@ -216,6 +240,11 @@ RULES: tuple[Rule, ...] = (
     _rule("Sourcegraph Token", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}", "sgp_"),
     _rule("Square Token", r"(?:EAAA|sq0atp-|sq0csp-)[\w-]{22,60}", "eaaa", "sq0"),
     _rule(
+        "Slack Token",
+        r"xox[abprse]-(?:\d-)?[0-9A-Za-z][0-9A-Za-z-]{9,}",
+        *("xoxa", "xoxb", "xoxp", "xoxr", "xoxs", "xoxe"),
+    ),
+    _rule(
         "Stripe Access Key",
         r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}",
         "k_test_",
@@ -229,6 +258,7 @@ RULES: tuple[Rule, ...] = (
         r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]+-[A-Za-z0-9]{20,}",
         "tskey-",
     ),
+    _rule("Twilio API Key", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", "sk"),
     _rule("Typeform Token", r"tfp_[A-Za-z0-9\-_.=]{59}", "tfp_"),
     _rule("xAI API Key", r"xai-[A-Za-z0-9]{70,}", "xai-"),
     _rule(

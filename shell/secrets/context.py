@@ -107,6 +107,7 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _LOWER_ALNUM = re.compile(r"[a-z0-9_-]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _WORD_RUN = re.compile(r"[A-Z]?[a-z]{2,}")
+_JOINED_WORDS = re.compile(r"[a-z][-_./][a-zA-Z]|[a-z][A-Z]")
 _CODE_NAME = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+|[A-Za-z]+(?:_[A-Za-z]+)+|[$%{@&].*")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+")
 _DASHED_WORDS = re.compile(r"[a-z]+(?:-[a-z]+)+")
@@ -290,8 +291,10 @@ def _not_secret(token: str) -> bool:
 
 
 def _looks_like_words(token: str) -> bool:
-    """Camel-case or dashed words (`feature-flag-rollout-2026`, `getUserById2`): most of the
-    token is runs of letters that read as words, with few digits."""
+    """Camel-case or dashed words (`feature-flag-rollout-2026`, `getUserById2`): words joined
+    by a mark or a capital cover most of the token, with few digits."""
+    if not _JOINED_WORDS.search(token):
+        return False  # one run of letters and digits: random, however it reads
     covered = sum(len(run) for run in _WORD_RUN.findall(token))
     digits = sum(c.isdigit() for c in token)
     return covered >= 0.7 * len(token) and digits <= 4

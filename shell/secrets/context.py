@@ -41,11 +41,11 @@ _LETTER_BEFORE, _LETTER_AFTER = r"(?<![^\W\d_])", r"(?![^\W\d_])"
 _CAMEL_BEFORE, _CAMEL_AFTER = r"(?-i:(?<=[a-z])(?=[A-Z]))", r"(?-i:(?=[A-Z]))"
 _GLUED_BEFORE = r"(?-i:(?<=[A-Z])(?=PASSWORD|PASSWD|SECRET|TOKEN))"
 """After capitals: `PGPASSWORD`, `DBSECRET`; not KEY, which ends too many words (MONKEY)."""
-_PASSWORD_WORDS = (
+PASSWORD_WORDS = (
     r"passwor(?:d|t)(?:s|e|er)?|passwd|passphrases?|passcodes?|pwd|kennw[oö]rt(?:er)?|mdp"
     r"|mots? de passe|contrase[ñn]as?|senhas?|palavras?-passe|parol[ae] d['’]ordine"
     r"|wachtwoord|has[łl]o|codes? secrets?|c[óo]digos? secretos?|codice segreto|geheimzahl"
-    r"|pw(?=\s*[:=])|pass(?=\s*[:=]|\s+(?:is|was)\s)"
+    r"|codes? wi-?fi|pw|pass(?=\s*[:=]|\s+(?:is|was)\s)"
 )
 _OTHER_WORDS = (
     r"secrets?|secretos?|secretas?|secr[eè]tes?|geheim\w*|segred[oa]s?|segret[oi]"
@@ -54,7 +54,7 @@ _OTHER_WORDS = (
     r"|credenziali"
 )
 _KEYWORD = re.compile(
-    rf"(?:{_LETTER_BEFORE}|{_CAMEL_BEFORE}|{_GLUED_BEFORE})(?:(?P<password>{_PASSWORD_WORDS})|{_OTHER_WORDS})"
+    rf"(?:{_LETTER_BEFORE}|{_CAMEL_BEFORE}|{_GLUED_BEFORE})(?:(?P<password>{PASSWORD_WORDS})|{_OTHER_WORDS})"
     rf"(?:{_LETTER_AFTER}|{_CAMEL_AFTER})",
     re.IGNORECASE,
 )
@@ -62,7 +62,7 @@ _JOINERS = frozenset(
     {
         "is", "was", "are", "were", "be", "equals", ":", "=", ":=", "->", "=>", "|", "-", "—",
         "–", "est", "était", "sera", "ist", "war", "lautet", "es", "era", "será", "é", "è",
-        "sono", "être", "sein",
+        "sono", "être", "sein", "c'est", "c’est", "it's", "it’s",
     }
 )  # fmt: skip
 _IDENTIFIER_WORDS = frozenset(
@@ -262,7 +262,9 @@ def _is_password(token: str, *, after_joiner: bool) -> bool:
     if len(token) < MIN_PASSWORD_LENGTH or not _PRINTABLE.fullmatch(token) or _not_secret(token):
         return False
     lowered = token.lower()
-    if lowered in _DESCRIBES_A_PASSWORD or lowered in _JOINERS or _KEYWORD.search(token):
+    if lowered in _DESCRIBES_A_PASSWORD or lowered in _JOINERS:
+        return False
+    if _KEYWORD.fullmatch(token.lstrip("0123456789")):
         return False  # "the password manager is 1Password"
     if _CODE_NAME.fullmatch(token) or any(c in "()[]{}" for c in token):
         return False

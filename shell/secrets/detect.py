@@ -34,6 +34,7 @@ from typing import Any
 from shell.events import BaseEvent, to_dict
 from shell.secrets.armour import BEGIN, PRIVATE_KEY, without_private_keys
 from shell.secrets.context import secrets_after_keywords
+from shell.secrets.phrases import secret_phrases
 from shell.secrets.rules import RULES
 
 __all__ = [
@@ -132,6 +133,8 @@ def findings_in_words(line: str, above: str = "") -> Iterator[tuple[str, str]]:
     wJalrX…", "my bank password is correcthorse…"), or at the end of the line `above` ("the
     AWS secret is:" and the token alone on this line); run on what `findings` left."""
     for value in secrets_after_keywords(line, above):
+        yield _IN_WORDS, value
+    for value in secret_phrases(line):
         yield _IN_WORDS, value
 
 

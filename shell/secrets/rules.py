@@ -79,6 +79,12 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "Basic Auth Credentials",
+        r"[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:(?P<v>[^\s:/@]{3,})@[A-Za-z0-9.-]+",
+        "://",
+        start=False,
+    ),
+    _rule(
+        "Basic Auth Credentials",
         r"(?:\s|^)(?:-u|--user)[ =][\"']?[^:\s\"']{1,64}:(?P<v>[^\s\"']{3,})",
         "curl",
         start=False,

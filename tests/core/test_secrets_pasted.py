@@ -93,6 +93,7 @@ def test_each_secret_people_paste_is_redacted(case: str) -> None:
 
 
 TOKEN = "Zx9vQ2mN7vL4wR8tYh3kPq7B"
+PHRASE = "witch collapse practice feed shame open despair creek road again ice least"
 EVASIONS = {
     "the value on the next line": (f"the AWS secret is:\n{TOKEN}", TOKEN),
     "a password on the next line, as a bullet": ("- wifi password:\n- hunter22!", "hunter22!"),
@@ -109,6 +110,19 @@ EVASIONS = {
     "an XML element": ("<password>hunter22!</password>", "hunter22!"),
     "pw: as a password word": ("pw: hunter22!", "hunter22!"),
     "a French code secret": ("Le code secret est 8H2k9Lq7", "8H2k9Lq7"),
+    "a French wifi code": ("mon code wifi c'est maisonbleue60", "maisonbleue60"),
+    "pw without a colon": ("wifi at grandma's: network BellHome, pw tulip1817", "tulip1817"),
+    "a URL's password with no user": (
+        "redis://:Vq9XyhVbsFW85ZTCBY7W@redis.internal:6379/0",
+        "Vq9XyhVbsFW85ZTCBY7W",
+    ),
+    "a PIN": ("PIN for the garage door: 4821", "4821"),
+    "backup codes": ("the 2FA backup codes: 8371-2291, 5532-1108", "5532-1108"),
+    "a recovery phrase": (f"my recovery phrase: {PHRASE}", PHRASE),
+    "a quoted passphrase": (
+        "passphrase for the gpg key is 'purple monkey dishwasher 42'",
+        "purple monkey dishwasher 42",
+    ),
 }
 
 
@@ -117,6 +131,27 @@ def test_a_secret_hidden_by_layout_is_redacted(case: str) -> None:
     text, secret = EVASIONS[case]
 
     assert secret not in redact(text)[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Le mot de passe est trop court",
+        "das Passwort ist abgelaufen",
+        "la contraseña es incorrecta",
+        "the password is changing tomorrow",
+        "the password is on the sticky note",
+        "password: see vault",
+        "password = os.environ['DB_PASSWORD']",
+        "token: ${GITHUB_TOKEN}",
+        "the passphrase is 'the same as before'",
+        "The key is Friday at noon",
+        "La clave del éxito es la constancia",
+        "the recovery codes are in the safe",
+    ],
+)
+def test_words_about_a_password_are_not_one(line: str) -> None:
+    assert redact(line) == (line, [])
 
 
 def test_a_heading_and_a_list_under_it_are_not_a_secret() -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -135,10 +136,13 @@ def secrets_after_keywords(line: str, above: str = "") -> Iterator[str]:
     carried = _carried(above, line)
     text = f"{carried} {line}" if carried else line
     pieces = _pieces(_MARKER.sub(lambda marker: " " * len(marker.group()), text))
+    starts = [piece.start for piece in pieces]
+    ends = [piece.start + len(piece.text) for piece in pieces]
     found: set[str] = set()
     for keyword in _KEYWORD.finditer(text):
-        first = next((i for i, p in enumerate(pieces) if p.start >= keyword.end()), len(pieces))
-        before = [i for i, p in enumerate(pieces) if p.start + len(p.text) <= keyword.start()]
+        first = bisect_left(starts, keyword.end())
+        last = bisect_right(ends, keyword.start())
+        before = list(range(max(0, last - max(LOOK_BEHIND, IDENTIFIER_REACH)), last))
         if _identifier_before(pieces, before[-IDENTIFIER_REACH:]):
             continue  # "the sha256 of the key file is 9f86…"
         password = keyword.group("password") is not None

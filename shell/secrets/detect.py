@@ -17,7 +17,9 @@ Every memory write is scanned before it touches the disk, by three detectors:
 2. **Private keys** in their armour, removed whole from BEGIN to END over as many lines as they
    take (`shell.secrets.armour`: PEM, OpenSSH, PGP blocks, PuTTY files).
 3. **Secrets in words**: a random token, or a password, near a word such as secret, key,
-   token or password in six languages (`shell.secrets.context`), on what the others left.
+   token or password in six languages (`shell.secrets.context`), and PINs, codes, recovery
+   phrases and quoted passphrases after the words that name them (`shell.secrets.phrases`),
+   on what the others left.
 
 A finding is redacted in place (`[REDACTED <kind>]`) by default, or the write is refused
 (`secrets = "block"`); the caller reports what was found, never the value.

@@ -1,13 +1,25 @@
 """Credentials never reach a memory file or its commit.
 
-Every memory write is scanned with detect-secrets (Yelp's scanner) before it touches the disk:
-its detectors for the common formats (AWS, GitHub, GitLab, OpenAI, Slack, Stripe keys, JSON web
-tokens, private keys, passwords in URLs and `password = "…"` assignments), plus two it lacks
-(Anthropic keys, bearer tokens). Its high-entropy detectors are left out on purpose: memory
-keeps exact identifiers (commit hashes, UUIDs, ticket ids) that look random and are not secret.
-They run only on a token written right after a word such as secret, key, token or password
-("the secret is wJalrXUtnFEMI/…"), as `shell.secrets.context` decides, and last, on what
-the other detectors left.
+Every memory write is scanned before it touches the disk, by three detectors:
+
+1. **Known formats**, told by the value alone: every detect-secrets 1.5 plugin (Yelp's scanner:
+   AWS, Artifactory, Azure storage, basic auth in URLs, Cloudant, Discord, GitHub, GitLab, IBM
+   Cloud and COS, JSON web tokens, `password = "…"` assignments, Mailchimp, npm, OpenAI, PyPI,
+   SendGrid, Slack, SoftLayer, Square, Stripe, Telegram, Twilio) except three: its two
+   high-entropy detectors, which would take every commit hash and UUID memory keeps (they run
+   in context instead, below), and its public IP detector (an address is not a secret). Beside
+   them, the formats of `shell.secrets.rules`: the gitleaks and trufflehog formats
+   detect-secrets lacks or knows too narrowly (Anthropic, Google `AIza…` and OAuth, Hugging
+   Face, GitHub fine-grained `github_pat_…`, OpenAI project keys without their marker, Azure
+   `AccountKey=` and AD secrets, `Authorization: Basic` and `Bearer`, DigitalOcean, Doppler,
+   Databricks, Grafana, Groq, HashiCorp, Heroku, Linear, New Relic, Notion, PlanetScale,
+   Postman, Sentry, Shopify, Stripe test and restricted keys, Tailscale, xAI and ~50 more).
+2. **Private keys** in their armour, removed whole from BEGIN to END over as many lines as they
+   take (`shell.secrets.armour`: PEM, OpenSSH, PGP blocks, PuTTY files).
+3. **Secrets in words**: a random token, or a password, near a word such as secret, key,
+   token or password in six languages (`shell.secrets.context`), and PINs, codes, recovery
+   phrases and quoted passphrases after the words that name them (`shell.secrets.phrases`),
+   on what the others left.
 
 A finding is redacted in place (`[REDACTED <kind>]`) by default, or the write is refused
 (`secrets = "block"`); the caller reports what was found, never the value.
@@ -17,11 +29,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any
 
 from shell.events import BaseEvent, to_dict
+from shell.secrets.armour import BEGIN, PRIVATE_KEY, without_private_keys
+from shell.secrets.context import secrets_after_keywords
+from shell.secrets.phrases import secret_phrases
+from shell.secrets.rules import RULES
 
 __all__ = [
     "BLOCK",
@@ -40,94 +56,93 @@ REDACT, BLOCK, OFF = "redact", "block", "off"
 POLICIES = (REDACT, BLOCK, OFF)
 
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-.+/=~]*")
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+"""Characters that show nothing: a secret may carry them and still be pasted whole."""
 _IN_WORDS = "Secret After A Keyword"
 _EXACT = frozenset({"Basic Auth Credentials", "Secret Keyword", _IN_WORDS})
 """Kinds whose reported value is the whole secret, between a URL's ':' and '@' or in quotes."""
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL
-)
 
 
 @cache
 def _detectors() -> tuple[Any, ...]:
     # detect-secrets takes ~0.2 s to import: only when something is written.
+    from detect_secrets.plugins.artifactory import ArtifactoryDetector
     from detect_secrets.plugins.aws import AWSKeyDetector
-    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
     from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    from detect_secrets.plugins.cloudant import CloudantDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
     from detect_secrets.plugins.github_token import GitHubTokenDetector
     from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+    from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
     from detect_secrets.plugins.jwt import JwtTokenDetector
     from detect_secrets.plugins.keyword import KeywordDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.npm import NpmDetector
     from detect_secrets.plugins.openai import OpenAIDetector
-    from detect_secrets.plugins.private_key import PrivateKeyDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
     from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.softlayer import SoftlayerDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
     from detect_secrets.plugins.stripe import StripeDetector
-
-    class AnthropicKeyDetector(RegexBasedDetector):
-        """Anthropic API keys (`sk-ant-api03-…`), which detect-secrets 1.5 does not know."""
-
-        secret_type = "Anthropic API Key"
-        denylist: ClassVar = [re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")]
-
-    class BearerTokenDetector(RegexBasedDetector):
-        """An `Authorization: Bearer …` token that is not a JSON web token."""
-
-        secret_type = "Bearer Token"
-        denylist: ClassVar = [re.compile(r"\b[Bb]earer\s+([A-Za-z0-9_\-.+/~]{16,}=*)")]
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
 
     return (
+        ArtifactoryDetector(),
         AWSKeyDetector(),
-        AnthropicKeyDetector(),
+        AzureStorageKeyDetector(),
         BasicAuthDetector(),
-        BearerTokenDetector(),
+        CloudantDetector(),
+        DiscordBotTokenDetector(),
         GitHubTokenDetector(),
         GitLabTokenDetector(),
+        IbmCloudIamDetector(),
+        IbmCosHmacDetector(),
         JwtTokenDetector(),
         KeywordDetector(),
+        MailchimpDetector(),
+        NpmDetector(),
         OpenAIDetector(),
-        PrivateKeyDetector(),
+        PypiTokenDetector(),
+        SendGridDetector(),
         SlackDetector(),
+        SoftlayerDetector(),
+        SquareOAuthDetector(),
         StripeDetector(),
+        TelegramBotTokenDetector(),
+        TwilioKeyDetector(),
     )
-
-
-@cache
-def _in_words() -> Any:
-    from detect_secrets.plugins.base import BasePlugin
-    from detect_secrets.plugins.high_entropy_strings import (
-        Base64HighEntropyString,
-        HexHighEntropyString,
-    )
-
-    from shell.secrets.context import secrets_after_keywords
-
-    class SecretAfterKeywordDetector(BasePlugin):
-        """detect-secrets' entropy measures, on a token right after a secret's name."""
-
-        secret_type = _IN_WORDS
-
-        def analyze_string(self, string: str) -> Generator[str, None, None]:
-            base64, hex_ = Base64HighEntropyString(), HexHighEntropyString()
-            yield from secrets_after_keywords(
-                string, base64.calculate_shannon_entropy, hex_.calculate_shannon_entropy
-            )
-
-    return SecretAfterKeywordDetector()
 
 
 def findings(line: str) -> Iterator[tuple[str, str]]:
-    """The kind and value of each credential of a known format in `line` (AWS, GitHub, …)."""
-    return _found(line, _detectors())
+    """The kind and value of each credential of a known format in `line` (AWS, GitHub, …),
+    and a private key's BEGIN line (a scan of single lines sees no more of the block)."""
+    yield from _found(line, _detectors())
+    lowered = line.lower()
+    for rule in RULES:
+        for value in rule.values(line, lowered):
+            yield rule.kind, value
+    if "private" in lowered or "putty" in lowered:
+        for begin in BEGIN.finditer(line):
+            yield PRIVATE_KEY, begin.group()
 
 
-def findings_in_words(line: str) -> Iterator[tuple[str, str]]:
-    """The kind and value of each high-entropy token right after a secret's name in `line`
-    ("the secret is wJalrX…"); run on what `findings` left."""
-    return _found(line, (_in_words(),))
+def findings_in_words(line: str, above: str = "") -> Iterator[tuple[str, str]]:
+    """The kind and value of each secret near a secret's name in `line` ("the secret is
+    wJalrX…", "my bank password is correcthorse…"), or at the end of the line `above` ("the
+    AWS secret is:" and the token alone on this line); run on what `findings` left."""
+    for value in secrets_after_keywords(line, above):
+        yield _IN_WORDS, value
+    for value in secret_phrases(line):
+        yield _IN_WORDS, value
 
 
 def secret_kinds(line: str) -> set[str]:
     """The kinds of credential in `line`, of either sort: what a scan that only reports needs."""
+    line = _INVISIBLE.sub("", line)
     return {kind for kind, _ in findings(line)} | {kind for kind, _ in findings_in_words(line)}
 
 
@@ -140,22 +155,23 @@ def _found(line: str, detectors: tuple[Any, ...]) -> Iterator[tuple[str, str]]:
 
 def redact(text: str) -> tuple[str, list[str]]:
     """`text` with each credential replaced by `[REDACTED <kind>]`, and the kinds found (sorted,
-    once each). A private key is redacted from its BEGIN line to its END line."""
-    kinds: set[str] = set()
-    lines = []
+    once each). A private key is redacted whole, from its BEGIN line to its END line."""
+    text, private_key = without_private_keys(text)
+    kinds: set[str] = {PRIVATE_KEY} if private_key else set()
+    lines, above = [], ""
     for line in text.split("\n"):
+        original = line
+        if _INVISIBLE.search(line) and secret_kinds(line):
+            line = _INVISIBLE.sub("", line)  # ghp_\u200b…: the invisible joiner hid the token
         for kind, value in sorted(findings(line), key=lambda f: -len(f[1])):
             kinds.add(kind)
-            if kind != "Private Key":
-                line = _redact_value(line, value, kind)
-        for kind, value in sorted(findings_in_words(line), key=lambda f: -len(f[1])):
+            line = _redact_value(line, value, kind)
+        for kind, value in sorted(findings_in_words(line, above), key=lambda f: -len(f[1])):
             kinds.add(kind)
             line = _redact_value(line, value, kind)
         lines.append(line)
-    redacted = "\n".join(lines)
-    if "Private Key" in kinds:
-        redacted = _PRIVATE_KEY.sub("[REDACTED Private Key]", redacted)
-    return redacted, sorted(kinds)
+        above = original
+    return "\n".join(lines), sorted(kinds)
 
 
 def _redact_value(line: str, value: str, kind: str) -> str:

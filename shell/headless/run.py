@@ -13,7 +13,6 @@ import contextlib
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
 
 from shell.config import Settings
 from shell.events import (
@@ -22,13 +21,14 @@ from shell.events import (
     to_json,
 )
 from shell.headless.options import Subcommands, add_agent_options
+from shell.headless.output import Out, Printable
 from shell.session.trace import TraceWriter
 
 
 class EventSink:
     """Writes each event as one JSON line to stdout and, optionally, to a trace file."""
 
-    def __init__(self, out: TextIO, trace: Path | None = None) -> None:
+    def __init__(self, out: Out, trace: Path | None = None) -> None:
         self.out = out
         self.trace = TraceWriter(trace) if trace else None
         self.errors = 0
@@ -54,12 +54,12 @@ async def run_headless(
     session_id: str | None = None,
     resume: bool = False,
     trace: Path | None = None,
-    out: TextIO | None = None,
+    out: Out | None = None,
 ) -> int:
     """Run each input (a prompt or a slash command) as one submit. Exit code 1 if any error."""
     from shell.build import build_agent
 
-    sink = EventSink(out or sys.stdout, trace)
+    sink = EventSink(out or Printable(sys.stdout), trace)
     agent = build_agent(
         settings,
         session_id=session_id,
@@ -102,7 +102,7 @@ def add_parser(sub: Subcommands) -> None:
     )
 
 
-def run_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def run_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     return asyncio.run(
         run_headless(
             settings,

@@ -95,3 +95,21 @@ def test_an_unended_sequence_costs_no_more_than_a_pass() -> None:
     started = time.perf_counter()
     printable(text)
     assert time.perf_counter() - started < 1.0
+
+
+def test_the_headless_stream_writes_printable_text_and_flushes() -> None:
+    import io
+
+    from shell.headless.output import Printable
+
+    class Flushed(io.StringIO):
+        flushes = 0
+
+        def flush(self) -> None:
+            self.flushes += 1
+
+    stream = Flushed()
+    out = Printable(stream)
+    assert out.write(f"a{ESC}]52;c;aGk={BEL}b\n") == len(f"a{ESC}]52;c;aGk={BEL}b\n")
+    out.flush()
+    assert (stream.getvalue(), stream.flushes) == ("ab\n", 1)

@@ -44,16 +44,25 @@ class PrintableFilter(LineFilter):
     and `tests/e2e/test_tui_escapes.py` check the terminal's bytes."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        if not unsafe("".join([segment.text for segment in segments])):
+        if not unsafe("".join([_drawn(segment) for segment in segments])):
             return segments
         kept = []
         for text, style, control in segments:
             if unsafe(text):
                 shown = printable(text, escape=False)
                 text = shown + " " * (cell_len(text) - cell_len(shown))
+            if style is not None and style.link is not None and unsafe(style.link):
+                style = style.update_link(None)  # Textual writes a link into an OSC 8 sequence
             if text or control:
                 kept.append(Segment(text, style, control))
         return kept
+
+
+def _drawn(segment: Segment) -> str:
+    """What of a segment reaches the terminal as it is: its text, and its link if any (a
+    command's output, through `Text.from_ansi`, may carry an OSC 8 link)."""
+    style = segment.style
+    return segment.text if style is None or style.link is None else segment.text + style.link
 
 
 PRINTABLE = PrintableFilter()

@@ -72,3 +72,22 @@ def test_the_filter_keeps_each_line_s_width_and_its_styles() -> None:
     filtered = PRINTABLE.apply(dirty, Color(0, 0, 0))
     assert filtered == [Segment("ab   ", bold), Segment("cd", None)]
     assert sum(cell_len(s.text) for s in filtered) == sum(cell_len(s.text) for s in dirty)
+
+
+def test_a_link_that_would_break_out_of_its_osc_8_is_dropped_and_its_text_kept() -> None:
+    from rich.console import Console
+    from rich.text import Text
+    from textual.color import Color
+
+    from widgets.terminal import PRINTABLE
+
+    # a command's output, as the command card reads it (`Text.from_ansi`)
+    output = Text.from_ansi("see \x1b]8;;https://x.example/\x9b2J\u202e\x1b\\here\x1b]8;;\x1b\\")
+    segments = list(output.render(Console()))
+    assert any(s.style is not None and s.style.link for s in segments)
+    filtered = PRINTABLE.apply(segments, Color(0, 0, 0))
+    assert "".join(s.text for s in filtered) == "see here"
+    assert not [s for s in filtered if s.style is not None and s.style.link]
+    safe = Text.from_ansi("\x1b]8;;https://x.example/\x1b\\here\x1b]8;;\x1b\\")
+    kept = list(safe.render(Console()))
+    assert PRINTABLE.apply(kept, Color(0, 0, 0)) is kept

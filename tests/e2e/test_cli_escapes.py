@@ -130,3 +130,33 @@ def test_an_error_line_holds_no_escape(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert_inert(refused.stderr)
     assert f"{tmp_path}/nowhere is not a folder" in refused.stderr  # the title set is gone
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("init",),
+        ("run", "hi"),
+        ("search", "hi"),
+        ("index",),
+        ("dream",),
+        ("history",),
+        ("revert", "abc1234"),
+        ("tools",),
+        ("remote", "add", "/elsewhere"),
+        ("sync",),
+    ],
+)
+def test_every_headless_command_prints_through_the_filter(
+    argv: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shell.headless.output import Printable
+    from widgets import cli
+
+    given: list[object] = []
+    monkeypatch.chdir(tmp_path)
+    for family in cli.FAMILIES:
+        for name in family.runs:
+            monkeypatch.setitem(family.runs, name, lambda _s, _a, out: given.append(out) or 0)
+    assert cli.dispatch(cli.build_parser().parse_args([*argv, "--workspace", str(tmp_path)])) == 0
+    assert [type(out) for out in given] == [Printable]

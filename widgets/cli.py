@@ -30,7 +30,6 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
 
 from shell.config import ConfigError, Settings
 from shell.headless.commands import HEADLESS, Family
@@ -41,7 +40,9 @@ from shell.headless.options import (
     root_parser,
     settings_from,
 )
+from shell.headless.output import Out, Printable
 from shell.heavy_import import collector_paused
+from shell.text.printable import printable
 
 EXIT_CLOSED_PIPE = 141
 """The exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for
@@ -56,7 +57,7 @@ def _add_replay(sub: Subcommands) -> None:
     replay.add_argument("--step", action="store_true", help="play one turn per Enter")
 
 
-def _replay(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def _replay(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     from widgets.replay import load_trace, replay_app
 
     if not args.trace_file.is_file():
@@ -87,7 +88,7 @@ def _add_serve(sub: Subcommands) -> None:
     )
 
 
-def _serve(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def _serve(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     from widgets.serve import serve
 
     return serve(args, settings.workspace)
@@ -115,7 +116,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return _tui(settings_from(args, runs_agent=True), args)
     [family] = [family for family in FAMILIES if args.command in family.runs]
     settings = settings_from(args, runs_agent=family.runs_agent)
-    return family.runs[args.command](settings, args, sys.stdout)
+    return family.runs[args.command](settings, args, Printable(sys.stdout))
 
 
 def _tui(settings: Settings, args: argparse.Namespace) -> int:
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         code = EXIT_CLOSED_PIPE
     except Exception as error:  # the one place that turns any failure into one clear line
         message = str(error) or type(error).__name__
-        print(f"cairn: error: {message}", file=sys.stderr)
+        print(f"cairn: error: {printable(message)}", file=sys.stderr)
         code = 2 if isinstance(error, ConfigError) else 1
     # Skip the interpreter's teardown of litellm's thousands of modules (about a second at
     # every exit): what Cairn writes is fsynced or closed by now; only stdio needs a flush.

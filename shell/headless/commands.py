@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TextIO
 
 from shell.config import Settings
 from shell.headless import dream, init, run, search, sync, tools
 from shell.headless.options import Subcommands, add_workspace
+from shell.headless.output import Out
 
-Runner = Callable[[Settings, argparse.Namespace, TextIO], int]
+Runner = Callable[[Settings, argparse.Namespace, Out], int]
 """A subcommand: its settings, its parsed arguments, where it prints; the exit code."""
 
 
@@ -32,13 +32,13 @@ def _add_history(sub: Subcommands) -> None:
     add_parsers(sub, add_workspace)
 
 
-def _history(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def _history(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     from shell.headless.history import history_command
 
     return history_command(settings, limit=args.n, as_json=args.json, out=out)
 
 
-def _revert(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def _revert(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     from shell.headless.history import revert_command
 
     return revert_command(settings, args.sha, yes=args.yes, as_json=args.json, out=out)

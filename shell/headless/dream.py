@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from shell.config import Settings
 from shell.events import (
@@ -29,6 +29,7 @@ from shell.events import (
     RemSleepFinished,
 )
 from shell.headless.options import Subcommands, add_model, add_workspace
+from shell.headless.output import Out
 from shell.secrets.door import event_line
 from shell.text import counted, short_sha
 
@@ -78,7 +79,7 @@ def add_parser(sub: Subcommands) -> None:
     dream.add_argument("--json", action="store_true", help="one JSON event per line")
 
 
-def run_dream(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def run_dream(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     """`cairn dream` as parsed: the decisions go in the order `--apply`, `--edit`, `--reject`."""
     from shell.dreaming import Decision
 
@@ -107,7 +108,7 @@ async def dream_command(
     apply_all: bool = False,
     over_budget: bool = False,
     as_json: bool = False,
-    out: TextIO,
+    out: Out,
 ) -> int:
     """`cairn dream`: with no decision, a sweep and the open proposals; else the decisions,
     in order (`apply_all` accepts every open proposal). Exit code 1 if anything failed."""

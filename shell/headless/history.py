@@ -17,13 +17,13 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
-from typing import TextIO
 
 from shell.config import Settings
 from shell.events import Event, MemoryWritten, Notice
 from shell.git.history import MemoryHistory
 from shell.git.runner import GitFailure
 from shell.git.store import GitStore
+from shell.headless.output import Out
 from shell.secrets.door import event_line
 from shell.sync.describe import sync_line
 from shell.text import short_sha
@@ -55,7 +55,7 @@ def _history(settings: Settings) -> MemoryHistory:
     )
 
 
-def history_command(settings: Settings, *, limit: int, as_json: bool, out: TextIO) -> int:
+def history_command(settings: Settings, *, limit: int, as_json: bool, out: Out) -> int:
     commits = _history(settings).commits(max(1, limit))
     for commit in commits:
         if as_json:
@@ -76,7 +76,7 @@ def revert_command(
     sha: str,
     *,
     yes: bool,
-    out: TextIO,
+    out: Out,
     as_json: bool = False,
     ask: Callable[[str], str] = input,
     interactive: bool | None = None,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TextIO
 
 from shell.config import Settings
 from shell.headless.options import Subcommands, add_workspace
+from shell.headless.output import Out
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -28,7 +28,7 @@ def add_parser(sub: Subcommands) -> None:
     init.add_argument("--remote", metavar="URL", help="join a synced memory: clone URL")
 
 
-def run_init(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def run_init(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     if args.remote:
         from shell.headless.sync import clone_command
 

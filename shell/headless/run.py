@@ -13,11 +13,11 @@ import contextlib
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
 
 from shell.config import Settings
 from shell.events import Error, Event
 from shell.headless.options import Subcommands, add_agent_options
+from shell.headless.output import Out, Printable
 from shell.secrets.door import event_line
 from shell.session.trace import TraceWriter
 
@@ -27,7 +27,7 @@ class EventSink:
     both (`shell.secrets.door.event_line`), so a token in a prompt or a search is not printed
     for a log to keep."""
 
-    def __init__(self, out: TextIO, trace: Path | None = None) -> None:
+    def __init__(self, out: Out, trace: Path | None = None) -> None:
         self.out = out
         self.trace = TraceWriter(trace) if trace else None
         self.errors = 0
@@ -53,12 +53,12 @@ async def run_headless(
     session_id: str | None = None,
     resume: bool = False,
     trace: Path | None = None,
-    out: TextIO | None = None,
+    out: Out | None = None,
 ) -> int:
     """Run each input (a prompt or a slash command) as one submit. Exit code 1 if any error."""
     from shell.build import build_agent
 
-    sink = EventSink(out or sys.stdout, trace)
+    sink = EventSink(out or Printable(sys.stdout), trace)
     agent = build_agent(
         settings,
         session_id=session_id,
@@ -101,7 +101,7 @@ def add_parser(sub: Subcommands) -> None:
     )
 
 
-def run_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def run_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     return asyncio.run(
         run_headless(
             settings,

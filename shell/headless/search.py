@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TextIO
 
 from shell.config import ConfigError, Settings
 from shell.events import Error
 from shell.headless.options import Subcommands, add_workspace
+from shell.headless.output import Out
 from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 from shell.secrets.door import event_line
 
@@ -63,18 +63,18 @@ def add_index_parser(sub: Subcommands) -> None:
     )
 
 
-def run_search(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def run_search(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     if not 1 <= args.k <= MAX_RESULTS_LIMIT:
         raise ConfigError(f"-k must be between 1 and {MAX_RESULTS_LIMIT}")
     return search_command(settings, " ".join(args.query), k=args.k, as_json=args.json, out=out)
 
 
-def run_index(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def run_index(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     action = "status" if args.status else "rebuild" if args.rebuild else "sync"
     return index_command(settings, action=action, out=out)
 
 
-def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out: TextIO) -> int:
+def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out: Out) -> int:
     from shell.memory.service import RecallService
     from shell.workspace import init_workspace
 
@@ -103,7 +103,7 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
     return 0
 
 
-def index_command(settings: Settings, *, action: str, out: TextIO) -> int:
+def index_command(settings: Settings, *, action: str, out: Out) -> int:
     """`cairn index`: "status" reports, "sync" catches up with the files, "rebuild" starts over.
     Events (sync, rebuild) go out as JSON lines, then the index status."""
     from shell.memory.service import RecallService

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from shell.config import ConfigError, Settings
 from shell.events import (
@@ -26,6 +26,7 @@ from shell.events import (
     SyncRedacted,
     SyncRedactionPreviewed,
 )
+from shell.headless.output import Out
 from shell.secrets.door import event_line
 from shell.sync.describe import redaction_preview, sync_line
 
@@ -73,11 +74,11 @@ def _engine(settings: Settings) -> SyncEngine:
     )
 
 
-def remote_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def remote_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     return _report(_engine(settings).add_remote(args.url), as_json=False, out=out)
 
 
-def sync_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def sync_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     engine = _engine(settings)
     if args.resolve:
         if not args.take:
@@ -97,7 +98,7 @@ def sync_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> i
     return _report(events, as_json=args.json, out=out)
 
 
-def clone_command(settings: Settings, url: str, out: TextIO) -> int:
+def clone_command(settings: Settings, url: str, out: Out) -> int:
     """`cairn init --remote URL [DIR]`: clone, then seed what the remote lacks."""
     from shell.sync import clone_workspace
     from shell.workspace import init_workspace
@@ -108,7 +109,7 @@ def clone_command(settings: Settings, url: str, out: TextIO) -> int:
     return _report(events, as_json=False, out=out)
 
 
-def _report(events: Sequence[Event], *, as_json: bool, out: TextIO) -> int:
+def _report(events: Sequence[Event], *, as_json: bool, out: Out) -> int:
     for event in events:
         if as_json:
             out.write(event_line(event) + "\n")

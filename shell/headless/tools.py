@@ -12,11 +12,11 @@ import argparse
 import asyncio
 import json
 from dataclasses import asdict
-from typing import TextIO
 
 from shell.config import Settings
 from shell.events import ToolsListed
 from shell.headless.options import Subcommands, add_model, add_tool_options, add_workspace
+from shell.headless.output import Out
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -27,7 +27,7 @@ def add_parser(sub: Subcommands) -> None:
     add_model(tools, inherit=True)
 
 
-async def tools_command(settings: Settings, *, as_json: bool, out: TextIO) -> int:
+async def tools_command(settings: Settings, *, as_json: bool, out: Out) -> int:
     """`cairn tools`: start the MCP servers, list every tool, stop. Exit 1 if a server failed."""
     from shell.build import build_agent
 
@@ -57,5 +57,5 @@ def listing_text(listing: ToolsListed) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_tools_command(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+def run_tools_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     return asyncio.run(tools_command(settings, as_json=args.json, out=out))

@@ -3,7 +3,8 @@
 
 Pure functions over strings. The package also holds which sentences state a fact
 (`statements.py`), exact identifiers (`identifiers.py`), the one stop-word list
-(`stop_words.py`) and tiktoken counts (`tokens.py`).
+(`stop_words.py`), tiktoken counts (`tokens.py`) and text made safe to print to a terminal
+(`printable.py`).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from shell.tools.project.outputs import OutputStore
 from shell.tools.project.root import ProjectRoot
 from shell.tools.project.sandbox import Sandbox
 from shell.tools.toolbox import CallContext, ToolResult
+from tests.project.test_sandbox import PYTHON
 
 REPO = Path(__file__).resolve().parents[2]
 HIERARCHY = cgroup.available() if Sandbox().active else None
@@ -93,7 +94,7 @@ async def test_a_fork_bomb_stops_at_the_task_bound_and_the_result_says_so(projec
 async def test_a_memory_hog_is_killed_at_the_memory_bound(project: Path) -> None:
     if "memory" not in hierarchy().controllers:
         pytest.skip("the memory controller is not Cairn's to use here")
-    hog = f"{sys.executable} -c 'b = bytearray(6 * 1024**3); print(len(b))'"
+    hog = f"{PYTHON} -c 'b = bytearray(6 * 1024**3); print(len(b))'"
 
     payload = await run(project, hog)
 

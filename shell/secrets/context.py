@@ -138,10 +138,14 @@ def secrets_after_keywords(line: str, above: str = "") -> Iterator[str]:
     pieces = _pieces(_MARKER.sub(lambda marker: " " * len(marker.group()), text))
     starts = [piece.start for piece in pieces]
     ends = [piece.start + len(piece.text) for piece in pieces]
+    redacted = [marker.start() for marker in _MARKER.finditer(text)]
     found: set[str] = set()
     for keyword in _KEYWORD.finditer(text):
         first = bisect_left(starts, keyword.end())
         last = bisect_right(ends, keyword.start())
+        reach = ends[min(first + LOOK_AHEAD, len(ends)) - 1] if first < len(ends) else 0
+        if any(keyword.end() <= at <= reach for at in redacted):
+            continue  # its secret is redacted already: what follows the marker is not it
         before = list(range(max(0, last - max(LOOK_BEHIND, IDENTIFIER_REACH)), last))
         if _identifier_before(pieces, before[-IDENTIFIER_REACH:]):
             continue  # "the sha256 of the key file is 9f86…"

@@ -62,12 +62,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("/new", "", "flush memory if due, then start a new session"),
     Command("/context", "", "what the next prompt holds and how it was counted"),
     Command("/dream", "", "run a dreaming sweep: proposals for MEMORY.md"),
-    Command(
-        "/sync",
-        "[redact [apply]]",
-        "pull the memory from its git remote, then push; redact: unblock a push a secret "
-        "stopped (preview, then apply)",
-    ),
+    Command("/sync", "[redact]", "pull then push; redact [apply]: unblock a stopped push"),
     Command("/tools", "", "the model's tools, their approvals, the MCP servers"),
     Command("/review", "", "review dreaming's proposals", key="f3", tui_only=True),
     Command("/history", "", "memory history: diffs and revert", key="f5", tui_only=True),

@@ -87,7 +87,8 @@ def choose_branch(git: Git, url: str, *, wanted: str | None, fallback: str) -> B
         raise GitFailure(
             "error",
             f"the remote's HEAD names none of its {len(found.heads)} branches with commits "
-            f"({names}): choose one with --branch NAME; nothing was changed",
+            f"({names}): choose one with --branch NAME (cairn remote add, cairn init --remote); "
+            "nothing was changed",
         )
     return BranchChoice(unborn_head(git, url, fallback), None)
 

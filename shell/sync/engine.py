@@ -98,12 +98,9 @@ class SyncEngine:
             with self._lock:
                 has = self._git.run(["remote", "get-url", REMOTE], check=False).code == 0
                 self._git.run(["remote", "set-url" if has else "add", REMOTE, url])
-                state = load_state(self.root)
-                if state.branch or state.last_sync:
-                    self._git.run(
-                        ["update-ref", "-d", f"refs/remotes/{REMOTE}/{self._tracked(state)}"],
-                        check=False,
-                    )
+                for stale in {self._tracked(load_state(self.root)), choice or self._branch()}:
+                    tracking = f"refs/remotes/{REMOTE}/{stale}"
+                    self._git.run(["update-ref", "-d", tracking], check=False)
                 state = SavedState(branch=choice)
                 if failed is not None:
                     state.offline = failed.kind == "offline"

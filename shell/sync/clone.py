@@ -72,8 +72,10 @@ def list_branches(git: Git, url: str) -> RemoteBranches:
 def choose_branch(git: Git, url: str, *, wanted: str | None, fallback: str) -> BranchChoice:
     """The remote branch to sync with, by the module's rule; raises GitFailure: the remote's
     own failure when it cannot be read, kind "error" when the rule refuses."""
-    if wanted is not None and git.run(["check-ref-format", f"{HEADS}{wanted}"], check=False).code:
-        raise GitFailure("error", f"{wanted!r} is not a branch name; nothing was changed")
+    if wanted is not None:
+        checked = git.run(["check-ref-format", "--branch", wanted], check=False)
+        if checked.code or checked.stdout.strip() != wanted:  # `@{-1}` would be expanded
+            raise GitFailure("error", f"{wanted!r} is not a branch name; nothing was changed")
     found = list_branches(git, url)
     if wanted is not None:
         return BranchChoice(wanted, found.heads.get(wanted))

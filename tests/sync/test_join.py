@@ -232,3 +232,34 @@ def test_a_remote_not_yet_reached_is_joined_by_the_first_sync_that_reaches_it(
     assert branches(remote) == {"trunk": a.head()}
     saved = json.loads((a.root / SYNC_DIR / "state.json").read_text(encoding="utf-8"))
     assert saved["branch"] == "trunk"
+
+
+def test_a_branch_asked_for_that_the_remote_lacks_starts_there(
+    tmp_path: Path, machine: Callable[[str], Machine]
+) -> None:
+    remote = plain_bare(tmp_path / "remote.git", "-b", "main")
+    code = hand_push(tmp_path, remote, "main", {"README.md": "a project, not a memory\n"})
+
+    cloned = clone_workspace(str(remote), tmp_path / "b", branch="memory")
+
+    assert isinstance(cloned[0], SyncCloned) and cloned[0].commits == 0, cloned
+    b = machine("b")
+    assert git(b.root, "symbolic-ref", "--short", "HEAD") == "memory"
+    assert not (b.root / "README.md").exists()
+    b.seed()
+    assert isinstance(b.engine.sync()[-1], SyncFinished)
+    assert branches(remote) == {"main": code, "memory": b.head()}
+
+
+def test_a_branch_name_git_refuses_is_refused(
+    tmp_path: Path, machine: Callable[[str], Machine]
+) -> None:
+    remote = plain_bare(tmp_path / "remote.git")
+    a = machine("a").seed()
+
+    for events in (
+        a.engine.add_remote(str(remote), branch="two..dots"),
+        clone_workspace(str(remote), tmp_path / "b", branch="-x"),
+    ):
+        assert isinstance(events[-1], SyncFailed) and "not a branch name" in events[-1].message
+    assert a.engine.status().remote is None and not (tmp_path / "b").exists()

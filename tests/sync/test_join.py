@@ -9,10 +9,11 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from shell.events.sync import SyncCloned, SyncFailed, SyncFinished
+from shell.events.sync import SyncCloned, SyncFailed, SyncFinished, SyncRemoteAdded
 from shell.sync import clone_workspace
 from shell.sync.state import SYNC_DIR
 from tests.sync.conftest import DAY, Machine, git
+from tests.sync.daemon import free_port
 
 HAND = ("-c", "user.name=Hand", "-c", "user.email=hand@example.org")
 
@@ -263,3 +264,16 @@ def test_a_branch_name_git_refuses_is_refused(
     ):
         assert isinstance(events[-1], SyncFailed) and "not a branch name" in events[-1].message
     assert a.engine.status().remote is None and not (tmp_path / "b").exists()
+
+
+def test_an_unreachable_remote_is_set_and_keeps_the_branch_asked_for(
+    machine: Callable[[str], Machine],
+) -> None:
+    a = machine("a").seed()
+
+    events = a.engine.add_remote(f"git://127.0.0.1:{free_port()}/x", branch="memory")
+
+    assert [type(event) for event in events] == [SyncRemoteAdded, SyncFailed], events
+    assert isinstance(events[-1], SyncFailed) and events[-1].kind == "offline"
+    saved = json.loads((a.root / SYNC_DIR / "state.json").read_text(encoding="utf-8"))
+    assert saved["branch"] == "memory" and saved["offline"] is True

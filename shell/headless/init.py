@@ -2,6 +2,7 @@
 
     cairn init [DIR]                    a git repo with the memory files
     cairn init --remote URL [DIR]       a second machine joins: a clone of URL
+               [--branch NAME]          the remote's branch to join (default: see shell.sync.clone)
 
 DIR defaults to `--workspace`, `$CAIRN_WORKSPACE` or a platform data dir.
 """
@@ -11,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from shell.config import Settings
-from shell.headless.options import Subcommands, add_workspace
+from shell.config import ConfigError, Settings
+from shell.headless.options import Subcommands, add_branch, add_workspace
 from shell.headless.output import Out
 
 
@@ -26,13 +27,16 @@ def add_parser(sub: Subcommands) -> None:
     )
     add_workspace(init, inherit=True)
     init.add_argument("--remote", metavar="URL", help="join a synced memory: clone URL")
+    add_branch(init)
 
 
 def run_init(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     if args.remote:
         from shell.headless.sync import clone_command
 
-        return clone_command(settings, args.remote, out)
+        return clone_command(settings, args.remote, out, branch=args.branch)
+    if args.branch:
+        raise ConfigError("--branch goes with --remote")
     from shell.workspace import init_workspace
 
     init_workspace(settings)

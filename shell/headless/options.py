@@ -30,6 +30,16 @@ def add_workspace(parser: argparse.ArgumentParser, *, inherit: bool = False) -> 
     )
 
 
+def add_branch(parser: argparse.ArgumentParser) -> None:
+    """`--branch NAME`: the remote's branch the memory lives on, instead of the rule's choice."""
+    parser.add_argument(
+        "--branch",
+        metavar="NAME",
+        help="the remote's branch to sync with (default: its HEAD's, else its one branch with "
+        "commits)",
+    )
+
+
 def add_model(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
     """The options of the commands that call a model: the TUI, run and dream."""
     default = inherited(inherit)

@@ -1,12 +1,14 @@
 """One memory on every machine, from the shell (`shell.sync`).
 
-    cairn remote add URL                 sync this workspace with URL (histories merged)
+    cairn remote add URL [--branch NAME] sync this workspace with URL (histories merged)
     cairn sync [--json]                  pull, then push
     cairn sync --resolve FILE --take local|remote|both
                                          settle a conflict the last sync left for review
     cairn sync --redact-unpushed [--yes] what rewriting the commits not pushed yet with their
                                          secrets redacted would change; --yes rewrites, syncs
     cairn init --remote URL [DIR]        a second machine joins: a clone of URL
+
+Which of the remote's branches the memory lives on: `shell.sync.clone`'s rule, or `--branch`.
 
 Each prints one line per event (or JSON with `--json`); the exit code is 1 when the sync failed.
 """
@@ -26,6 +28,7 @@ from shell.events import (
     SyncRedacted,
     SyncRedactionPreviewed,
 )
+from shell.headless.options import add_branch
 from shell.headless.output import Out
 from shell.secrets.door import event_line
 from shell.sync.describe import redaction_preview, sync_line
@@ -43,6 +46,7 @@ def add_parsers(
     actions = remote.add_subparsers(dest="remote_action", required=True)
     add = actions.add_parser("add", help="sync this workspace with URL (histories merged)")
     add.add_argument("url", help="any URL git takes: a path, ssh://, https://, git://")
+    add_branch(add)
     common(add, inherit=True)
     sync = sub.add_parser("sync", help="pull the memory from its remote, then push")
     common(sync, inherit=True)
@@ -75,7 +79,8 @@ def _engine(settings: Settings) -> SyncEngine:
 
 
 def remote_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
-    return _report(_engine(settings).add_remote(args.url), as_json=False, out=out)
+    events = _engine(settings).add_remote(args.url, branch=args.branch)
+    return _report(events, as_json=False, out=out)
 
 
 def sync_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
@@ -98,12 +103,12 @@ def sync_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     return _report(events, as_json=args.json, out=out)
 
 
-def clone_command(settings: Settings, url: str, out: Out) -> int:
-    """`cairn init --remote URL [DIR]`: clone, then seed what the remote lacks."""
+def clone_command(settings: Settings, url: str, out: Out, *, branch: str | None = None) -> int:
+    """`cairn init --remote URL [--branch NAME] [DIR]`: clone, then seed what the remote lacks."""
     from shell.sync import clone_workspace
     from shell.workspace import init_workspace
 
-    events: list[Event] = [*clone_workspace(url, settings.workspace)]
+    events: list[Event] = [*clone_workspace(url, settings.workspace, branch=branch)]
     if not any(isinstance(event, SyncFailed) for event in events):
         init_workspace(settings)
     return _report(events, as_json=False, out=out)

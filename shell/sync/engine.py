@@ -30,6 +30,7 @@ from shell.git.lock import repo_lock
 from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
 from shell.memory.files.plain import not_text_notices
 from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
+from shell.sync.clone import choose_branch
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
 from shell.sync.redact import preview, redact_outgoing
@@ -79,28 +80,44 @@ class SyncEngine:
 
     # --- the public operations ----------------------------------------------------------------
 
-    def add_remote(self, url: str) -> list[SyncEvent | Notice]:
+    def add_remote(self, url: str, *, branch: str | None = None) -> list[SyncEvent | Notice]:
         """Make `url` this workspace's remote and sync with it: both histories are merged (two
-        workspaces seeded apart included), none is discarded."""
+        workspaces seeded apart included), none is discarded. The remote's branch is chosen by
+        `shell.sync.clone`'s rule (`branch`: the one asked for); when the rule refuses, nothing
+        is changed. An unreachable remote is set all the same, and the first sync that reaches
+        it chooses."""
+        choice: str | None = branch
+        failed: GitFailure | None = None
+        try:
+            choice = choose_branch(self._git, url, wanted=branch, fallback=self._branch()).branch
+        except GitFailure as failure:
+            if failure.kind not in ("offline", "auth"):
+                return [SyncFailed(kind=failure.kind, message=redact_url(failure.message))]
+            failed = failure
         try:
             with self._lock:
                 has = self._git.run(["remote", "get-url", REMOTE], check=False).code == 0
                 self._git.run(["remote", "set-url" if has else "add", REMOTE, url])
-                self._git.run(
-                    ["update-ref", "-d", f"refs/remotes/{REMOTE}/{self._branch()}"], check=False
-                )
-                state = load_state(self.root)
-                state.remote_head, state.offline, state.last_error = None, False, None
+                for stale in {self._tracked(load_state(self.root)), choice or self._branch()}:
+                    tracking = f"refs/remotes/{REMOTE}/{stale}"
+                    self._git.run(["update-ref", "-d", tracking], check=False)
+                state = SavedState(branch=choice)
+                if failed is not None:
+                    state.offline = failed.kind == "offline"
+                    state.last_error = f"{failed.kind}: {failed.message}"
                 save_state(self.root, state)
         except GitFailure as failure:
             return [SyncFailed(kind="error", message=failure.message)]
-        return [SyncRemoteAdded(url=redact_url(url)), *self._sync(pull=True, first=True)]
+        added = SyncRemoteAdded(url=redact_url(url))
+        if failed is not None:
+            return [added, SyncFailed(kind=failed.kind, message=redact_url(failed.message))]
+        return [added, *self._sync(pull=True)]
 
     def sync(self) -> list[SyncEvent | Notice]:
         """Fetch, merge and push. Ends with one SyncFinished or one SyncFailed event, after a
         SyncConflict for each curated file left for review (and a Notice for each file edited
         outside Cairn that is not plain Markdown text, committed all the same)."""
-        return self._sync(pull=True, first=False)
+        return self._sync(pull=True)
 
     def redact_unpushed(self, *, apply: bool, hint: str = "") -> list[SyncEvent]:
         """What rewriting the commits not pushed yet with their secrets redacted would change
@@ -110,8 +127,8 @@ class SyncEngine:
         commits already pushed are never rewritten."""
         if self._url() is None:
             return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
-        branch = self._branch()
         state = load_state(self.root)
+        branch = self._tracked(state)
         try:
             remote_head = fetch(self._git, REMOTE, branch, state.remote_head)
             with self._lock:
@@ -132,7 +149,7 @@ class SyncEngine:
     def push_only(self) -> list[SyncEvent | Notice]:
         """Push without fetching or merging; refused (kind "error") when the remote has commits
         this workspace has not merged."""
-        return self._sync(pull=False, first=False)
+        return self._sync(pull=False)
 
     def resolve(self, file: str, take: Take) -> list[SyncEvent | MemoryWritten]:
         """Settle the open conflict of `file`: keep the local version, take the remote's, or
@@ -151,7 +168,7 @@ class SyncEngine:
         state = load_state(self.root)
         url = self._url()
         ahead = behind = 0
-        tracking = f"refs/remotes/{REMOTE}/{self._branch()}" if url else None
+        tracking = f"refs/remotes/{REMOTE}/{self._tracked(state)}" if url else None
         if tracking and self._git.rev(tracking):
             counts = self._git.run(
                 ["rev-list", "--left-right", "--count", f"HEAD...{tracking}"], check=False
@@ -172,7 +189,7 @@ class SyncEngine:
 
     # --- one sync ------------------------------------------------------------------------------
 
-    def _sync(self, *, pull: bool, first: bool) -> list[SyncEvent | Notice]:
+    def _sync(self, *, pull: bool) -> list[SyncEvent | Notice]:
         url = self._url()
         if url is None:
             return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
@@ -183,7 +200,11 @@ class SyncEngine:
             with self._lock:
                 outside = self._prepare()
             events.extend(not_text_notices(self.root, outside))
-            pushed = self._pull_and_push(state, pulled, events, pull=pull, first=first, url=url)
+            if state.branch is None and state.last_sync is None:
+                state.branch = choose_branch(
+                    self._git, url, wanted=None, fallback=self._branch()
+                ).branch
+            pushed = self._pull_and_push(state, pulled, events, pull=pull, url=url)
         except GitFailure as failure:
             state.offline = failure.kind == "offline"
             state.last_error = f"{failure.kind}: {failure.message}"
@@ -212,12 +233,13 @@ class SyncEngine:
         events: list[SyncEvent | Notice],
         *,
         pull: bool,
-        first: bool,
         url: str,
     ) -> int:
         """Returns how many commits were pushed, adds a SyncConflict to `events` for each file
-        left for review; raises GitFailure."""
-        branch = self._branch()
+        left for review; raises GitFailure. Until a first sync completed, the remote's history
+        may share no commit with this one: it is merged (a join), not refused as rewritten."""
+        branch = self._tracked(state)
+        first = state.last_sync is None
         tracking = f"refs/remotes/{REMOTE}/{branch}"
         for _ in range(self._push_tries):
             if pull:
@@ -313,6 +335,11 @@ class SyncEngine:
     def _url(self) -> str | None:
         done = self._git.run(["remote", "get-url", REMOTE], check=False)
         return done.stdout.strip() or None if done.code == 0 else None
+
+    def _tracked(self, state: SavedState) -> str:
+        """The remote branch this workspace syncs with: the recorded one, else (a workspace
+        synced before it was recorded, or one not joined yet) the local branch's name."""
+        return state.branch or self._branch()
 
     def _branch(self) -> str:
         try:

@@ -1,8 +1,9 @@
 """What the sync remembers between runs, the open conflicts, and the retry delays.
 
 Everything lives under the workspace's git-ignored `.cairn/sync/`: `state.json` (the last sync,
-the remote head last fetched, whether the remote was unreachable) and `conflicts/` (per open
-conflict, the remote's version of the file and a JSON record of both shas).
+the remote's branch and its head last fetched, whether the remote was unreachable) and
+`conflicts/` (per open conflict, the remote's version of the file and a JSON record of both
+shas).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ class SavedState:
     """The remote's head at the last fetch: a new head must descend from it."""
     offline: bool = False
     last_error: str | None = None
+    branch: str | None = None
+    """The remote's branch the workspace syncs with (`shell.sync.clone`'s rule); None before
+    the first sync that reached the remote, and in a state saved before it was recorded."""
 
 
 def load_state(root: Path) -> SavedState:
@@ -66,6 +70,7 @@ def load_state(root: Path) -> SavedState:
         remote_head=text("remote_head"),
         offline=data.get("offline") is True,
         last_error=text("last_error"),
+        branch=text("branch"),
     )
 
 

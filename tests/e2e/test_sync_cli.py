@@ -103,3 +103,62 @@ def test_sync_redact_unpushed_previews_then_rewrites_and_pushes(tmp_path: Path) 
         ["git", "-C", str(remote), "log", "--all", "-p"], capture_output=True, text=True
     ).stdout
     assert key not in remote_log and "[REDACTED AWS Access Key]" in remote_log
+
+
+def test_a_plain_bare_repository_is_joined_by_both_commands(tmp_path: Path) -> None:
+    """`git init --bare` names master: the laptop publishes there, the server clones it."""
+    remote = tmp_path / "memory.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    laptop, server = tmp_path / "laptop", tmp_path / "server"
+    assert cairn("init", str(laptop), home=tmp_path).returncode == 0
+    added = cairn("remote", "add", str(remote), "--workspace", str(laptop), home=tmp_path)
+    assert added.returncode == 0 and "synced:" in added.stdout, added.stdout
+
+    joined = cairn("init", "--remote", str(remote), str(server), home=tmp_path)
+
+    assert joined.returncode == 0, joined.stdout + joined.stderr
+    assert "(0 commits)" not in joined.stdout and "sync failed" not in joined.stdout
+    (server / "MEMORY.md").write_text("# Memory\n\n- editor: helix\n", encoding="utf-8")
+    assert cairn("sync", "--workspace", str(server), home=tmp_path).returncode == 0
+    synced = cairn("sync", "--workspace", str(laptop), home=tmp_path)
+    assert synced.returncode == 0 and "synced: 1 commit in" in synced.stdout, synced.stdout
+    assert "editor: helix" in (laptop / "MEMORY.md").read_text(encoding="utf-8")
+    heads = subprocess.run(
+        ["git", "-C", str(remote), "for-each-ref", "--format=%(refname)", "refs/heads"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert heads == ["refs/heads/master"]
+
+
+def test_an_ambiguous_remote_is_refused_until_a_branch_is_named(tmp_path: Path) -> None:
+    remote = tmp_path / "memory.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    hand = tmp_path / "hand"
+    subprocess.run(["git", "init", "-q", "-b", "one", str(hand)], check=True)
+    (hand / "MEMORY.md").write_text("# Memory\n\n- by hand\n", encoding="utf-8")
+    for step in (
+        ["add", "."],
+        ["-c", "user.name=H", "-c", "user.email=h@h", "commit", "-qm", "by hand"],
+        ["push", "-q", str(remote), "one:refs/heads/one", "one:refs/heads/two"],
+    ):
+        subprocess.run(["git", "-C", str(hand), *step], check=True)
+    server, laptop = tmp_path / "server", tmp_path / "laptop"
+
+    refused = cairn("init", "--remote", str(remote), str(server), home=tmp_path)
+    assert cairn("init", str(laptop), home=tmp_path).returncode == 0
+    not_added = cairn("remote", "add", str(remote), "--workspace", str(laptop), home=tmp_path)
+
+    for result in (refused, not_added):
+        assert result.returncode == 1, result.stdout
+        assert "sync failed (error): " in result.stdout and "(one, two)" in result.stdout
+        assert "--branch NAME" in result.stdout and "remote set" not in result.stdout
+    assert not server.exists()
+    chosen = cairn("init", "--remote", str(remote), "--branch", "two", str(server), home=tmp_path)
+    assert chosen.returncode == 0 and "(1 commit)" in chosen.stdout, chosen.stdout
+    added = cairn(
+        "remote", "add", str(remote), "--branch", "two", "--workspace", str(laptop), home=tmp_path
+    )
+    assert added.returncode == 0 and "synced:" in added.stdout, added.stdout
+    assert "sync conflict in MEMORY.md: kept yours" in added.stdout  # both seeded it apart
+    assert "synced: 1 commit in" in added.stdout

@@ -161,10 +161,10 @@ class MemoryHistory:
             diff = strict + "".join(undo_diff(note) for note in plan.notes)
             if not diff.strip():
                 return RevertPreview(full, diff, False, "the commit changed nothing to revert")
-            if (
-                strict
-                and (check := self._git.run(["apply", "--check"], stdin=strict, check=False)).code
-            ):
+            check = (
+                self._git.run(["apply", "--check"], stdin=strict, check=False) if strict else None
+            )
+            if check is not None and check.code:
                 reason = self._no_longer_applies(full, plan.strict, check.stderr)
                 return RevertPreview(full, diff, False, reason)
             return RevertPreview(full, diff, True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 _DAILY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
 _HUNK = re.compile(r"^@@ -\d+(?:,(?P<old>\d+))? \+(?P<start>\d+)(?:,\d+)? @@")
+_NO_NEWLINE = "\\ No newline at end of file"
 CONTEXT = 3
 
 
@@ -51,22 +52,28 @@ class NoteUndo:
 
 def added_lines(diff: str) -> list[AddedLine] | None:
     """The lines a one-file `git diff -U0` added; None when it also removed or changed a line,
-    or is not a text diff (a binary file, a mode change alone)."""
-    added: list[AddedLine] = []
-    index: int | None = None
+    or is not a text diff (a binary file, a mode change alone). A last line given its missing
+    newline, as an append to such a file writes it, is no change."""
+    hunks: list[tuple[int, int, list[str]]] = []
     for row in diff.split("\n"):
         if row.startswith("@@"):
-            if (hunk := _HUNK.match(row)) is None or hunk["old"] != "0":
-                return None  # "-a" alone counts one old line: a change, not an addition
-            index = int(hunk["start"]) - 1
-        elif index is None:
-            if row.startswith("Binary files"):
+            if (hunk := _HUNK.match(row)) is None:
                 return None
-        elif row.startswith("+"):
-            added.append(AddedLine(index, row[1:]))
-            index += 1
-        elif row.startswith("-"):
+            old = 1 if hunk["old"] is None else int(hunk["old"])  # "-a" alone: one old line
+            hunks.append((int(hunk["start"]) - 1, old, []))
+        elif hunks and row:
+            hunks[-1][2].append(row)
+        elif row.startswith("Binary files"):
             return None
+    added: list[AddedLine] = []
+    for start, old, rows in hunks:
+        plus = [row[1:] for row in rows if row.startswith("+")]
+        if old:
+            mended = old == 1 and bool(plus) and rows[:2] == [f"-{plus[0]}", _NO_NEWLINE]
+            if not mended:
+                return None
+            plus, start = plus[1:], start + 1
+        added += [AddedLine(start + i, text) for i, text in enumerate(plus)]
     return added or None
 
 
@@ -108,7 +115,7 @@ def undo_diff(undo: NoteUndo) -> str:
         for i in range(start, end):
             out.append(("-" if i in gone else " ") + _bare(undo.lines[i]) + "\n")
             if not undo.lines[i].endswith("\n"):
-                out.append("\\ No newline at end of file\n")
+                out.append(_NO_NEWLINE + "\n")
     return "".join(out)
 
 

@@ -212,3 +212,17 @@ def test_a_last_line_without_a_newline_goes_too(root: Path) -> None:
     _write(root, NOTE, "- A\n- B\n- D", "memory(outside): D, no newline")
     assert MemoryHistory(root).revert(_git(root, "rev-parse", "HEAD~3")).error is None
     assert (root / NOTE).read_text() == "- A\n- D"
+
+
+def test_an_append_to_a_note_without_a_last_newline_is_still_an_append(root: Path) -> None:
+    """The door ends the last line before appending; that mended line is no change."""
+    _write(root, NOTE, "- A", "memory(outside): A, no newline")
+    wrong = _append(root, "- B")
+    _append(root, "- C")
+    preview = MemoryHistory(root).preview_revert(wrong)
+    assert preview.applies and "\n-- B\n" in preview.diff and "\n-- A" not in preview.diff
+    assert MemoryHistory(root).revert(wrong).error is None
+    assert (root / NOTE).read_text() == "- A\n- C\n"
+    mended = "@@ -1 +1,2 @@\n-- A\n\\ No newline at end of file\n+- A\n+- B\n"
+    assert added_lines(mended) == [AddedLine(1, "- B")]
+    assert added_lines("@@ -1 +1,2 @@\n-[]\n\\ No newline at end of file\n+x\n") is None

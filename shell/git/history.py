@@ -7,7 +7,12 @@ and `cairn history`, and undoes one commit the way `git revert --no-edit` does: 
 never a rewrite, made through the store (`GitStore.commit`) so the sync hears of it. A revert
 holds the same locks as a memory write (the `flock` on `.cairn/locks/memory.lock`, then the
 repository's lock, `shell.git.lock`), so it never interleaves with a tool's write; one that no
-longer applies is aborted, leaves the tree as it was and says why.
+longer applies is aborted, leaves the tree as it was and says why, naming the later write in the
+way when it can.
+A daily note is append-only, so what a commit only added to one is undone line by line
+(`shell.git.note_undo`): those lines go, whatever was appended since. Every other file (and a
+note whose lines the commit changed) takes git's revert; a commit of both kinds is reverted
+whole or not at all.
 The index notices the reverted files on its own: a search re-syncs a dirty index first, and the
 watcher sees the change.
 """
@@ -16,13 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from shell.events import Event, MemoryWritten, Notice
 from shell.fsio import exclusive_lock
+from shell.git.note_undo import NoteUndo, added_lines, is_daily_note, undo_diff, undo_lines
 from shell.git.runner import GitFailure, one_line
 from shell.git.store import CommitInfo, GitStore
 from shell.text import short_sha
@@ -30,6 +36,9 @@ from shell.text import short_sha
 _ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_PICKAXE_LINES = 5
+"""How many of a commit's lines are looked for in later commits, to name the one that
+changed them."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,16 @@ class RevertOutcome:
     """One event per file the revert changed, with the revert's commit."""
 
 
+@dataclass
+class _Plan:
+    """How a revert undoes each file of its commit."""
+
+    notes: list[NoteUndo] = field(default_factory=list)
+    """Daily notes the commit only added lines to: those lines go, one by one."""
+    strict: list[str] = field(default_factory=list)
+    """Every other file: git's revert."""
+
+
 def commit_kind(subject: str) -> str:
     """The kind of a commit, from its subject line."""
     if match := _REASON.match(subject):
@@ -127,26 +146,37 @@ class MemoryHistory:
             return self._show(self._resolve(sha), reverse=False)
 
     def preview_revert(self, sha: str) -> RevertPreview:
-        """The reverse diff of `sha`, and whether it still applies to the working tree.
+        """What reverting `sha` would change (the lines a daily note loses, the reverse diff of
+        every other file), and whether it still applies to the working tree.
 
         Raises:
             GitFailure: `sha` names no commit.
         """
         with self.store.lock:
             full = self._resolve(sha)
-            diff = self._show(full, reverse=True)
+            plan = self._plan(full)
+            if refused := self._refusal(full, plan):
+                return RevertPreview(full, self._show(full, reverse=True), False, refused)
+            strict = self._show(full, reverse=True, paths=plan.strict) if plan.strict else ""
+            diff = strict + "".join(undo_diff(note) for note in plan.notes)
             if not diff.strip():
                 return RevertPreview(full, diff, False, "the commit changed nothing to revert")
-            check = self._git.run(["apply", "--check"], stdin=diff, check=False)
-            if check.code != 0:
-                return RevertPreview(full, diff, False, _no_longer_applies(check.stderr))
+            check = (
+                self._git.run(["apply", "--check"], stdin=strict, check=False) if strict else None
+            )
+            if check is not None and check.code:
+                reason = self._no_longer_applies(full, plan.strict, check.stderr)
+                return RevertPreview(full, diff, False, reason)
             return RevertPreview(full, diff, True)
 
     def revert(self, sha: str) -> RevertOutcome:
         """Revert `sha` as a new commit of the store, under the memory write locks.
 
-        A revert that no longer applies (a later write changed the same lines) is aborted:
-        the working tree and the index stay as they were, and `error` says why.
+        The lines `sha` only added to a daily note are removed from it one by one
+        (`shell.git.note_undo`); every other file takes git's revert. A revert that no longer
+        applies (a later write changed the same lines of a curated file, or a line the commit
+        added to a note is gone) is refused whole: the working tree and the index stay as they
+        were, and `error` says why and names the later write when it can.
         """
         with exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"), self.store.lock:
             try:
@@ -158,14 +188,19 @@ class MemoryHistory:
                     None, full, error="the workspace has uncommitted changes; nothing was changed"
                 )
             head = self._git.out("rev-parse", "HEAD")
-            # A merge (a sync's) is undone against its first parent, as the preview shows it.
-            mainline = ["-m", "1"] if self._git.rev(f"{full}^2") else []
-            undo = ["revert", "--no-commit", *mainline, full]
-            if (done := self._git.run(undo, check=False)).code:
-                self._abort(head)
-                return RevertOutcome(None, full, error=_no_longer_applies(done.stderr))
-            files = self._git.out("diff", "--cached", "--name-only", "HEAD").splitlines()
-            self._git.run(["revert", "--quit"])
+            plan = self._plan(full)
+            if refused := self._refusal(full, plan):
+                return RevertOutcome(None, full, error=refused)
+            notes = {note.path for note in plan.notes}
+            by_git = bool(plan.strict) or not notes
+            if by_git and (refused := self._git_revert(full, plan, head)):
+                return RevertOutcome(None, full, error=refused)
+            if refused := self._undo_notes(plan, head, by_git=by_git):
+                return RevertOutcome(None, full, error=refused)
+            staged = self._git.out("diff", "--cached", "--name-only", "HEAD").splitlines()
+            files = sorted({*staged, *notes})
+            if by_git:
+                self._git.run(["revert", "--quit"])
             outcome = self.store.commit(files, self._message(full))
             if outcome.sha is None:
                 self._abort(head)
@@ -182,10 +217,102 @@ class MemoryHistory:
             raise GitFailure("error", f"no such commit: {sha}")
         return full
 
-    def _show(self, sha: str, *, reverse: bool) -> str:
+    def _show(self, sha: str, *, reverse: bool, paths: Sequence[str] = ()) -> str:
         parent = self._git.rev(f"{sha}^") or _EMPTY_TREE
         old, new = (sha, parent) if reverse else (parent, sha)
-        return self._git.run(["diff", "--no-color", old, new]).stdout
+        limit = ["--", *paths] if paths else []
+        return self._git.run(["diff", "--no-color", "--no-renames", old, new, *limit]).stdout
+
+    def _plan(self, sha: str) -> _Plan:
+        """Which files of `sha` are undone line by line (a daily note it only added lines
+        to), and which by git's revert (the rest). A merge is read against its first parent."""
+        parent = self._git.rev(f"{sha}^") or _EMPTY_TREE
+        names = self._git.out("diff", "--name-only", "--no-renames", parent, sha).splitlines()
+        plan = _Plan()
+        for path in names:
+            diff = self._git.run(
+                ["diff", "--no-color", "--no-renames", "-U0", parent, sha, "--", path]
+            ).stdout
+            added = added_lines(diff) if is_daily_note(path) else None
+            if added is None:
+                plan.strict.append(path)
+                continue
+            file = self.root / path  # as it is now: what the preview's reader sees
+            current = file.read_bytes().decode("utf-8", "surrogateescape") if file.is_file() else ""
+            created = "\n--- /dev/null\n" in diff
+            plan.notes.append(undo_lines(path, current, added, created=created))
+        return plan
+
+    def _refusal(self, sha: str, plan: _Plan) -> str | None:
+        """Why the notes' part of the revert cannot be made: a line it added is gone."""
+        for note in plan.notes:
+            if note.missing:
+                text = note.missing[0]
+                later = self._later_writer(sha, [note.path], [text])
+                by = f" (changed by {later})" if later else ""
+                return (
+                    f"{note.path} no longer holds the line {text!r} that the commit added{by}; "
+                    "nothing was changed"
+                )
+        return None
+
+    def _git_revert(self, sha: str, plan: _Plan, head: str) -> str | None:
+        """`git revert --no-commit` of `sha`; why it was refused (and undone), or None. A
+        conflict in a note undone line by line is no refusal: its lines are written after."""
+        # A merge (a sync's) is undone against its first parent, as the preview shows it.
+        mainline = ["-m", "1"] if self._git.rev(f"{sha}^2") else []
+        done = self._git.run(["revert", "--no-commit", *mainline, sha], check=False)
+        if not done.code:
+            return None
+        notes = {note.path for note in plan.notes}
+        unmerged = self._git.out("diff", "--name-only", "--diff-filter=U").splitlines()
+        if unmerged and not set(unmerged) - notes:
+            return None
+        reason = self._no_longer_applies(sha, unmerged or plan.strict, done.stderr)
+        self._abort(head)
+        return reason
+
+    def _undo_notes(self, plan: _Plan, head: str, *, by_git: bool) -> str | None:
+        """Apply each note's undo (the diff its preview shows) to the tree and the index; why
+        not (everything undone then), or None."""
+        try:
+            for note in plan.notes:
+                if by_git:  # git's own try at the note (perhaps a conflict) goes first
+                    self._git.run(["checkout", "HEAD", "--", note.path])
+                self._git.run(["apply", "--index"], stdin=undo_diff(note))
+        except GitFailure as failure:
+            self._abort(head)
+            return f"the note's lines could not be removed; nothing was changed: {failure.message}"
+        return None
+
+    def _later_writer(self, sha: str, paths: Sequence[str], texts: Sequence[str] = ()) -> str:
+        """The first commit after `sha` that changed one of the lines `sha` wrote in `paths`
+        (found by git's pickaxe), as "<short> <subject>"; else the first later commit that
+        touched `paths`; "" when there is none."""
+        if not texts:
+            parent = self._git.rev(f"{sha}^") or _EMPTY_TREE
+            diff = self._git.run(["diff", "--no-color", "-U0", parent, sha, "--", *paths]).stdout
+            texts = [
+                row[1:]
+                for row in diff.split("\n")
+                if row.startswith(("+", "-")) and not row.startswith(("+++ ", "--- "))
+                if row[1:].strip()
+            ][:_PICKAXE_LINES]
+        log = ["log", "--reverse", "--format=%h %s", f"{sha}..HEAD"]
+        for text in texts:
+            found = self._git.run([*log, f"-S{text}", "--", *paths], check=False).stdout
+            if found.strip():
+                return found.splitlines()[0]
+        touched = self._git.run([*log, "--", *paths], check=False).stdout
+        return touched.splitlines()[0] if touched.strip() else ""
+
+    def _no_longer_applies(self, sha: str, paths: Sequence[str], stderr: str) -> str:
+        later = self._later_writer(sha, paths)
+        by = f": {later}" if later else ""
+        return (
+            f"the commit no longer applies cleanly (a later write changed the same lines{by}); "
+            f"nothing was changed: {one_line(stderr)}"
+        )
 
     def _message(self, sha: str) -> str:
         """What `git revert --no-edit` would say."""
@@ -233,11 +360,4 @@ def _history_commit(info: CommitInfo) -> HistoryCommit:
         turn=int(origin["turn"]) if origin else None,
         files=info.files,
         body=body.strip(),
-    )
-
-
-def _no_longer_applies(stderr: str) -> str:
-    return (
-        "the commit no longer applies cleanly (a later write changed the same lines); "
-        f"nothing was changed: {one_line(stderr)}"
     )

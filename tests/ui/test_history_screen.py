@@ -143,3 +143,37 @@ async def test_a_revert_is_an_event_of_the_core_in_the_transcript_and_the_trace(
         "revert",
         DAILY,
     )
+
+
+async def test_an_earlier_append_is_reverted_although_later_lines_follow_it(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    """F5 → r on a write to the daily note that a later write appended after: the preview shows
+    the one line that goes, y removes it, and the later line stays."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        target = app.query(MemoryWriteLine).last().commit
+        await send(app, pilot, LATER)
+        assert FACT in (workspace / DAILY).read_text()
+        await pilot.press("f5")
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        await until(pilot, lambda: bool(screen.commits))
+        row = next(i for i, c in enumerate(screen.commits) if c.sha == target)
+        screen.query_one(DataTable).move_cursor(row=row)
+        await pilot.press("r")
+        await until(pilot, lambda: screen.pending == target)
+        preview = painted(screen.query_one("#history-diff-text", Static))
+        removed = [
+            line for line in preview.splitlines() if line.startswith("-") and "---" not in line
+        ]
+        assert len(removed) == 1 and "Friday 14:00" in removed[0]
+        await pilot.press("y")
+        await until(pilot, lambda: "reverted" in str(screen.query_one("#history-note").render()))
+
+        text = (workspace / DAILY).read_text()
+        assert "Friday 14:00" not in text and FACT in text
+        assert MemoryHistory(workspace).commits()[0].kind == "revert"

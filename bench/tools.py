@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.tools_sandbox import print_cost, sandbox_cost, verdict
+from bench.tools_sandbox import percentile, print_cost, sandbox_cost, verdict
 from shell.config import ToolSettings
 from shell.events import Event
 from shell.events.tools import CommandOutput
@@ -86,16 +86,6 @@ def _file_text(i: int, *, needle: bool) -> str:
 
 
 # --- measuring --------------------------------------------------------------------------------
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    rank = (len(ordered) - 1) * q / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 async def _rg_alone(argv: list[str], cwd: Path) -> None:

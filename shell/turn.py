@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shell.config import Settings
 from shell.context.request import PromptSize, RequestBuilder
@@ -20,6 +20,7 @@ from shell.events import (
     Event,
     Notice,
     StartupPreludeInjected,
+    TextDelta,
     TurnEnding,
     TurnFinished,
     TurnStarted,
@@ -33,6 +34,7 @@ from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.session.conversation import Conversation
+from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
 
@@ -162,7 +164,11 @@ class TurnLoop:
         call = ModelCall(p.llm, p.request_builder.request(), p.request_builder.tool_schemas)
         try:
             async for event in self.cancellation.until_requested(call.events()):
-                yield event
+                yield (
+                    replace(event, text=escaped(event.text))
+                    if isinstance(event, TextDelta)
+                    else event
+                )
         except ModelError as error:
             if error.kind == "context_overflow" and retry:
                 raise _Overflow(error.message) from error
@@ -170,7 +176,7 @@ class TurnLoop:
             raise TurnEnded("error") from error
         if self.cancellation.requested and not call.answered:  # cut mid-answer: not kept
             raise TurnEnded("cancelled", "model_call")
-        reply = call.reply
+        reply = _encodable(call.reply)
         self._count_usage(reply)
         p.request_builder.calibrate(reply.prompt_tokens, sent)
         p.conversation.append(reply.message())
@@ -218,6 +224,19 @@ class TurnLoop:
         self.parts.conversation.prelude = prelude
         record.needs_prelude = False
         return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None
+
+
+def _encodable(reply: ModelReply) -> ModelReply:
+    """The reply with each lone surrogate escaped (`shell.session.encodable`): the tools, the
+    events and the transcript then hold what the next request can send. In the arguments'
+    JSON the escape reads back as the surrogate the model meant, so a tool still sees it."""
+    calls = [
+        replace(
+            call, id=escaped(call.id), name=escaped(call.name), arguments=escaped(call.arguments)
+        )
+        for call in reply.tool_calls
+    ]
+    return replace(reply, text=escaped(reply.text), tool_calls=calls)
 
 
 class _Overflow(Exception):

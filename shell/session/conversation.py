@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shell.session.encodable import escaped_value
 from shell.session.record import SessionRecord
 from shell.session.store import SessionStore
 
@@ -40,13 +41,15 @@ class Conversation:
         return self.record.session_id
 
     def append(self, message: dict[str, Any]) -> None:
-        """Add a message to the live list and to the transcript on disk."""
+        """Add a message to the live list and to the transcript on disk; a lone surrogate in it
+        is escaped first, or every later request of the session could not be encoded."""
+        message = escaped_value(message)
         self.messages.append(message)
         self.sessions.append_message(self.session_id, message)
 
     def replace(self, messages: list[dict[str, Any]], entry: dict[str, Any]) -> None:
         """After a compaction: the new live list, and the transcript entry that rebuilds it."""
-        self.messages = messages
+        self.messages = escaped_value(messages)
         self.sessions.append(self.session_id, entry)
 
     def restart(self, model: str) -> None:

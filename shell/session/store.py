@@ -24,6 +24,7 @@ from typing import Any
 
 from shell.messages import summary_message
 from shell.secrets.door import open_private, private_folder, redacted, write_private
+from shell.session.encodable import escaped_json
 from shell.session.record import SessionRecord
 from shell.session.views import ViewLog
 
@@ -108,6 +109,7 @@ class SessionStore:
             record.updated_at = self._now()
         path = self._record_path(record.session_id)
         data = json.dumps(redacted(dataclasses.asdict(record)), indent=2, ensure_ascii=False)
+        data = escaped_json(data)
         write_private(path, data + "\n")
 
     def append(self, session_id: str, entry: dict[str, Any]) -> None:
@@ -120,7 +122,7 @@ class SessionStore:
         path = self._transcript_path(session_id)
         private_folder(self.folder)
         entry = redacted(entry)  # what the user typed stays in the live context, not on disk
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        line = escaped_json(json.dumps(entry, ensure_ascii=False, default=str)) + "\n"
         with open_private(path, "ab") as handle:
             # A crash mid-write leaves a line without its newline; start a fresh line so the
             # torn fragment cannot swallow this entry.

@@ -21,6 +21,7 @@ from shell.events import (
     Notice,
     StartupPreludeInjected,
     TextDelta,
+    ToolCallStarted,
     TurnEnding,
     TurnFinished,
     TurnStarted,
@@ -110,7 +111,7 @@ class TurnLoop:
             raise
         finally:
             self.cancellation.end()
-            p.conversation.close_open_tool_calls()
+            p.conversation.close_open_tool_calls(_cause(turn))
             p.conversation.prelude = ""
             p.conversation.save()
             if not turn.killed:
@@ -204,8 +205,10 @@ class TurnLoop:
         async for item in tools:
             if isinstance(item, ToolDone):
                 p.conversation.append(item.message())
-            else:
-                yield item
+                continue
+            if isinstance(item, ToolCallStarted):  # kept before the call runs: see `started`
+                p.conversation.started(item.call_id)
+            yield item
         if self.cancellation.requested:
             raise TurnEnded("cancelled", "tool_calls")
 
@@ -224,6 +227,18 @@ class TurnLoop:
         self.parts.conversation.prelude = prelude
         record.needs_prelude = False
         return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None
+
+
+def _cause(turn: TurnLog) -> str:
+    """Who ended a turn that left tool calls without a result, as their answers say it: only a
+    cancel the user asked for is the user's."""
+    if turn.killed:
+        return "the turn was stopped"
+    return (
+        "the user cancelled the turn"
+        if turn.reason == "cancelled"
+        else "the turn ended on an error"
+    )
 
 
 def _encodable(reply: ModelReply) -> ModelReply:

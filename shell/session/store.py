@@ -6,7 +6,8 @@ Under `<state_dir>/sessions/` each session has two files:
   replaced atomically (temp file, fsync, rename), so a crash leaves the old or the new record;
 - `<id>.jsonl`, the transcript: one JSON entry per line, fsynced after each append. The full
   history stays on disk; `messages()` rebuilds the live message list from it, applying each
-  compaction entry. A line torn by a crash mid-write is skipped.
+  compaction entry and answering each tool call a kill left without a result (`repair.py`). A
+  line torn by a crash mid-write is skipped.
 
 Both go through `shell.secrets.door`: redacted, 0600 in a 0700 folder.
 """
@@ -22,10 +23,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from shell.messages import summary_message
 from shell.secrets.door import open_private, private_folder, redacted, write_private
 from shell.session.encodable import escaped_json
 from shell.session.record import SessionRecord
+from shell.session.repair import Replayed, mended, replay
 from shell.session.views import ViewLog
 
 
@@ -103,6 +104,11 @@ class SessionStore:
             return None
         return max(records, key=lambda r: (r.updated_at, r.session_id))
 
+    def opening_notices(self, session_id: str) -> list[str]:
+        """What opening a resumed session had to mend: tool calls a kill left without a result
+        (answered in the live messages, `shell.session.repair`)."""
+        return mended(self.replayed(session_id))
+
     def save(self, record: SessionRecord, *, touch: bool = True) -> None:
         """Write the record atomically: temp file, fsync, rename over the old one."""
         if touch:
@@ -164,21 +170,13 @@ class SessionStore:
         return entries, torn
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
-        """The live message list, as the agent had it: every message entry in order, with each
-        compaction replacing everything before its kept tail by the summary message."""
-        live: list[dict[str, Any]] = []
-        for entry in self.entries(session_id):
-            kind = entry.get("kind")
-            if kind == "message" and isinstance(entry.get("message"), dict):
-                live.append(entry["message"])
-            elif kind == "compaction" and isinstance(entry.get("summary"), str):
-                first_kept = max(0, len(live) - int(entry.get("kept", 0)))
-                live = [summary_message(entry["summary"]), *live[first_kept:]]
-            elif kind == "drop":  # the oldest turns left the context (shell.lifecycle.window_fit)
-                head = live[:1] if entry.get("summary_kept") else []
-                first_kept = max(len(head), len(live) - int(entry.get("kept", 0)))
-                live = [*head, *live[first_kept:]]
-        return live
+        """The live message list, as the agent had it (`shell.session.repair.replay`): each
+        compaction applied, each round of tool calls answered in full."""
+        return self.replayed(session_id).messages
+
+    def replayed(self, session_id: str) -> Replayed:
+        """The transcript read back: the live messages, and what a cut round left unanswered."""
+        return replay(self.entries(session_id))
 
     def transcript_bytes(self, session_id: str) -> int:
         """Size of the transcript on disk (the flush gate's size trigger)."""

@@ -11,13 +11,19 @@ from shell import events as ev
 from shell.build import build_agent
 from shell.config import Settings
 from shell.headless.run import run_headless
-from tests.core.agent_helpers import collect
+from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI
 
 
 def _session_file(settings: Settings, suffix: str) -> Path:
-    return next((settings.state_dir / "sessions").glob(f"*{suffix}"))
+    """The one session's transcript (".jsonl") or record (".json")."""
+    [path] = [
+        path
+        for path in (settings.state_dir / "sessions").glob(f"*{suffix}")
+        if path.name.count(".") == 1
+    ]
+    return path
 
 
 async def test_a_lone_surrogate_from_the_model_ends_no_run_and_the_session_resumes(
@@ -59,3 +65,99 @@ async def test_a_lone_surrogate_from_the_model_ends_no_run_and_the_session_resum
     answers = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in answers] == ["c1", "c2", "c3"]
     await resumed.aclose()
+
+
+THREE_NOTES = [
+    ("c1", "memory_append", '{"text": "- first fact"}'),
+    ("c2", "memory_append", '{"text": "- second fact"}'),
+    ("c3", "memory_append", '{"text": "- third fact"}'),
+]
+
+
+async def _a_round_of_three(settings: Settings, fake_openai: FakeOpenAI) -> list[bytes]:
+    """A session whose one turn ran a round of three tool calls; its transcript's lines."""
+    agent = await started(settings)
+    fake_openai.enqueue(Reply(tool_calls=THREE_NOTES), Reply(text="saved"))
+    await collect(agent.submit("save three facts"))
+    await agent.aclose()
+    return _session_file(settings, ".jsonl").read_bytes().splitlines(keepends=True)
+
+
+def _cut_after(settings: Settings, lines: list[bytes], marker: bytes) -> None:
+    """The transcript as a kill would leave it: nothing after the line holding `marker`."""
+    last = max(i for i, line in enumerate(lines) if marker in line)
+    _session_file(settings, ".jsonl").write_bytes(b"".join(lines[: last + 1]))
+
+
+def _answers_after_the_round(request: dict[str, object]) -> list[dict[str, str]]:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    [at] = [i for i, m in enumerate(messages) if m.get("tool_calls")]
+    return messages[at + 1 : at + 4]
+
+
+async def test_a_round_a_kill_cut_after_its_first_result_resumes_with_every_call_answered(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    lines = await _a_round_of_three(fake_settings, fake_openai)
+    _cut_after(fake_settings, lines, b'"tool_call_id": "c1"')
+
+    resumed = build_agent(fake_settings, resume=True)
+    start = await collect(resumed.start())
+    fake_openai.enqueue(Reply(text="all there"))
+    turn = await collect(resumed.submit("what did you save?"))
+
+    [notice] = [n for n in of(start, ev.Notice) if "tool call(s)" in n.message]
+    assert notice.level == "warning" and "never started" in notice.message
+    answers = _answers_after_the_round(fake_openai.requests[-1])
+    assert [(m["role"], m["tool_call_id"]) for m in answers] == [
+        ("tool", "c1"),
+        ("tool", "c2"),
+        ("tool", "c3"),
+    ]
+    assert answers[0]["content"] != answers[1]["content"]  # c1's own result
+    assert answers[1]["content"] == "Not run: Cairn stopped before this call started."
+    assert answers[2]["content"] == answers[1]["content"]
+    assert turn[-1] == ev.TurnFinished(turn=2, reason="completed")
+    assert of(turn, ev.AssistantMessage)[-1].text == "all there"
+    again = build_agent(fake_settings, resume=True)  # the same answers, where they were
+    assert again.messages == resumed.messages
+    await resumed.aclose()
+
+
+async def test_a_call_the_kill_cut_while_it_ran_is_said_to_have_started(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    lines = await _a_round_of_three(fake_settings, fake_openai)
+    _cut_after(fake_settings, lines, b'"call_id": "c2"')  # its start kept, not its result
+
+    resumed = build_agent(fake_settings, resume=True)
+    start = await collect(resumed.start())
+    fake_openai.enqueue(Reply(text="checked"))
+    turn = await collect(resumed.submit("did the second one land?"))
+
+    assert any("started, result lost" in n.message for n in of(start, ev.Notice))
+    answers = _answers_after_the_round(fake_openai.requests[-1])
+    assert [m["tool_call_id"] for m in answers] == ["c1", "c2", "c3"]
+    assert answers[1]["content"].startswith("Interrupted: this call started, but Cairn stopped")
+    assert answers[2]["content"] == "Not run: Cairn stopped before this call started."
+    assert turn[-1] == ev.TurnFinished(turn=2, reason="completed")
+    await resumed.aclose()
+
+
+async def test_an_older_transcript_cut_mid_round_says_what_is_not_known(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    lines = await _a_round_of_three(fake_settings, fake_openai)
+    older = [
+        line.replace(b', "starts": "recorded"', b"")
+        for line in lines
+        if b'"kind": "event"' not in line  # written before starts were kept
+    ]
+    _cut_after(fake_settings, older, b'"tool_call_id": "c1"')
+
+    resumed = build_agent(fake_settings, resume=True)
+
+    contents = [m["content"] for m in resumed.messages if m["role"] == "tool"]
+    assert "whether it ran is not known" in contents[1]
+    assert contents[2] == "Not run: Cairn stopped before this call started."

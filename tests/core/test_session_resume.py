@@ -7,10 +7,13 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from shell import events as ev
 from shell.build import build_agent
 from shell.config import Settings
 from shell.headless.run import run_headless
+from shell.session.store import SessionUnrecoverable
 from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI
@@ -161,3 +164,64 @@ async def test_an_older_transcript_cut_mid_round_says_what_is_not_known(
     contents = [m["content"] for m in resumed.messages if m["role"] == "tool"]
     assert "whether it ran is not known" in contents[1]
     assert contents[2] == "Not run: Cairn stopped before this call started."
+
+
+async def _a_session(settings: Settings, fake_openai: FakeOpenAI) -> list[dict[str, object]]:
+    agent = await started(settings)
+    fake_openai.enqueue(Reply(text="noted"), Reply(text="noted again"))
+    await collect(agent.submit("remember the blue door"))
+    await collect(agent.submit("and the red one"))
+    await agent.aclose()
+    return agent.messages
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        b'{\n  "session_id": "2026',  # truncated
+        b'{"session_id": 7, "created_at": [], "turns": "two"}',  # wrong types
+        b'["not", "a", "record"]',
+        b"\xff\xfe",
+    ],
+)
+async def test_a_corrupt_record_is_said_and_the_session_resumes_from_its_transcript(
+    fake_settings: Settings, fake_openai: FakeOpenAI, record: bytes
+) -> None:
+    messages = await _a_session(fake_settings, fake_openai)
+    path = _session_file(fake_settings, ".json")
+    path.write_bytes(record)
+
+    resumed = build_agent(fake_settings, resume=True)
+    start = await collect(resumed.start())
+
+    assert of(start, ev.SessionStarted)[0].resumed
+    assert resumed.session_id == path.stem and resumed.messages == messages
+    [notice] = [n for n in of(start, ev.Notice) if "record" in n.message]
+    assert notice.level == "warning" and "unreadable" in notice.message
+    assert "Rebuilt from its transcript: 2 turn(s)" in notice.message
+    assert path.with_name(path.name + ".corrupt").read_bytes() == record
+    fake_openai.enqueue(Reply(text="both doors"))
+    turn = await collect(resumed.submit("which doors?"))
+    assert turn[-1] == ev.TurnFinished(turn=3, reason="completed")
+    sent = fake_openai.requests[-1]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"][:2] == [
+        "remember the blue door",
+        "and the red one",
+    ]
+    await resumed.aclose()
+    assert json.loads(path.read_text())["turns"] == 3  # the rebuilt record is the record now
+
+
+async def test_a_session_that_cannot_be_recovered_at_all_is_said_and_not_replaced(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    await _a_session(fake_settings, fake_openai)
+    record = _session_file(fake_settings, ".json")
+    record.write_bytes(b"{")
+    _session_file(fake_settings, ".jsonl").unlink()
+
+    with pytest.raises(SessionUnrecoverable, match="cannot be resumed"):
+        build_agent(fake_settings, resume=True)
+    with pytest.raises(SessionUnrecoverable, match="run without --resume"):
+        build_agent(fake_settings, session_id=record.stem)
+    assert record.read_bytes() == b"{"  # nothing overwritten

@@ -79,6 +79,7 @@ class TurnLoop:
     async def run(self, prompt: str) -> AsyncGenerator[Event]:
         p = self.parts
         p.conversation.record.turns += 1
+        p.conversation.save()  # a kill mid-turn must not give the next turn this one's number
         turn = TurnLog(p.conversation.record.turns)
         yield TurnStarted(
             session_id=p.conversation.record.session_id, turn=turn.number, prompt=prompt

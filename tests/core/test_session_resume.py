@@ -14,6 +14,7 @@ from shell.build import build_agent
 from shell.config import Settings
 from shell.headless.run import run_headless
 from shell.session.store import SessionUnrecoverable
+from shell.tools.toolbox import ToolResult
 from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI
@@ -225,3 +226,29 @@ async def test_a_session_that_cannot_be_recovered_at_all_is_said_and_not_replace
     with pytest.raises(SessionUnrecoverable, match="run without --resume"):
         build_agent(fake_settings, session_id=record.stem)
     assert record.read_bytes() == b"{"  # nothing overwritten
+
+
+async def test_calls_an_error_left_without_a_result_are_not_said_cancelled_by_the_user(
+    fake_settings: Settings, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = await started(fake_settings)
+    fit = agent.workbench.fit
+
+    def failing(call_id: str, result: ToolResult) -> ToolResult:
+        if call_id == "c2":
+            raise RuntimeError("a bug in the core")
+        return fit(call_id, result)
+
+    monkeypatch.setattr(agent.workbench, "fit", failing)
+    fake_openai.enqueue(Reply(tool_calls=THREE_NOTES))
+    with pytest.raises(RuntimeError, match="a bug in the core"):
+        await collect(agent.submit("save three facts"))
+
+    contents = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert contents[1] == (
+        "Interrupted: this call started, but the turn ended on an error before its result was "
+        "kept; what it did (a write, a command) may have happened."
+    )
+    assert contents[2] == "Not run: the turn ended on an error before this call started."
+    assert build_agent(fake_settings, resume=True).messages == agent.messages
+    await agent.aclose()

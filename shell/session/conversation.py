@@ -71,6 +71,7 @@ class Conversation:
         self.save()
         self.record = self.sessions.create(model, prelude=True)
         self.messages = []
+        self._started = set()
         self.reinjection = self.prelude = ""
 
     def transcript_bytes(self) -> int:

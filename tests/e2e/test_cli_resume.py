@@ -111,3 +111,21 @@ def test_a_lone_surrogate_in_a_reply_and_a_path_exits_0_and_resumes(
     again = cairn(*common, "--resume", "and now?", home=tmp_path)
     assert again.returncode == 0, again.stderr
     assert events_of(again)[-1]["reason"] == "completed"
+
+
+def test_resume_of_a_session_nothing_can_give_back_is_an_error_not_a_new_session(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    common = _common(tmp_path, fake_openai)
+    assert cairn(*common, "hello", home=tmp_path).returncode == 0
+    sessions = tmp_path / "ws" / ".cairn" / "sessions"
+    [record] = [p for p in sessions.glob("*.json")]
+    record.write_text('{"session_id": ')
+    record.with_suffix(".jsonl").unlink()
+
+    resumed = cairn(*common, "--resume", "again", home=tmp_path)
+
+    assert resumed.returncode == 1 and resumed.stdout == ""
+    assert resumed.stderr.startswith(f"cairn: error: session {record.stem} cannot be resumed")
+    assert len(resumed.stderr.strip().splitlines()) == 1
+    assert [p.name for p in sessions.glob("*.json")] == [record.name]  # no new session

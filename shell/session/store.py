@@ -4,6 +4,7 @@ Under `<state_dir>/sessions/` each session has two files:
 
 - `<id>.json`, the `SessionRecord` (turns, compaction and flush counters, token totals), always
   replaced atomically (temp file, fsync, rename), so a crash leaves the old or the new record;
+  one that still cannot be read (a disk's fault, a hand's edit) is rebuilt from the transcript;
 - `<id>.jsonl`, the transcript: one JSON entry per line, fsynced after each append. The full
   history stays on disk; `messages()` rebuilds the live message list from it, applying each
   compaction entry and answering each tool call a kill left without a result (`repair.py`). A

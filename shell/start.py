@@ -12,7 +12,7 @@ from shell.config import Settings
 from shell.context.budget import ContextWindow
 from shell.context.request import RequestBuilder
 from shell.dreaming import Dreamer
-from shell.events import Event, Loading, ProposalsWaiting, SessionStarted, UsageUpdated
+from shell.events import Event, Loading, Notice, ProposalsWaiting, SessionStarted, UsageUpdated
 from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.sync.service import SyncService
@@ -81,6 +81,10 @@ async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Even
     torn = agent.conversation.sessions.torn_lines(agent.session_id) if resumed else 0
     for notice in await asyncio.to_thread(recovery_notices, agent.workspace, torn):
         yield notice
+    if resumed:  # a record rebuilt, a round a kill cut short: said, never silent
+        sessions = agent.conversation.sessions
+        for text in await asyncio.to_thread(sessions.opening_notices, agent.session_id):
+            yield Notice(text, level="warning")
     for event in await asyncio.to_thread(agent.sync.recover):  # a pull a kill cut short
         yield event
     agent.sync.start()  # the pull at start, in the background: no turn waits on it

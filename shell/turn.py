@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shell.config import Settings
 from shell.context.request import PromptSize, RequestBuilder
@@ -20,6 +20,8 @@ from shell.events import (
     Event,
     Notice,
     StartupPreludeInjected,
+    TextDelta,
+    ToolCallStarted,
     TurnEnding,
     TurnFinished,
     TurnStarted,
@@ -33,6 +35,7 @@ from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.session.conversation import Conversation
+from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
 
@@ -76,6 +79,7 @@ class TurnLoop:
     async def run(self, prompt: str) -> AsyncGenerator[Event]:
         p = self.parts
         p.conversation.record.turns += 1
+        p.conversation.save()  # a kill mid-turn must not give the next turn this one's number
         turn = TurnLog(p.conversation.record.turns)
         yield TurnStarted(
             session_id=p.conversation.record.session_id, turn=turn.number, prompt=prompt
@@ -108,7 +112,7 @@ class TurnLoop:
             raise
         finally:
             self.cancellation.end()
-            p.conversation.close_open_tool_calls()
+            p.conversation.close_open_tool_calls(_cause(turn))
             p.conversation.prelude = ""
             p.conversation.save()
             if not turn.killed:
@@ -162,7 +166,11 @@ class TurnLoop:
         call = ModelCall(p.llm, p.request_builder.request(), p.request_builder.tool_schemas)
         try:
             async for event in self.cancellation.until_requested(call.events()):
-                yield event
+                yield (
+                    replace(event, text=escaped(event.text))
+                    if isinstance(event, TextDelta)
+                    else event
+                )
         except ModelError as error:
             if error.kind == "context_overflow" and retry:
                 raise _Overflow(error.message) from error
@@ -170,7 +178,7 @@ class TurnLoop:
             raise TurnEnded("error") from error
         if self.cancellation.requested and not call.answered:  # cut mid-answer: not kept
             raise TurnEnded("cancelled", "model_call")
-        reply = call.reply
+        reply = _encodable(call.reply)
         self._count_usage(reply)
         p.request_builder.calibrate(reply.prompt_tokens, sent)
         p.conversation.append(reply.message())
@@ -198,8 +206,10 @@ class TurnLoop:
         async for item in tools:
             if isinstance(item, ToolDone):
                 p.conversation.append(item.message())
-            else:
-                yield item
+                continue
+            if isinstance(item, ToolCallStarted):  # kept before the call runs: see `started`
+                p.conversation.started(item.call_id)
+            yield item
         if self.cancellation.requested:
             raise TurnEnded("cancelled", "tool_calls")
 
@@ -218,6 +228,31 @@ class TurnLoop:
         self.parts.conversation.prelude = prelude
         record.needs_prelude = False
         return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None
+
+
+def _cause(turn: TurnLog) -> str:
+    """Who ended a turn that left tool calls without a result, as their answers say it: only a
+    cancel the user asked for is the user's."""
+    if turn.killed:
+        return "the turn was stopped"
+    return (
+        "the user cancelled the turn"
+        if turn.reason == "cancelled"
+        else "the turn ended on an error"
+    )
+
+
+def _encodable(reply: ModelReply) -> ModelReply:
+    """The reply with each lone surrogate escaped (`shell.session.encodable`): the tools, the
+    events and the transcript then hold what the next request can send. In the arguments'
+    JSON the escape reads back as the surrogate the model meant, so a tool still sees it."""
+    calls = [
+        replace(
+            call, id=escaped(call.id), name=escaped(call.name), arguments=escaped(call.arguments)
+        )
+        for call in reply.tool_calls
+    ]
+    return replace(reply, text=escaped(reply.text), tool_calls=calls)
 
 
 class _Overflow(Exception):

@@ -19,6 +19,7 @@ from shell.events import Error, Event
 from shell.headless.options import Subcommands, add_agent_options
 from shell.headless.output import Out, Printable
 from shell.secrets.door import event_line
+from shell.session.encodable import escaped_json
 from shell.session.trace import TraceWriter
 
 
@@ -33,7 +34,7 @@ class EventSink:
         self.errors = 0
 
     def __call__(self, event: Event) -> None:
-        line = event_line(event)
+        line = escaped_json(event_line(event))  # a lone surrogate must not end the run
         self.out.write(line + "\n")
         self.out.flush()
         if self.trace:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shell.session.encodable import escaped_value
 from shell.session.record import SessionRecord
+from shell.session.repair import STARTS_RECORDED, answers
 from shell.session.store import SessionStore
 
 
@@ -34,19 +36,34 @@ class Conversation:
         """AGENTS.md sections re-injected after this session's last compaction."""
         self.prelude = ""
         """Recent daily notes, for the first turn of a new session only."""
+        self._started: set[str] = set()
 
     @property
     def session_id(self) -> str:
         return self.record.session_id
 
     def append(self, message: dict[str, Any]) -> None:
-        """Add a message to the live list and to the transcript on disk."""
+        """Add a message to the live list and to the transcript on disk; a lone surrogate in it
+        is escaped first, or every later request of the session could not be encoded."""
+        message = escaped_value(message)
         self.messages.append(message)
-        self.sessions.append_message(self.session_id, message)
+        entry: dict[str, Any] = {"kind": "message", "message": message}
+        if message.get("tool_calls"):
+            entry["starts"] = STARTS_RECORDED  # see `started`
+        self.sessions.append(self.session_id, entry)
+
+    def started(self, call_id: str) -> None:
+        """A tool call is about to run: kept (fsynced) before it does, so a session a kill cut
+        mid-round can tell the call that ran from the ones that never started
+        (`shell.session.repair`)."""
+        self._started.add(call_id)
+        self.sessions.append(
+            self.session_id, {"kind": "event", "event": "tool_call_started", "call_id": call_id}
+        )
 
     def replace(self, messages: list[dict[str, Any]], entry: dict[str, Any]) -> None:
         """After a compaction: the new live list, and the transcript entry that rebuilds it."""
-        self.messages = messages
+        self.messages = escaped_value(messages)
         self.sessions.append(self.session_id, entry)
 
     def restart(self, model: str) -> None:
@@ -54,6 +71,7 @@ class Conversation:
         self.save()
         self.record = self.sessions.create(model, prelude=True)
         self.messages = []
+        self._started = set()
         self.reinjection = self.prelude = ""
 
     def transcript_bytes(self) -> int:
@@ -66,22 +84,21 @@ class Conversation:
     def save(self) -> None:
         self.sessions.save(self.record)
 
-    def close_open_tool_calls(self) -> None:
-        """After a cancel mid-tools, answer every unanswered tool call so the transcript stays
-        valid for the next request."""
+    def close_open_tool_calls(self, cause: str) -> None:
+        """After a turn ended mid-tools, answer every unanswered tool call of its last round so
+        the transcript stays valid for the next request; `cause` says how it ended ("the turn
+        ended on an error"), for the answer to say (`shell.session.repair.unanswered`)."""
         for index in range(len(self.messages) - 1, -1, -1):
             message = self.messages[index]
             if message["role"] == "assistant" and message.get("tool_calls"):
-                answered = {m.get("tool_call_id") for m in self.messages[index + 1 :]}
-                for call in message["tool_calls"]:
-                    if call["id"] not in answered:
-                        self.append(
-                            {
-                                "role": "tool",
-                                "tool_call_id": call["id"],
-                                "content": "Cancelled by the user.",
-                            }
-                        )
+                given = [m for m in self.messages[index + 1 :] if m.get("role") == "tool"]
+                tools, made = answers(
+                    message["tool_calls"], given, self._started, recorded=True, cause=cause
+                )
+                missing = {a.call_id for a in made}
+                for tool in tools:
+                    if tool["tool_call_id"] in missing:
+                        self.append(tool)
                 return
             if message["role"] == "user":
                 return

@@ -95,11 +95,58 @@ class SessionRecord:
         return self.cycle.compactions
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SessionRecord:
-        known = {f.name for f in dataclasses.fields(cls)}
-        cycle = dict(data.get("cycle") or {})
+    def from_dict(cls, data: Any) -> SessionRecord:
+        """The record `data` (a parsed record file) holds.
+
+        Raises:
+            ValueError: `data` is no record: not an object, a field missing, or of a wrong type
+                (a number where a name should be, say).
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"a record is a JSON object, not {type(data).__name__}")
+        cycle = data.get("cycle") or {}
+        if not isinstance(cycle, dict):
+            raise ValueError(f"field cycle: a JSON object, not {type(cycle).__name__}")
+        cycle = dict(cycle)
         for old, new in _LEGACY_CYCLE.items():
             if old in data:
                 cycle.setdefault(new, data[old])
-        values = {k: v for k, v in data.items() if k in known and k != "cycle"}
-        return cls(**values, cycle=FlushCycle(**cycle))
+        values = {k: v for k, v in data.items() if k in _TYPES and k != "cycle"}
+        _check(values, _TYPES)
+        _check(cycle, _CYCLE_TYPES)
+        try:
+            return cls(**values, cycle=FlushCycle(**cycle))
+        except TypeError as error:  # a field missing
+            raise ValueError(str(error)) from None
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "session_id": (str,),
+    "created_at": (str,),
+    "updated_at": (str,),
+    "model": (str,),
+    "turns": (int,),
+    "cycle": (dict,),
+    "prompt_tokens_total": (int,),
+    "completion_tokens_total": (int,),
+    "needs_reinjection": (bool,),
+    "needs_prelude": (bool,),
+}
+_CYCLE_TYPES: dict[str, tuple[type, ...]] = {
+    "compactions": (int,),
+    "flushed_in": (int, type(None)),
+    "flushed_at": (str, type(None)),
+    "failures": (int,),
+    "last_error": (str, type(None)),
+}
+
+
+def _check(values: dict[str, Any], types: dict[str, tuple[type, ...]]) -> None:
+    for name in list(values):
+        if name not in types:
+            del values[name]  # a field of another version: not ours to read
+            continue
+        value, allowed = values[name], types[name]
+        # bool is an int to Python: a count of True is as wrong as one of "3"
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+            raise ValueError(f"field {name}: {type(value).__name__} {value!r:.40}")

@@ -4,32 +4,45 @@ Under `<state_dir>/sessions/` each session has two files:
 
 - `<id>.json`, the `SessionRecord` (turns, compaction and flush counters, token totals), always
   replaced atomically (temp file, fsync, rename), so a crash leaves the old or the new record;
+  one that still cannot be read (a disk's fault, a hand's edit) is rebuilt from the transcript;
 - `<id>.jsonl`, the transcript: one JSON entry per line, fsynced after each append. The full
   history stays on disk; `messages()` rebuilds the live message list from it, applying each
-  compaction entry. A line torn by a crash mid-write is skipped.
+  compaction entry and answering each tool call a kill left without a result (`repair.py`). A
+  line torn by a crash mid-write is skipped.
 
 Both go through `shell.secrets.door`: redacted, 0600 in a 0700 folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import re
 import secrets
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from shell.messages import summary_message
 from shell.secrets.door import open_private, private_folder, redacted, write_private
-from shell.session.record import SessionRecord
+from shell.session.encodable import escaped_json
+from shell.session.record import FlushCycle, SessionRecord
+from shell.session.repair import Replayed, mended, replay
 from shell.session.views import ViewLog
 
 
 class SessionNotFound(LookupError):
     """No session with that id under the state directory."""
+
+
+class SessionUnrecoverable(SessionNotFound):
+    """A session whose record and transcript both cannot be read: nothing to resume."""
+
+
+_SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9A-Za-z]+")
+"""What `SessionStore.create` names a session; any other file in the folder is not one."""
 
 
 class SessionStore:
@@ -51,6 +64,7 @@ class SessionStore:
         self.folder = Path(state_dir) / "sessions"
         self._clock = clock
         self._token = token
+        self._rebuilt_notes: dict[str, list[str]] = {}
         self.views = ViewLog(self.folder)
         """`<id>.events.jsonl`: what each session showed, for a resumed view (`views.py`)."""
 
@@ -78,29 +92,94 @@ class SessionStore:
         return record
 
     def load(self, session_id: str) -> SessionRecord:
-        """Read a session's record.
+        """Read a session's record; one that is missing or unreadable (truncated, a field of a
+        wrong type) is rebuilt from the transcript, the bad file kept aside, and said
+        (`opening_notices`).
 
         Raises:
             SessionNotFound: when there is no such session.
+            SessionUnrecoverable: when neither its record nor its transcript can be read.
         """
         path = self._record_path(session_id)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
         except FileNotFoundError:
-            raise SessionNotFound(f"no session {session_id!r} in {self.folder}") from None
-        return SessionRecord.from_dict(data)
+            if not self._transcript_path(session_id).exists():
+                raise SessionNotFound(f"no session {session_id!r} in {self.folder}") from None
+            return self._rebuilt(session_id, "its record is missing")
+        try:
+            return SessionRecord.from_dict(json.loads(raw))
+        except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+            return self._rebuilt(session_id, f"its record is unreadable: {error}", corrupt=path)
 
     def latest(self) -> SessionRecord | None:
-        """The most recently updated session, or None when there is none."""
-        records = []
-        for path in self.folder.glob("*.json"):
-            try:
-                records.append(self.load(path.stem))
-            except (SessionNotFound, ValueError, TypeError):
-                continue  # a foreign or unreadable file is not a session
-        if not records:
+        """The most recently updated session, or None when there is none. One whose record
+        cannot be read counts from its transcript's last change, and is rebuilt by `load`.
+
+        Raises:
+            SessionUnrecoverable: the latest session can be read neither from its record nor
+                from its transcript (`--resume` says so rather than start another).
+        """
+        stems = {p.name.split(".", 1)[0] for p in self.folder.glob("*.json*")}
+        ranked = [(self._updated(stem), stem) for stem in filter(_SESSION_ID.fullmatch, stems)]
+        if not ranked:
             return None
-        return max(records, key=lambda r: (r.updated_at, r.session_id))
+        return self.load(max(ranked)[1])
+
+    def opening_notices(self, session_id: str) -> list[str]:
+        """What opening a resumed session had to mend: a record rebuilt, tool calls a kill left
+        without a result (answered in the live messages, `shell.session.repair`)."""
+        return [*self._rebuilt_notes.get(session_id, []), *mended(self.replayed(session_id))]
+
+    def _updated(self, session_id: str) -> str:
+        """A session's `updated_at`; its files' last change when its record cannot be read."""
+        try:
+            raw = self._record_path(session_id).read_bytes()
+            return SessionRecord.from_dict(json.loads(raw)).updated_at
+        except (OSError, ValueError, UnicodeDecodeError):
+            return self._changed(session_id)
+
+    def _changed(self, session_id: str) -> str:
+        """When a session's files last changed, as a record's `updated_at` says it."""
+        times = []
+        for path in (self._transcript_path(session_id), self._record_path(session_id)):
+            with contextlib.suppress(OSError):
+                times.append(path.stat().st_mtime)
+        when = datetime.fromtimestamp(max(times, default=0), tz=self._clock().tzinfo)
+        return when.isoformat(timespec="seconds")
+
+    def _rebuilt(self, session_id: str, why: str, *, corrupt: Path | None = None) -> SessionRecord:
+        entries, torn = self._read(session_id)
+        if not self._transcript_path(session_id).exists() or (torn and not entries):
+            state = "holds no readable line" if torn else "is missing"
+            raise SessionUnrecoverable(
+                f"session {session_id} cannot be resumed: {why}, and its transcript {state}; "
+                "run without --resume for a new session, or name another with --session"
+            )
+        messages = [e.get("message") for e in entries if e.get("kind") == "message"]
+        turns = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "user")
+        compactions = sum(1 for e in entries if e.get("kind") == "compaction")
+        created = _created(session_id, self._clock()) or self._changed(session_id)
+        record = SessionRecord(
+            session_id,
+            created,
+            self._now(),
+            "unknown",
+            turns=turns,
+            cycle=FlushCycle(compactions=compactions),
+            needs_prelude=not messages,
+        )
+        kept = ""
+        if corrupt is not None:
+            aside = corrupt.with_name(f"{corrupt.name}.corrupt")
+            os.replace(corrupt, aside)
+            kept = f"; the unreadable file is kept as {aside.name}"
+        self.save(record, touch=False)
+        self._rebuilt_notes[session_id] = [
+            f"Session {session_id}: {why}. Rebuilt from its transcript: {turns} turn(s), "
+            f"{compactions} compaction(s); its token totals and flush cycle start again{kept}."
+        ]
+        return record
 
     def save(self, record: SessionRecord, *, touch: bool = True) -> None:
         """Write the record atomically: temp file, fsync, rename over the old one."""
@@ -108,6 +187,7 @@ class SessionStore:
             record.updated_at = self._now()
         path = self._record_path(record.session_id)
         data = json.dumps(redacted(dataclasses.asdict(record)), indent=2, ensure_ascii=False)
+        data = escaped_json(data)
         write_private(path, data + "\n")
 
     def append(self, session_id: str, entry: dict[str, Any]) -> None:
@@ -120,7 +200,7 @@ class SessionStore:
         path = self._transcript_path(session_id)
         private_folder(self.folder)
         entry = redacted(entry)  # what the user typed stays in the live context, not on disk
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        line = escaped_json(json.dumps(entry, ensure_ascii=False, default=str)) + "\n"
         with open_private(path, "ab") as handle:
             # A crash mid-write leaves a line without its newline; start a fresh line so the
             # torn fragment cannot swallow this entry.
@@ -162,21 +242,13 @@ class SessionStore:
         return entries, torn
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
-        """The live message list, as the agent had it: every message entry in order, with each
-        compaction replacing everything before its kept tail by the summary message."""
-        live: list[dict[str, Any]] = []
-        for entry in self.entries(session_id):
-            kind = entry.get("kind")
-            if kind == "message" and isinstance(entry.get("message"), dict):
-                live.append(entry["message"])
-            elif kind == "compaction" and isinstance(entry.get("summary"), str):
-                first_kept = max(0, len(live) - int(entry.get("kept", 0)))
-                live = [summary_message(entry["summary"]), *live[first_kept:]]
-            elif kind == "drop":  # the oldest turns left the context (shell.lifecycle.window_fit)
-                head = live[:1] if entry.get("summary_kept") else []
-                first_kept = max(len(head), len(live) - int(entry.get("kept", 0)))
-                live = [*head, *live[first_kept:]]
-        return live
+        """The live message list, as the agent had it (`shell.session.repair.replay`): each
+        compaction applied, each round of tool calls answered in full."""
+        return self.replayed(session_id).messages
+
+    def replayed(self, session_id: str) -> Replayed:
+        """The transcript read back: the live messages, and what a cut round left unanswered."""
+        return replay(self.entries(session_id))
 
     def transcript_bytes(self, session_id: str) -> int:
         """Size of the transcript on disk (the flush gate's size trigger)."""
@@ -184,6 +256,15 @@ class SessionStore:
             return self._transcript_path(session_id).stat().st_size
         except FileNotFoundError:
             return 0
+
+
+def _created(session_id: str, now: datetime) -> str | None:
+    """When a session began, from its id (`create` names it by the clock's time)."""
+    try:
+        stamp = datetime.strptime(session_id[:15], "%Y%m%d-%H%M%S")
+    except ValueError:
+        return None
+    return stamp.replace(tzinfo=now.tzinfo).isoformat(timespec="seconds")
 
 
 def _ends_with_newline(path: Path) -> bool:

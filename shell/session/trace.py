@@ -12,6 +12,7 @@ from typing import IO
 
 from shell.events import Event
 from shell.secrets.door import event_line, open_private
+from shell.session.encodable import escaped_json
 
 
 class TraceWriter:
@@ -25,7 +26,7 @@ class TraceWriter:
     def write(self, event: Event) -> None:
         if self._file is None:
             return
-        self._file.write(event_line(event) + "\n")
+        self._file.write(escaped_json(event_line(event)) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -47,6 +47,7 @@ from shell.events import (
     from_json,
 )
 from shell.secrets.door import event_line, open_private, private_folder, write_private
+from shell.session.encodable import escaped_json
 
 MAX_BYTES = 1024 * 1024
 """A log larger than this keeps only its newer half (a demo turn takes 2–4 KB: a few hundred
@@ -85,7 +86,7 @@ class ViewLog:
             return
         path = self.path(session_id)
         private_folder(self.folder)
-        line = (event_line(event) + "\n").encode("utf-8")  # no secret on disk
+        line = (escaped_json(event_line(event)) + "\n").encode("utf-8")  # no secret on disk
         with open_private(path, "ab") as handle:
             size = handle.seek(0, os.SEEK_END)
             if size and _last_byte(path) != b"\n":
@@ -122,7 +123,7 @@ class ViewLog:
         head: list[Event] = [Notice(CUT_NOTICE)]
         if receipts := [e for e in dropped if isinstance(e, CompactionFinished)]:
             head.append(receipts[-1])
-        kept = [event_line(event).encode("utf-8") for event in head] + lines[cut:]
+        kept = [escaped_json(event_line(event)).encode("utf-8") for event in head] + lines[cut:]
         write_private(path, b"\n".join(kept) + b"\n")
 
 

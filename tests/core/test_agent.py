@@ -110,7 +110,7 @@ async def test_cancel_between_tool_calls_keeps_the_transcript_valid(
                 break  # the user pressed escape after the first tool ran
     tool_results = {m["tool_call_id"]: m["content"] for m in agent.messages if m["role"] == "tool"}
     assert set(tool_results) == {"c1", "c2"}
-    assert tool_results["c2"] == "Cancelled by the user."
+    assert tool_results["c2"] == "Not run: the turn was stopped before this call started."
     note = (fake_settings.workspace / "memory/2026-11-30.md").read_text()
     assert "first fact" in note and "second fact" not in note
     # the next turn sends a transcript the provider accepts, and the session kept everything

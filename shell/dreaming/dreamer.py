@@ -183,7 +183,10 @@ class Dreamer:
             recalled, notes, now, self.config, light=light.hits, rem=rem.hits, known=known
         )
         updates = superseded(notes, self.git.line_times, now, self.config, known)
-        plan = Plan(light, rem, deep, updates, known, {r.proposal.id for r in state.open()})
+        open_ = state.open()
+        plan = Plan(
+            light, rem, deep, updates, known, {r.proposal.id for r in open_}, open_records=open_
+        )
         plan.draft(self.config.limit)
         return plan
 
@@ -202,6 +205,8 @@ class Dreamer:
                 state.records[proposal.id] = Record(
                     proposal, "open", now.isoformat(), keys=plan.keys[proposal.id]
                 )
+            for twin in plan.replaced & state.records.keys():
+                state.records[twin] = replace(state.records[twin], status="stale")
             new = {proposal.id for proposal in proposals}
             still_open = [r.proposal.id for r in state.open() if r.proposal.id not in new]
             block = diary.render_block(sweep, now, entry, phases, proposals, still_open)
@@ -262,11 +267,11 @@ class Dreamer:
                 if budget.over and not over_budget:
                     return [Error("dream", _over_budget(proposal.id, budget))]
                 journal = self.files.text(DIARY_FILE)
+                edits = [Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted"))]
+                if after != before:  # else MEMORY.md holds its line already: nothing to add
+                    edits.append(Edit(CURATED_FILE, before, after))  # last: what people watch
                 written = self.files.rewrite(
-                    [  # MEMORY.md last: what a person sees change last is the memory
-                        Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted")),
-                        Edit(CURATED_FILE, before, after),
-                    ],
+                    edits,
                     reason="dream",
                     summary=_commit_summary("accept", proposal, final),
                     origin=proposal.reason,

@@ -43,7 +43,7 @@ from shell.events import (
 )
 from shell.fsio import LockBusy
 from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
-from shell.memory.files.values import Edit, WriteOutcome
+from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome
 from shell.memory.hit_log import dreams_dir
 from shell.secrets.door import redacted
 from shell.text import collapse, normalized, shorten
@@ -260,22 +260,16 @@ class Dreamer:
                 record = self._open_record(proposal_id, state.records)
                 proposal = record.proposal
                 final = redacted(collapse(text)) if text and text.strip() else proposal.text
-                before = self.files.text(CURATED_FILE)
-                after = applied(before, proposal, final, self.settings.clock().date())
-                check_only_its_line(proposal, before, after)
-                budget = self.budget(after, window)
-                if budget.over and not over_budget:
-                    return [Error("dream", _over_budget(proposal.id, budget))]
-                journal = self.files.text(DIARY_FILE)
-                edits = [Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted"))]
-                if after != before:  # else MEMORY.md holds its line already: nothing to add
-                    edits.append(Edit(CURATED_FILE, before, after))  # last: what people watch
-                written = self.files.rewrite(
-                    edits,
-                    reason="dream",
-                    summary=_commit_summary("accept", proposal, final),
-                    origin=proposal.reason,
-                )
+                for attempt in range(3):  # an editor that saves MEMORY.md meanwhile: again
+                    try:
+                        applying = self._apply(proposal, final, window, over_budget)
+                        break
+                    except MemoryWriteError as error:
+                        if attempt == 2:
+                            return [Error("dream", f"{proposal.id} not accepted: {error}")]
+                if isinstance(applying, Error):
+                    return [applying]
+                written, budget = applying
                 commit = written[0].event.commit
                 state.records[proposal.id] = replace(
                     record,
@@ -294,6 +288,34 @@ class Dreamer:
         except (StaleProposal, LookupError) as error:
             return [Error("dream", str(error))]
         return events
+
+    def _apply(
+        self, proposal: Proposal, final: str, window: int, over_budget: bool
+    ) -> Error | tuple[list[WriteOutcome], MemoryBudget]:
+        """MEMORY.md and DREAMS.md as they are now, with the proposal accepted, in one commit:
+        both files or neither (`MemoryFiles.rewrite`).
+
+        Raises:
+            StaleProposal: the proposal no longer applies.
+            MemoryWriteError: a file changed on disk meanwhile; nothing was written.
+        """
+        before = self.files.text(CURATED_FILE)
+        after = applied(before, proposal, final, self.settings.clock().date())
+        check_only_its_line(proposal, before, after)
+        budget = self.budget(after, window)
+        if budget.over and not over_budget:
+            return Error("dream", _over_budget(proposal.id, budget))
+        journal = self.files.text(DIARY_FILE)
+        edits = [Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted"))]
+        if after != before:  # else MEMORY.md holds its line already: nothing to add
+            edits.append(Edit(CURATED_FILE, before, after))  # last: what people watch
+        written = self.files.rewrite(
+            edits,
+            reason="dream",
+            summary=_commit_summary("accept", proposal, final),
+            origin=proposal.reason,
+        )
+        return written, budget
 
     def decide(self, decision: Decision, *, window: int) -> list[Event]:
         if decision.action == "reject":

@@ -23,7 +23,7 @@ from typing import ParamSpec, TypeVar
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
-from shell.memory.files.swap import read_or_empty, replace_if_unchanged
+from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
 from shell.memory.lines import added_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
@@ -240,8 +240,8 @@ class MemoryFiles:
         """Apply whole-file edits in one commit; DREAMS.md may be among them for dreaming.
 
         Every file must still hold its `before` (an editor may have saved meanwhile), else
-        nothing is written. Credentials on the lines an edit adds are redacted (or the edit is
-        refused) as for any write.
+        nothing is written: one that changes during the writes undoes the others. Credentials
+        on the lines an edit adds are redacted (or the edit is refused) as for any write.
 
         Raises:
             MemoryPathError: a path is not a memory file (nor DREAMS.md for dreaming).
@@ -264,9 +264,8 @@ class MemoryFiles:
             outside = {
                 name: self._commit_outside_edit(name, before) for _, name, before, _, _ in prepared
             }
-            for path, name, before, data, _ in prepared:
-                if not replace_if_unchanged(path, before, data):
-                    raise MemoryWriteError(f"{name} changed on disk while it was being written")
+            replace_all([(path, name, before, data) for path, name, before, data, _ in prepared])
+            for _, name, _, data, _ in prepared:
                 self._fingerprints.forget(name)  # the model must read it again to rewrite it
                 self._written[name] = digest(data)
             names = [name for _, name, _, _, _ in prepared]

@@ -13,6 +13,8 @@ from shell.context.budget import ContextWindow
 from shell.context.request import RequestBuilder
 from shell.dreaming import Dreamer
 from shell.events import Event, Loading, ProposalsWaiting, SessionStarted, UsageUpdated
+from shell.git.store import GitStore
+from shell.memory.files.commits import recover
 from shell.model import LLM
 from shell.session.conversation import Conversation
 from shell.sync.service import SyncService
@@ -25,6 +27,7 @@ class Starting(Protocol):
 
     settings: Settings
     llm: LLM
+    git: GitStore
     window: ContextWindow
     workbench: Workbench
     request_builder: RequestBuilder
@@ -81,6 +84,8 @@ async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Even
     torn = agent.conversation.sessions.torn_lines(agent.session_id) if resumed else 0
     for notice in await asyncio.to_thread(recovery_notices, agent.workspace, torn):
         yield notice
+    for event in await asyncio.to_thread(recover, agent.workspace, agent.git):  # Cairn's own
+        yield event
     for event in await asyncio.to_thread(agent.sync.recover):  # a pull a kill cut short
         yield event
     agent.sync.start()  # the pull at start, in the background: no turn waits on it

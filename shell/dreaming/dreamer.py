@@ -23,8 +23,10 @@ from shell.dreaming.review import (
     Preview,
     StaleProposal,
     applied,
+    budget_refusal,
     changed_lines,
     check_only_its_line,
+    commit_summary,
 )
 from shell.dreaming.state import Record, StateStore
 from shell.events import (
@@ -37,6 +39,7 @@ from shell.events import (
     Error,
     Event,
     MemoryBudget,
+    Notice,
     Proposal,
     ProposalAccepted,
     ProposalRejected,
@@ -46,7 +49,7 @@ from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
 from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome
 from shell.memory.hit_log import dreams_dir
 from shell.secrets.door import redacted
-from shell.text import collapse, normalized, shorten
+from shell.text import collapse, normalized
 from shell.workspace import SEEDS, bootstrap_budgets, memory_room
 
 if TYPE_CHECKING:
@@ -107,9 +110,13 @@ class Dreamer:
             for event in await asyncio.to_thread(self.recall.sync, "dream"):
                 yield event
             try:
-                plan = await asyncio.to_thread(self._plan, now)
+                plan: Plan | Exception = await asyncio.to_thread(self._plan, now)
             except Exception as error:  # a broken index or state must not break the session
-                yield DreamSweepSkipped("failed", f"the sweep failed: {error}")
+                plan = error
+            for notice in self.notices():
+                yield notice
+            if isinstance(plan, Exception):
+                yield DreamSweepSkipped("failed", f"the sweep failed: {plan}")
                 return
             yield plan.light.event
             yield plan.rem.event
@@ -304,7 +311,7 @@ class Dreamer:
         check_only_its_line(proposal, before, after)
         budget = self.budget(after, window)
         if budget.over and not over_budget:
-            return Error("dream", _over_budget(proposal.id, budget))
+            return Error("dream", budget_refusal(proposal.id, budget))
         journal = self.files.text(DIARY_FILE)
         edits = [Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted"))]
         if after != before:  # else MEMORY.md holds its line already: nothing to add
@@ -312,17 +319,25 @@ class Dreamer:
         written = self.files.rewrite(
             edits,
             reason="dream",
-            summary=_commit_summary("accept", proposal, final),
+            summary=commit_summary("accept", proposal, final),
             origin=proposal.reason,
         )
         return written, budget
 
     def decide(self, decision: Decision, *, window: int) -> list[Event]:
+        """The decision's events, after what reading the state set aside (`notices`)."""
         if decision.action == "reject":
-            return self.reject(decision.proposal_id)
-        return self.accept(
-            decision.proposal_id, decision.text, window=window, over_budget=decision.over_budget
-        )
+            events = self.reject(decision.proposal_id)
+        else:
+            events = self.accept(
+                decision.proposal_id, decision.text, window=window, over_budget=decision.over_budget
+            )
+        return [*self.notices(), *events]
+
+    def notices(self) -> list[Notice]:
+        """What reading dreaming's state and the hit log skipped or set aside, said once."""
+        hit_log = self.recall.hit_log
+        return [*self.store.take_notices(), *(hit_log.take_notices() if hit_log else [])]
 
     def reject(self, proposal_id: str) -> list[Event]:
         """Reject an open proposal: remembered by its source and text, so it does not come back,
@@ -337,7 +352,7 @@ class Dreamer:
                     self.files.rewrite(
                         [Edit(DIARY_FILE, journal, marked)],
                         reason="dream",
-                        summary=_commit_summary("reject", proposal, proposal.text),
+                        summary=commit_summary("reject", proposal, proposal.text),
                     )
                     if marked != journal
                     else []
@@ -378,20 +393,5 @@ def _written(outcomes: list[WriteOutcome]) -> list[Event]:
     return events
 
 
-def _commit_summary(verb: str, proposal: Proposal, text: str) -> str:
-    sources = ", ".join(source.citation for source in proposal.sources)
-    # redacted before the cut: a token cut short is no longer one the detector knows
-    return f"{verb} {proposal.id} “{shorten(redacted(text), 60)}” from {sources}"
-
-
 def _proposed(proposals: list[Proposal]) -> str:
     return f"{len(proposals)} proposed" if proposals else "nothing proposed"
-
-
-def _over_budget(proposal_id: str, budget: MemoryBudget) -> str:
-    return (
-        f"not accepted: {proposal_id} would make MEMORY.md {budget.chars:,} characters, over its "
-        f"{budget.budget:,}-character share of the prompt at a {budget.window:,}-token window, "
-        "so its end would be cut from every prompt. Shorten MEMORY.md first, or accept anyway "
-        "(cairn dream --apply ID --over-budget, or confirm in the review screen)."
-    )

@@ -16,7 +16,8 @@ from typing import Literal
 
 from shell.dreaming.junk import statement
 from shell.events import MemoryBudget, Proposal
-from shell.text import collapse, normalized
+from shell.secrets.door import redacted
+from shell.text import collapse, normalized, shorten
 
 HEADING = "## Promoted {day}"
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
@@ -128,3 +129,20 @@ def check_only_its_line(proposal: Proposal, before: str, after: str) -> None:
     allowed = [proposal.replaces] if proposal.kind == "update" else []
     if removed != allowed:
         raise StaleProposal(f"accepting {proposal.id} would change other lines of MEMORY.md")
+
+
+def commit_summary(verb: str, proposal: Proposal, text: str) -> str:
+    """The first line of a decision's commit message."""
+    sources = ", ".join(source.citation for source in proposal.sources)
+    # redacted before the cut: a token cut short is no longer one the detector knows
+    return f"{verb} {proposal.id} “{shorten(redacted(text), 60)}” from {sources}"
+
+
+def budget_refusal(proposal_id: str, budget: MemoryBudget) -> str:
+    """Why an acceptance past MEMORY.md's bootstrap budget waits for a person's confirmation."""
+    return (
+        f"not accepted: {proposal_id} would make MEMORY.md {budget.chars:,} characters, over its "
+        f"{budget.budget:,}-character share of the prompt at a {budget.window:,}-token window, "
+        "so its end would be cut from every prompt. Shorten MEMORY.md first, or accept anyway "
+        "(cairn dream --apply ID --over-budget, or confirm in the review screen)."
+    )

@@ -16,6 +16,7 @@ from shell.events import Event, Loading, ProposalsWaiting, SessionStarted, Usage
 from shell.git.store import GitStore
 from shell.memory.files.commits import recover
 from shell.model import LLM
+from shell.readonly import read_only
 from shell.session.conversation import Conversation
 from shell.sync.service import SyncService
 from shell.tools.workbench import Workbench
@@ -86,9 +87,10 @@ async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Even
         yield notice
     for event in await asyncio.to_thread(recover, agent.workspace, agent.git):  # Cairn's own
         yield event
-    for event in await asyncio.to_thread(agent.sync.recover):  # a pull a kill cut short
-        yield event
-    agent.sync.start()  # the pull at start, in the background: no turn waits on it
+    if not read_only(agent.workspace):  # else it is read as it is: no pull, no merge
+        for event in await asyncio.to_thread(agent.sync.recover):  # a pull a kill cut short
+            yield event
+        agent.sync.start()  # the pull at start, in the background: no turn waits on it
     if waiting := await asyncio.to_thread(agent.dreamer.waiting):
         yield ProposalsWaiting(waiting)
     for notice in agent.dreamer.notices():  # its state set aside as it was read

@@ -14,6 +14,7 @@ from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event, Notice
 from shell.fsio import remove_stale_temp_files
 from shell.git.store import GitStore
+from shell.readonly import read_only
 from shell.secrets.door import private_folder
 from shell.text import shorten, trim_middle
 
@@ -160,15 +161,18 @@ def memory_room(root: Path, window_budgets: tuple[int, int]) -> int:
 
 def init_workspace(settings: Settings) -> GitStore:
     """Seed missing files, make sure the workspace is a git repo, and commit what was seeded.
-    The state folder (`.cairn`) is made the user's alone (0700)."""
-    created = seed_workspace(settings.workspace)
-    private_folder(settings.state_dir)
+    The state folder (`.cairn`) is made the user's alone (0700). A read-only workspace is left
+    as it is."""
     git = GitStore(
         settings.workspace,
         author_name=settings.git_author_name,
         author_email=settings.git_author_email,
         clock=settings.clock,
     )
+    if read_only(settings.workspace):
+        return git
+    created = seed_workspace(settings.workspace)
+    private_folder(settings.state_dir)
     new_repo = git.ensure_repo()
     if created or new_repo:
         outcome = git.commit(
@@ -177,6 +181,12 @@ def init_workspace(settings: Settings) -> GitStore:
         if outcome.error:
             raise WorkspaceError(f"could not commit the seeded workspace: {outcome.error}")
     return git
+
+
+READ_ONLY = (
+    "The workspace is read-only: memory is read and searched (its index kept in a temporary "
+    "folder), but nothing can be written to it"
+)
 
 
 class WorkspaceError(Exception):
@@ -194,6 +204,8 @@ def recovery_notices(root: Path, torn_lines: int) -> list[Notice]:
     """What an earlier run killed mid-write left behind, cleaned up and said: temp files of
     an interrupted memory write, and `torn_lines` of a resumed session's transcript."""
     notices = []
+    if read_only(root):
+        return [Notice(READ_ONLY, level="warning")]
     if swept := sweep_interrupted_writes(root):
         notices.append(
             Notice(

@@ -6,6 +6,8 @@ within a per-file and a total character budget; anything cut is reported as an e
 
 from __future__ import annotations
 
+import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -196,8 +198,19 @@ class WorkspaceError(Exception):
 def sweep_interrupted_writes(root: Path) -> list[str]:
     """Remove what a killed memory write left behind (`.<name>.<random>.tmp` beside the file)
     and return the workspace-relative names removed."""
-    candidates = [*root.glob(".*.tmp"), *(root / "memory").rglob(".*.tmp")]
+    candidates = [*root.glob(".*.tmp"), *_temp_files(root / "memory")]
     return [path.relative_to(root).as_posix() for path in remove_stale_temp_files(candidates)]
+
+
+def _temp_files(folder: Path) -> list[Path]:
+    """The temp files under `folder`. `os.walk`, not `rglob`: a folder renamed or removed
+    while it is walked (by a person, at start-up) is skipped, where `rglob` raised."""
+    return [
+        Path(here, name)
+        for here, _, names in os.walk(folder)
+        for name in names
+        if fnmatch.fnmatch(name, ".*.tmp")
+    ]
 
 
 def recovery_notices(root: Path, torn_lines: int) -> list[Notice]:

@@ -93,8 +93,8 @@ async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Even
         agent.sync.start()  # the pull at start, in the background: no turn waits on it
     if waiting := await asyncio.to_thread(agent.dreamer.waiting):
         yield ProposalsWaiting(waiting)
-    for notice in agent.dreamer.notices():  # its state set aside as it was read
-        yield notice
+    for notice in [*agent.dreamer.notices(), *agent.request_builder.calibrations.take_notices()]:
+        yield notice  # state under .cairn set aside as it was read
     yield await asyncio.to_thread(agent.usage)
     if model_loading:
         await agent.llm.wait_loaded()

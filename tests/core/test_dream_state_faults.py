@@ -1,6 +1,7 @@
 """Dreaming's state under `.cairn/dreams/` that is not what Cairn wrote: a bad hit-log record
 is dropped and the sweep goes on (it used to fail every sweep after it), a corrupt state is set
-aside, a bad proposal record skipped, each said as a Notice that reaches the front ends."""
+aside, a bad proposal record skipped, a corrupt calibration set aside, each said as a Notice
+that reaches the front ends."""
 
 from __future__ import annotations
 
@@ -56,13 +57,14 @@ async def test_a_bad_proposal_record_is_skipped_and_the_others_kept(
     assert of(events, ev.ProposalAccepted)
 
 
-async def test_a_corrupt_dream_state_is_set_aside_and_said_at_the_start(
+async def test_a_corrupt_dream_state_and_calibration_are_set_aside_and_said_at_the_start(
     demo_settings: Settings,
 ) -> None:
     init_workspace(demo_settings)
     folder = dreams_dir(demo_settings.workspace)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "proposals.json").write_text('{"version": 1, "records": [')
+    (demo_settings.state_dir / "calibration.json").write_text("[1, 2")
 
     agent = build_agent(demo_settings, index_in_background=False)
     events = await collect(agent.start())
@@ -72,3 +74,5 @@ async def test_a_corrupt_dream_state_is_set_aside_and_said_at_the_start(
     assert "Set aside" in notice.message and notice.level == "warning"
     assert list(folder.glob("proposals.json.corrupt-*"))
     assert not (folder / "proposals.json").exists()
+    (calibration,) = [n for n in of(events, ev.Notice) if "calibration.json" in n.message]
+    assert "Set aside" in calibration.message

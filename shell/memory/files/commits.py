@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import cast, get_args
 
 from shell.events import Event, MemoryWritten, Notice, WriteReason
+from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
 from shell.memory.lines import added_lines
 from shell.secrets.door import redacted, write_private
 from shell.seen import digest
 
 JOURNAL = Path(".cairn") / "journal.json"
+MEMORY_LOCK = Path(".cairn") / "locks" / "memory.lock"
+"""The lock every memory write holds (`MemoryFiles`), across processes."""
 RECOVERED = "recovered after an interrupted write"
 """Added to a recovered write's commit message."""
 
@@ -108,7 +111,15 @@ class WriteJournal:
 def recover(root: Path, git: GitStore) -> list[Event]:
     """Commit, as Cairn's, the writes a kill left uncommitted (see the module), each with a
     `MemoryWritten` and one `Notice` for them all; a journal that cannot be read is set aside
-    (`.cairn/journal.json.corrupt-<pid>`) and said."""
+    (`.cairn/journal.json.corrupt-<pid>`) and said. Under the memory door's lock: another
+    Cairn's write in progress is not taken for an interrupted one."""
+    if not (root / JOURNAL).exists():
+        return []  # the usual start: no lock taken, nothing read
+    with exclusive_lock(root / MEMORY_LOCK):
+        return _recovered(root, git)
+
+
+def _recovered(root: Path, git: GitStore) -> list[Event]:
     journal = WriteJournal(root)
     try:
         entries = journal.read()

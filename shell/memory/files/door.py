@@ -23,7 +23,7 @@ from typing import ParamSpec, TypeVar
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
-from shell.memory.files.commits import WriteJournal, commit_message, written_event
+from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
 from shell.memory.lines import added_lines, new_lines
@@ -359,7 +359,7 @@ class MemoryFiles:
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
         """Hold the in-process lock and the cross-process `flock` together."""
-        with self._thread_lock, exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"):
+        with self._thread_lock, exclusive_lock(self.root / MEMORY_LOCK):
             yield
 
     def _check_write_size(self, text: str) -> None:

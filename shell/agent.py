@@ -39,7 +39,7 @@ from shell.streams import merged
 from shell.sync.service import SyncService
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
-from shell.turn import TurnLoop, TurnParts
+from shell.turn import DISK_ERRNOS, TurnLoop, TurnParts
 
 RECORDED = ("start", "submit", "dream", "decide", "background_events")
 """The streams a resumed session shows again (`ViewRecorder`): the turns and sweeps, and every
@@ -239,7 +239,11 @@ class Agent(
         return [*self.recall.drain(), *self.sync.drain()]
 
     async def aclose(self) -> None:
-        self.conversation.save()
+        try:
+            self.conversation.save()
+        except OSError as error:  # a full disk: the turn said so; closing must still close
+            if error.errno not in DISK_ERRNOS:
+                raise
         await self.sync.aclose()
         await self.workbench.aclose()
         await self.recall.aclose()

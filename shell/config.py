@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shell.dream_settings import DreamSettings as DreamSettings
+from shell.readonly import read_only, scratch_state
 from shell.secrets.detect import POLICIES as SECRETS_POLICIES
 
 DEMO_MODEL = "cairn-demo/brain"
@@ -162,7 +163,10 @@ class Settings:
 
     @property
     def state_dir(self) -> Path:
-        """Derived, git-ignored data: index, sessions, dream state, traces."""
+        """Derived, git-ignored data: index, sessions, dream state, traces; for a workspace
+        Cairn cannot write, a temporary folder of this run's (`shell.readonly`)."""
+        if read_only(self.workspace):
+            return scratch_state(self.workspace)
         return self.workspace / ".cairn"
 
     def today(self) -> str:

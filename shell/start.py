@@ -13,7 +13,10 @@ from shell.context.budget import ContextWindow
 from shell.context.request import RequestBuilder
 from shell.dreaming import Dreamer
 from shell.events import Event, Loading, Notice, ProposalsWaiting, SessionStarted, UsageUpdated
+from shell.git.store import GitStore
+from shell.memory.files.commits import recover
 from shell.model import LLM
+from shell.readonly import read_only
 from shell.session.conversation import Conversation
 from shell.sync.service import SyncService
 from shell.tools.workbench import Workbench
@@ -25,6 +28,7 @@ class Starting(Protocol):
 
     settings: Settings
     llm: LLM
+    git: GitStore
     window: ContextWindow
     workbench: Workbench
     request_builder: RequestBuilder
@@ -85,11 +89,16 @@ async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Even
         sessions = agent.conversation.sessions
         for text in await asyncio.to_thread(sessions.opening_notices, agent.session_id):
             yield Notice(text, level="warning")
-    for event in await asyncio.to_thread(agent.sync.recover):  # a pull a kill cut short
+    for event in await asyncio.to_thread(recover, agent.workspace, agent.git):  # Cairn's own
         yield event
-    agent.sync.start()  # the pull at start, in the background: no turn waits on it
+    if not read_only(agent.workspace):  # else it is read as it is: no pull, no merge
+        for event in await asyncio.to_thread(agent.sync.recover):  # a pull a kill cut short
+            yield event
+        agent.sync.start()  # the pull at start, in the background: no turn waits on it
     if waiting := await asyncio.to_thread(agent.dreamer.waiting):
         yield ProposalsWaiting(waiting)
+    for notice in [*agent.dreamer.notices(), *agent.request_builder.calibrations.take_notices()]:
+        yield notice  # state under .cairn set aside as it was read
     yield await asyncio.to_thread(agent.usage)
     if model_loading:
         await agent.llm.wait_loaded()

@@ -9,6 +9,7 @@ turn ends raises `TurnEnded` with its reason, caught in one place (`TurnLoop.run
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, replace
 
@@ -38,6 +39,16 @@ from shell.session.conversation import Conversation
 from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
+
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
+"""A disk that cannot take a write: the turn ends with an error, not the session."""
+
+
+def _unwritable(error: OSError) -> str:
+    return (
+        f"the turn stopped: Cairn could not write to disk ({error.strerror or error}); "
+        "what was committed before is kept, what was not may be lost"
+    )
 
 
 class TurnEnded(Exception):
@@ -96,10 +107,16 @@ class TurnLoop:
             return
         p.conversation.append(message)
         self.cancellation.begin()
+        unwritable: OSError | None = None
         try:
             async for event in self._rounds():
                 turn.note(event)
                 yield event
+        except OSError as error:
+            if error.errno not in DISK_ERRNOS:
+                turn.reason = "error"
+                raise
+            turn.reason, unwritable = "error", error
         except TurnEnded as ended:
             turn.reason = ended.reason
             if ended.during is not None:
@@ -114,8 +131,15 @@ class TurnLoop:
             self.cancellation.end()
             p.conversation.close_open_tool_calls(_cause(turn))
             p.conversation.prelude = ""
-            p.conversation.save()
+            try:
+                p.conversation.save()
+            except OSError as error:
+                if error.errno not in DISK_ERRNOS:
+                    raise
+                turn.reason, unwritable = "error", unwritable or error
             if not turn.killed:
+                if unwritable is not None:
+                    yield Error("storage", _unwritable(unwritable))
                 for event in p.recall.drain():
                     yield event
                 if turn.reason == "cancelled":

@@ -6,6 +6,8 @@ within a per-file and a total character budget; anything cut is reported as an e
 
 from __future__ import annotations
 
+import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -14,6 +16,7 @@ from shell.config import Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event, Notice
 from shell.fsio import remove_stale_temp_files
 from shell.git.store import GitStore
+from shell.readonly import read_only
 from shell.secrets.door import private_folder
 from shell.text import shorten, trim_middle
 
@@ -160,15 +163,18 @@ def memory_room(root: Path, window_budgets: tuple[int, int]) -> int:
 
 def init_workspace(settings: Settings) -> GitStore:
     """Seed missing files, make sure the workspace is a git repo, and commit what was seeded.
-    The state folder (`.cairn`) is made the user's alone (0700)."""
-    created = seed_workspace(settings.workspace)
-    private_folder(settings.state_dir)
+    The state folder (`.cairn`) is made the user's alone (0700). A read-only workspace is left
+    as it is."""
     git = GitStore(
         settings.workspace,
         author_name=settings.git_author_name,
         author_email=settings.git_author_email,
         clock=settings.clock,
     )
+    if read_only(settings.workspace):
+        return git
+    created = seed_workspace(settings.workspace)
+    private_folder(settings.state_dir)
     new_repo = git.ensure_repo()
     if created or new_repo:
         outcome = git.commit(
@@ -179,6 +185,12 @@ def init_workspace(settings: Settings) -> GitStore:
     return git
 
 
+READ_ONLY = (
+    "The workspace is read-only: memory is read and searched (its index kept in a temporary "
+    "folder), but nothing can be written to it"
+)
+
+
 class WorkspaceError(Exception):
     """The workspace cannot be used (not writable, not a git repo we can commit to)."""
 
@@ -186,14 +198,27 @@ class WorkspaceError(Exception):
 def sweep_interrupted_writes(root: Path) -> list[str]:
     """Remove what a killed memory write left behind (`.<name>.<random>.tmp` beside the file)
     and return the workspace-relative names removed."""
-    candidates = [*root.glob(".*.tmp"), *(root / "memory").rglob(".*.tmp")]
+    candidates = [*root.glob(".*.tmp"), *_temp_files(root / "memory")]
     return [path.relative_to(root).as_posix() for path in remove_stale_temp_files(candidates)]
+
+
+def _temp_files(folder: Path) -> list[Path]:
+    """The temp files under `folder`. `os.walk`, not `rglob`: a folder renamed or removed
+    while it is walked (by a person, at start-up) is skipped, where `rglob` raised."""
+    return [
+        Path(here, name)
+        for here, _, names in os.walk(folder)
+        for name in names
+        if fnmatch.fnmatch(name, ".*.tmp")
+    ]
 
 
 def recovery_notices(root: Path, torn_lines: int) -> list[Notice]:
     """What an earlier run killed mid-write left behind, cleaned up and said: temp files of
     an interrupted memory write, and `torn_lines` of a resumed session's transcript."""
     notices = []
+    if read_only(root):
+        return [Notice(READ_ONLY, level="warning")]
     if swept := sweep_interrupted_writes(root):
         notices.append(
             Notice(

@@ -13,11 +13,14 @@ restarts (`.cairn/calibration.json`), so only the first call of a model's life g
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shell.events import Notice
 from shell.secrets.door import write_private
 
 BELIEVABLE = (0.25, 4.0)
@@ -77,17 +80,29 @@ def _fitted_slope(samples: list[tuple[int, int]]) -> float | None:
 class CalibrationStore:
     """The calibrations of every model used in a workspace, in `<state_dir>/calibration.json`.
 
-    A file that cannot be read is a fresh start (the calibration is derived data)."""
+    A file that cannot be read is set aside (`calibration.json.corrupt-<pid>`) and a model's
+    entry of the wrong types skipped: a fresh start (the calibration is derived data), said once
+    (`take_notices`)."""
 
     def __init__(self, state_dir: Path) -> None:
         self.path = Path(state_dir) / FILE
+        self._notices: list[Notice] = []
+
+    def take_notices(self) -> list[Notice]:
+        notices, self._notices = self._notices, []
+        return notices
 
     def load(self, model: str) -> Calibration:
-        entry = self._read().get(model) or {}
+        entry = self._read().get(model)
+        if entry is None:
+            return Calibration()
         try:
             samples = [(int(c), int(r)) for c, r in entry["samples"]][-SAMPLES:]
             return Calibration(samples, float(entry["slope"]))
         except (KeyError, TypeError, ValueError):
+            self._say(
+                f"Skipped the unreadable calibration of {model} in {FILE}; it is learned again"
+            )
             return Calibration()
 
     def save(self, model: str, calibration: Calibration) -> None:
@@ -101,6 +116,18 @@ class CalibrationStore:
     def _read(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except OSError:
             return {}
-        return data if isinstance(data, dict) else {}
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return data
+        aside = self.path.with_name(f"{FILE}.corrupt-{os.getpid()}")
+        with contextlib.suppress(OSError):
+            os.replace(self.path, aside)
+            self._say(f"Set aside {FILE}, unreadable, as {aside.name}; it is learned again")
+        return {}
+
+    def _say(self, message: str) -> None:
+        if all(notice.message != message for notice in self._notices):
+            self._notices.append(Notice(message, level="warning"))

@@ -23,8 +23,10 @@ from shell.dreaming.review import (
     Preview,
     StaleProposal,
     applied,
+    budget_refusal,
     changed_lines,
     check_only_its_line,
+    commit_summary,
 )
 from shell.dreaming.state import Record, StateStore
 from shell.events import (
@@ -37,16 +39,17 @@ from shell.events import (
     Error,
     Event,
     MemoryBudget,
+    Notice,
     Proposal,
     ProposalAccepted,
     ProposalRejected,
 )
 from shell.fsio import LockBusy
 from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
-from shell.memory.files.values import Edit, WriteOutcome
+from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome
 from shell.memory.hit_log import dreams_dir
 from shell.secrets.door import redacted
-from shell.text import collapse, normalized, shorten
+from shell.text import collapse, normalized
 from shell.workspace import SEEDS, bootstrap_budgets, memory_room
 
 if TYPE_CHECKING:
@@ -107,9 +110,13 @@ class Dreamer:
             for event in await asyncio.to_thread(self.recall.sync, "dream"):
                 yield event
             try:
-                plan = await asyncio.to_thread(self._plan, now)
+                plan: Plan | Exception = await asyncio.to_thread(self._plan, now)
             except Exception as error:  # a broken index or state must not break the session
-                yield DreamSweepSkipped("failed", f"the sweep failed: {error}")
+                plan = error
+            for notice in self.notices():
+                yield notice
+            if isinstance(plan, Exception):
+                yield DreamSweepSkipped("failed", f"the sweep failed: {plan}")
                 return
             yield plan.light.event
             yield plan.rem.event
@@ -183,7 +190,10 @@ class Dreamer:
             recalled, notes, now, self.config, light=light.hits, rem=rem.hits, known=known
         )
         updates = superseded(notes, self.git.line_times, now, self.config, known)
-        plan = Plan(light, rem, deep, updates, known, {r.proposal.id for r in state.open()})
+        open_ = state.open()
+        plan = Plan(
+            light, rem, deep, updates, known, {r.proposal.id for r in open_}, open_records=open_
+        )
         plan.draft(self.config.limit)
         return plan
 
@@ -202,6 +212,8 @@ class Dreamer:
                 state.records[proposal.id] = Record(
                     proposal, "open", now.isoformat(), keys=plan.keys[proposal.id]
                 )
+            for twin in plan.replaced & state.records.keys():
+                state.records[twin] = replace(state.records[twin], status="stale")
             new = {proposal.id for proposal in proposals}
             still_open = [r.proposal.id for r in state.open() if r.proposal.id not in new]
             block = diary.render_block(sweep, now, entry, phases, proposals, still_open)
@@ -255,22 +267,16 @@ class Dreamer:
                 record = self._open_record(proposal_id, state.records)
                 proposal = record.proposal
                 final = redacted(collapse(text)) if text and text.strip() else proposal.text
-                before = self.files.text(CURATED_FILE)
-                after = applied(before, proposal, final, self.settings.clock().date())
-                check_only_its_line(proposal, before, after)
-                budget = self.budget(after, window)
-                if budget.over and not over_budget:
-                    return [Error("dream", _over_budget(proposal.id, budget))]
-                journal = self.files.text(DIARY_FILE)
-                written = self.files.rewrite(
-                    [  # MEMORY.md last: what a person sees change last is the memory
-                        Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted")),
-                        Edit(CURATED_FILE, before, after),
-                    ],
-                    reason="dream",
-                    summary=_commit_summary("accept", proposal, final),
-                    origin=proposal.reason,
-                )
+                for attempt in range(3):  # an editor that saves MEMORY.md meanwhile: again
+                    try:
+                        applying = self._apply(proposal, final, window, over_budget)
+                        break
+                    except MemoryWriteError as error:
+                        if attempt == 2:
+                            return [Error("dream", f"{proposal.id} not accepted: {error}")]
+                if isinstance(applying, Error):
+                    return [applying]
+                written, budget = applying
                 commit = written[0].event.commit
                 state.records[proposal.id] = replace(
                     record,
@@ -290,12 +296,48 @@ class Dreamer:
             return [Error("dream", str(error))]
         return events
 
-    def decide(self, decision: Decision, *, window: int) -> list[Event]:
-        if decision.action == "reject":
-            return self.reject(decision.proposal_id)
-        return self.accept(
-            decision.proposal_id, decision.text, window=window, over_budget=decision.over_budget
+    def _apply(
+        self, proposal: Proposal, final: str, window: int, over_budget: bool
+    ) -> Error | tuple[list[WriteOutcome], MemoryBudget]:
+        """MEMORY.md and DREAMS.md as they are now, with the proposal accepted, in one commit:
+        both files or neither (`MemoryFiles.rewrite`).
+
+        Raises:
+            StaleProposal: the proposal no longer applies.
+            MemoryWriteError: a file changed on disk meanwhile; nothing was written.
+        """
+        before = self.files.text(CURATED_FILE)
+        after = applied(before, proposal, final, self.settings.clock().date())
+        check_only_its_line(proposal, before, after)
+        budget = self.budget(after, window)
+        if budget.over and not over_budget:
+            return Error("dream", budget_refusal(proposal.id, budget))
+        journal = self.files.text(DIARY_FILE)
+        edits = [Edit(DIARY_FILE, journal, diary.mark(journal, proposal.id, "accepted"))]
+        if after != before:  # else MEMORY.md holds its line already: nothing to add
+            edits.append(Edit(CURATED_FILE, before, after))  # last: what people watch
+        written = self.files.rewrite(
+            edits,
+            reason="dream",
+            summary=commit_summary("accept", proposal, final),
+            origin=proposal.reason,
         )
+        return written, budget
+
+    def decide(self, decision: Decision, *, window: int) -> list[Event]:
+        """The decision's events, after what reading the state set aside (`notices`)."""
+        if decision.action == "reject":
+            events = self.reject(decision.proposal_id)
+        else:
+            events = self.accept(
+                decision.proposal_id, decision.text, window=window, over_budget=decision.over_budget
+            )
+        return [*self.notices(), *events]
+
+    def notices(self) -> list[Notice]:
+        """What reading dreaming's state and the hit log skipped or set aside, said once."""
+        hit_log = self.recall.hit_log
+        return [*self.store.take_notices(), *(hit_log.take_notices() if hit_log else [])]
 
     def reject(self, proposal_id: str) -> list[Event]:
         """Reject an open proposal: remembered by its source and text, so it does not come back,
@@ -310,7 +352,7 @@ class Dreamer:
                     self.files.rewrite(
                         [Edit(DIARY_FILE, journal, marked)],
                         reason="dream",
-                        summary=_commit_summary("reject", proposal, proposal.text),
+                        summary=commit_summary("reject", proposal, proposal.text),
                     )
                     if marked != journal
                     else []
@@ -351,20 +393,5 @@ def _written(outcomes: list[WriteOutcome]) -> list[Event]:
     return events
 
 
-def _commit_summary(verb: str, proposal: Proposal, text: str) -> str:
-    sources = ", ".join(source.citation for source in proposal.sources)
-    # redacted before the cut: a token cut short is no longer one the detector knows
-    return f"{verb} {proposal.id} “{shorten(redacted(text), 60)}” from {sources}"
-
-
 def _proposed(proposals: list[Proposal]) -> str:
     return f"{len(proposals)} proposed" if proposals else "nothing proposed"
-
-
-def _over_budget(proposal_id: str, budget: MemoryBudget) -> str:
-    return (
-        f"not accepted: {proposal_id} would make MEMORY.md {budget.chars:,} characters, over its "
-        f"{budget.budget:,}-character share of the prompt at a {budget.window:,}-token window, "
-        "so its end would be cut from every prompt. Shorten MEMORY.md first, or accept anyway "
-        "(cairn dream --apply ID --over-budget, or confirm in the review screen)."
-    )

@@ -3,6 +3,7 @@
 An *add* goes under the dated heading `## Promoted YYYY-MM-DD` as one line with its `Source:`;
 an *update* replaces exactly the line it names, which must still be there as it was. Nothing
 else in MEMORY.md changes: `changed_lines` checks that of every result before it is written.
+A line MEMORY.md already holds (by its statement) is not written again: accepting it adds nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from shell.dreaming.junk import statement
 from shell.events import MemoryBudget, Proposal
-from shell.text import collapse
+from shell.secrets.door import redacted
+from shell.text import collapse, normalized, shorten
 
 HEADING = "## Promoted {day}"
 _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
@@ -60,8 +63,13 @@ def applied(memory: str, proposal: Proposal, text: str, today: date) -> str:
         StaleProposal: an update's line is no longer in MEMORY.md as it was.
     """
     line = memory_line(proposal, text)
+    held = holds(memory, text)
     if proposal.kind == "update":
-        return _replaced(memory, proposal, line)
+        if held and proposal.replaces not in memory.splitlines():
+            return memory  # already replaced, by hand or by an earlier acceptance
+        return _replaced(memory, proposal, None if held else line)
+    if held:
+        return memory
     heading = HEADING.format(day=today.isoformat())
     lines = memory.splitlines()
     if heading in lines:
@@ -78,7 +86,14 @@ def applied(memory: str, proposal: Proposal, text: str, today: date) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _replaced(memory: str, proposal: Proposal, line: str) -> str:
+def holds(memory: str, text: str) -> bool:
+    """Whether a line of `memory` states `text` (its citation and bullet aside)."""
+    wanted = normalized(statement(text))
+    return any(normalized(statement(line)) == wanted for line in memory.splitlines())
+
+
+def _replaced(memory: str, proposal: Proposal, line: str | None) -> str:
+    """`memory` with the proposal's line replaced by `line`, or removed when None."""
     lines = memory.splitlines()
     old = proposal.replaces or ""
     index = (proposal.replaces_line or 0) - 1
@@ -90,7 +105,10 @@ def _replaced(memory: str, proposal: Proposal, line: str) -> str:
             )
         index = found[0]
     prefix = match.group(1) if (match := _BULLET.match(old)) else ""
-    lines[index] = prefix + line.removeprefix("- ")
+    if line is None:
+        del lines[index]
+    else:
+        lines[index] = prefix + line.removeprefix("- ")
     return "\n".join(lines) + ("\n" if memory.endswith("\n") or not memory else "")
 
 
@@ -111,3 +129,20 @@ def check_only_its_line(proposal: Proposal, before: str, after: str) -> None:
     allowed = [proposal.replaces] if proposal.kind == "update" else []
     if removed != allowed:
         raise StaleProposal(f"accepting {proposal.id} would change other lines of MEMORY.md")
+
+
+def commit_summary(verb: str, proposal: Proposal, text: str) -> str:
+    """The first line of a decision's commit message."""
+    sources = ", ".join(source.citation for source in proposal.sources)
+    # redacted before the cut: a token cut short is no longer one the detector knows
+    return f"{verb} {proposal.id} “{shorten(redacted(text), 60)}” from {sources}"
+
+
+def budget_refusal(proposal_id: str, budget: MemoryBudget) -> str:
+    """Why an acceptance past MEMORY.md's bootstrap budget waits for a person's confirmation."""
+    return (
+        f"not accepted: {proposal_id} would make MEMORY.md {budget.chars:,} characters, over its "
+        f"{budget.budget:,}-character share of the prompt at a {budget.window:,}-token window, "
+        "so its end would be cut from every prompt. Shorten MEMORY.md first, or accept anyway "
+        "(cairn dream --apply ID --over-budget, or confirm in the review screen)."
+    )

@@ -3,7 +3,8 @@ rejected (by content, so it does not come back), and what dreaming itself wrote 
 proposed). Derived and git-ignored: DREAMS.md and the commits are the record for people.
 
 `proposals.json` is read and written whole, atomically, under `state.lock`; a sweep holds
-`sweep.lock` (never waiting) so a second process cannot sweep at the same time.
+`sweep.lock` (never waiting) so a second process cannot sweep at the same time. A record that
+cannot be read is skipped, a file of another layout is moved aside, each said (`take_notices`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from shell.events import Proposal, decode
+from shell.events import Notice, Proposal, decode
 from shell.fsio import exclusive_lock, write_atomically
 
 FORMAT_VERSION = 1
@@ -80,6 +81,12 @@ class StateStore:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._file = folder / "proposals.json"
+        self._notices: list[Notice] = []
+
+    def take_notices(self) -> list[Notice]:
+        """What reading the state skipped or set aside since last asked, said once."""
+        notices, self._notices = self._notices, []
+        return notices
 
     def read(self) -> DreamState:
         try:
@@ -87,11 +94,19 @@ class StateStore:
         except FileNotFoundError:
             return DreamState()
         try:
-            return _loads(raw)
-        except (ValueError, KeyError, TypeError):
+            state, skipped = _loads(raw)
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             aside = self._file.with_name(f"proposals.json.corrupt-{os.getpid()}")
             os.replace(self._file, aside)
+            self._say(f"Set aside dreaming's state ({error}) as {aside.name}; it starts afresh")
             return DreamState()
+        if skipped:
+            self._say(f"Skipped {skipped} unreadable proposal record(s) of dreaming's state")
+        return state
+
+    def _say(self, message: str) -> None:
+        if all(notice.message != message for notice in self._notices):
+            self._notices.append(Notice(message, level="warning"))
 
     @contextlib.contextmanager
     def editing(self) -> Iterator[DreamState]:
@@ -120,14 +135,37 @@ def _dumps(state: DreamState) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=1)
 
 
-def _loads(raw: str) -> DreamState:
+def _loads(raw: str) -> tuple[DreamState, int]:
+    """The state, and how many of its records could not be read (skipped)."""
     data = json.loads(raw)
-    if data.get("version") != FORMAT_VERSION:
+    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
         raise ValueError("unexpected dream state layout")
-    records = [decode(Record, item) for item in data["records"]]
-    return DreamState(
+    lists = {name: data[name] for name in ("records", "rejected", "accepted", "dreamed")}
+    if not all(isinstance(value, list) for value in lists.values()):
+        raise ValueError("unexpected dream state layout")
+    records: list[Record] = []
+    for item in lists["records"]:
+        try:
+            records.append(_record(item))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+    state = DreamState(
         records={record.proposal.id: record for record in records},
-        rejected=[str(k) for k in data["rejected"]],
-        accepted=[str(k) for k in data["accepted"]],
-        dreamed=[str(k) for k in data["dreamed"]],
+        rejected=[str(k) for k in lists["rejected"]],
+        accepted=[str(k) for k in lists["accepted"]],
+        dreamed=[str(k) for k in lists["dreamed"]],
     )
+    return state, len(lists["records"]) - len(records)
+
+
+def _record(item: Any) -> Record:
+    record = decode(Record, item)
+    if (
+        not isinstance(record, Record)
+        or not isinstance(record.proposal, Proposal)
+        or record.status not in get_args(Status)
+    ):
+        raise TypeError("not a proposal record")
+    if not isinstance(record.proposal.id, str) or not isinstance(record.proposal.text, str):
+        raise TypeError("not a proposal record")
+    return record

@@ -20,6 +20,7 @@ from shell.dreaming.distill import Distilled, Draft
 from shell.dreaming.junk import statement
 from shell.dreaming.light import LightSleep
 from shell.dreaming.rem import RemSleep
+from shell.dreaming.state import Record
 from shell.dreaming.updates import Superseded
 from shell.events import (
     DeepSleepFinished,
@@ -48,10 +49,16 @@ class Plan:
     stopped: Counter[tuple[StopReason, JunkKind | None]] = field(default_factory=Counter)
     keys: dict[str, list[str]] = field(default_factory=dict)
     """Per proposal id, the keys of the note units it comes from."""
+    open_records: list[Record] = field(default_factory=list)
+    replaced: set[str] = field(default_factory=set)
+    """Open adds an update of this sweep replaces: the same note, proposed once."""
 
     def draft(self, limit: int) -> None:
         """The drafts to distil: updates first (a line out of date misleads every session),
-        then adds best first; none already open, at most `limit`."""
+        then adds best first; none already open, at most `limit`. A note proposed as an
+        update is never also an add (accepting both would write its line twice)."""
+        updated = {found.note.key for found in self.updates}
+        updated |= {k for r in self.open_records if r.proposal.kind == "update" for k in r.keys}
         items: list[tuple[Draft, Candidate | Superseded]] = []
         for found in self.updates:
             line = found.line.chunk
@@ -65,6 +72,8 @@ class Plan:
             items.append((draft, found))
         for candidate in self.deep.passed:
             unit = candidate.unit
+            if unit.key in updated:
+                continue
             items.append(
                 (Draft(f"c{len(items)}", "add", unit.chunk.text, [unit.source]), candidate)
             )
@@ -74,22 +83,35 @@ class Plan:
             self.drafts.append(draft)
             self.sources[draft.key] = source
 
+    def _twins(self, draft: Draft, key: str) -> list[str]:
+        """The open adds of note unit `key` that `draft`, when an update, replaces."""
+        if draft.kind != "update":
+            return []
+        return [
+            r.proposal.id for r in self.open_records if r.proposal.kind == "add" and key in r.keys
+        ]
+
     def proposals(self, distilled: dict[str, Distilled], config: DreamSettings) -> list[Proposal]:
         """The proposals, each with its text, evidence and reason; a text MEMORY.md holds or a
-        person rejected before is dropped here too."""
-        made = []
+        person rejected before is dropped here too, and so is a text already proposed (one
+        proposal per fact)."""
+        made: list[Proposal] = []
+        texts = {normalized(statement(r.proposal.text)) for r in self.open_records}
         for draft in self.drafts:
             result, source = distilled[draft.key], self.sources[draft.key]
             key = normalized(statement(result.text))
-            if key in self.known.memory_lines:
+            unit = source.note if isinstance(source, Superseded) else source.unit
+            twins = self._twins(draft, unit.key)
+            if key in self.known.memory_lines or (key in texts and not twins):
                 self.stopped[("known", None)] += 1
                 continue
             if key in self.known.rejected:
                 self.stopped[("rejected", None)] += 1
                 continue
             proposal = _proposal(draft, source, result, config)
-            unit = source.note if isinstance(source, Superseded) else source.unit
+            self.replaced.update(twins)
             self.keys[proposal.id] = [unit.key]
+            texts.add(key)
             made.append(proposal)
         return made
 

@@ -23,10 +23,12 @@ ErrorKind = Literal[
     "background",
     "dream",
     "command",
+    "storage",
 ]
 """A model call's failure (the first seven, `shell.model.ModelError`), a broken index, a bug in
-the core (crash), in a background stream, a decision dreaming could not carry out, or a slash
-command that does not exist (`shell.commands`)."""
+the core (crash), in a background stream, a decision dreaming could not carry out, a slash
+command that does not exist (`shell.commands`), or a disk that took no write (storage: full,
+read-only, failing)."""
 NoticeLevel = Literal["info", "warning", "error"]
 TurnEnding = Literal["completed", "empty", "tool_limit", "error", "cancelled"]
 

@@ -76,7 +76,8 @@ def run_index(settings: Settings, args: argparse.Namespace, out: Out) -> int:
 
 def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out: Out) -> int:
     from shell.memory.service import RecallService
-    from shell.workspace import init_workspace
+    from shell.readonly import read_only
+    from shell.workspace import READ_ONLY, init_workspace
 
     init_workspace(settings)
     service = RecallService(settings)
@@ -88,6 +89,8 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
         return 0
     out.write(f"{result.mode} search for {query!r}")
     out.write(f" (degraded: {result.degraded_reason})\n" if result.degraded_reason else "\n")
+    if read_only(settings.workspace):
+        out.write(READ_ONLY + ".\n")
     if frame := result.time_frame:
         out.write(f"time named: {frame.text!r}, {frame.start} to {frame.end} (ranked first)\n")
     if result.nothing_relevant or not result.hits:

@@ -9,8 +9,10 @@ feeds dreaming, and a lost record costs one recall, never a memory.
 `fold` (run by a dreaming sweep) merges the log into the bounded store `recall.json` under the
 exclusive lock. The log is renamed to a pending file first and deleted only after the store that
 holds it is written, and the store lists the pending files it folded, so a kill at any point
-neither loses nor double-counts a search. A torn line (a kill mid-append) is skipped; a corrupt
-store is moved aside rather than crashing a search or a sweep.
+neither loses nor double-counts a search. A torn line (a kill mid-append) is skipped; a record
+or a stored unit of the wrong shape or types is dropped at the fold, and a store of the wrong
+layout is moved aside, each said once (`take_notices`): never a crash of a search or a sweep,
+nor a bad record that fails every sweep after it.
 
 A unit is known by its file and the hash of its text (`SearchHit.unit`), not by its line
 numbers, so a unit keeps its recalls when lines above it move.
@@ -34,13 +36,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from shell.events import Notice, SearchHit
 from shell.fsio import exclusive_lock, shared_lock, write_atomically
 from shell.secrets.door import private_folder
-
-if TYPE_CHECKING:
-    from shell.events import SearchHit
 
 FORMAT_VERSION = 2
 MAX_UNITS = 4096
@@ -114,6 +114,12 @@ class HitLog:
         self._lock = folder / "recall.lock"
         self._clock = clock
         self._thread_lock = threading.Lock()  # flock is per open file; this orders our threads
+        self._notices: list[Notice] = []
+
+    def take_notices(self) -> list[Notice]:
+        """What the last folds dropped or set aside, said once."""
+        notices, self._notices = self._notices, []
+        return notices
 
     @property
     def folder(self) -> Path:
@@ -158,12 +164,14 @@ class HitLog:
         if not self._folder.is_dir():
             return []
         with self._thread_lock, exclusive_lock(self._lock):
-            units, folded = self._read_store()
+            units, folded = self._read_store(say=True)
             pending = list(self._pending(folded))
             if self._log.exists():
                 target = self._folder / f"recall.{uuid.uuid4().hex[:12]}.pending"
                 os.replace(self._log, target)
                 pending.append((target, _read_lines(target)))
+            if dropped := sum(_wrong_records(lines) for _, lines in pending):
+                self._say(f"Dropped {dropped} record(s) of the wrong shape from the hit log")
             for _, lines in pending:
                 _merge(units, lines)
             units = _bounded(units)
@@ -184,7 +192,14 @@ class HitLog:
                 continue
             yield path, _read_lines(path)
 
-    def _read_store(self) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    def _say(self, message: str) -> None:
+        self._notices.append(
+            Notice(
+                f"{message} ({self._folder.name}/); dreaming goes on without them", level="warning"
+            )
+        )
+
+    def _read_store(self, *, say: bool = False) -> tuple[dict[str, dict[str, Any]], list[str]]:
         try:
             raw = self._store.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -196,14 +211,16 @@ class HitLog:
             units, folded = data["units"], data["folded"]
             if not isinstance(units, dict) or not isinstance(folded, list):
                 raise ValueError("unexpected recall store layout")
-            for entry in units.values():
-                _check_entry(entry)
         except (ValueError, KeyError, TypeError):
-            self._move_aside()
+            aside = self._move_aside()
+            self._say(f"Set aside the recall store {self._store.name} as {aside}: unreadable")
             return {}, []
-        return units, [str(name) for name in folded]
+        good = {key: entry for key, entry in units.items() if _good_entry(entry)}
+        if say and len(good) < len(units):
+            self._say(f"Dropped {len(units) - len(good)} unit(s) of the wrong shape from the store")
+        return good, [str(name) for name in folded]
 
-    def _move_aside(self) -> None:
+    def _move_aside(self) -> str:
         stamp = self._clock().strftime("%Y%m%dT%H%M%S")
         target = self._store.with_name(f"{self._store.name}.corrupt-{stamp}")
         counter = 1
@@ -211,6 +228,7 @@ class HitLog:
             counter += 1
             target = self._store.with_name(f"{self._store.name}.corrupt-{stamp}-{counter}")
         os.replace(self._store, target)
+        return target.name
 
 
 def _row(hit: SearchHit) -> list[Any]:
@@ -239,15 +257,23 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except (ValueError, UnicodeDecodeError):
             continue
-        if isinstance(record, dict) and {"at", "q", "hits"} <= record.keys():
-            if isinstance(record["hits"], list):
-                records.append(record)
+        records.append(record if _good_record(record) else {_WRONG: True})
     return records
+
+
+_WRONG = "wrong"
+"""The mark of a parsed line of the wrong shape, kept to be counted (`_wrong_records`)."""
+
+
+def _wrong_records(records: list[dict[str, Any]]) -> int:
+    return sum(1 for record in records if _WRONG in record)
 
 
 def _merge(units: dict[str, dict[str, Any]], records: Iterable[dict[str, Any]]) -> None:
     """Add each record's hits to `units` (key → entry; dict order is recall order)."""
     for record in records:
+        if _WRONG in record:
+            continue
         recall = [str(record["at"]), str(record["q"])]
         best = float(record.get("best") or 0.0)
         for row in record["hits"]:
@@ -290,14 +316,50 @@ def _as_units(units: dict[str, dict[str, Any]]) -> list[RecalledUnit]:
     ]
 
 
-def _check_entry(entry: Any) -> None:
+def _good_record(record: Any) -> bool:
+    """A search's record as `HitLog.record` writes it (each hit row is checked as it merges)."""
+    return (
+        isinstance(record, dict)
+        and _moment_or_none(record.get("at")) is not None
+        and isinstance(record.get("q"), str)
+        and _number(record.get("best", 0.0))
+        and isinstance(record.get("hits"), list)
+    )
+
+
+def _good_entry(entry: Any) -> bool:
+    """A unit of the store as `fold` writes it."""
     if not isinstance(entry, dict):
-        raise TypeError("recall entry is not an object")
-    if not isinstance(entry.get("path"), str) or not isinstance(entry.get("hash"), str):
-        raise TypeError("recall entry has no path or hash")
+        return False
     lines, recalls = entry.get("lines"), entry.get("recalls")
-    if not isinstance(lines, list) or len(lines) != 2 or not isinstance(recalls, list):
-        raise TypeError("recall entry has malformed lines or recalls")
-    for recall in recalls:
-        if not isinstance(recall, list) or len(recall) != 4:
-            raise TypeError("recall entry has a malformed recall")
+    return (
+        isinstance(entry.get("path"), str)
+        and isinstance(entry.get("hash"), str)
+        and isinstance(lines, list)
+        and len(lines) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in lines)
+        and isinstance(recalls, list)
+        and bool(recalls)
+        and all(
+            isinstance(r, list)
+            and len(r) == 4
+            and _moment_or_none(r[0]) is not None
+            and isinstance(r[1], str)
+            and _number(r[2])
+            and _number(r[3])
+            for r in recalls
+        )
+    )
+
+
+def _number(value: Any) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _moment_or_none(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from shell.config import Settings
 from shell.events import Error, Event, IndexSyncProgress, SyncTrigger
 from shell.memory.files.plain import outside_edit_notices
+from shell.readonly import read_only
 from shell.tools.toolbox import Tool
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class RecallService:
 
             state = self.settings.state_dir
             embedder = load_embedder(self.settings.embedder, state / "fastembed")
-            self._index = MemoryIndex(self.settings.workspace, embedder)
+            self._index = MemoryIndex(self.settings.workspace, embedder, index_dir=state / "index")
         return self._index
 
     @property
@@ -76,8 +77,9 @@ class RecallService:
     @property
     def hit_log(self) -> HitLog | None:
         """Where searches record their hits for dreaming; None while dreaming is off, so
-        nothing is written for it (OpenClaw wrote recall artifacts either way, #84436)."""
-        if not self.settings.dreaming.enabled:
+        nothing is written for it (OpenClaw wrote recall artifacts either way, #84436); None too
+        for a workspace Cairn cannot write."""
+        if not self.settings.dreaming.enabled or read_only(self.settings.workspace):
             return None
         if self._hit_log is None:
             from shell.memory.hit_log import HitLog, dreams_dir

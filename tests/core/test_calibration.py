@@ -85,3 +85,17 @@ def test_the_store_keeps_each_models_line_and_shrugs_off_a_broken_file(tmp_path:
     assert not again.load("openai/other").calibrated
     store.save("openai/other", Calibration([(100, 90)]))
     assert json.loads(store.path.read_text())["openai/other"]["samples"] == [[100, 90]]
+
+
+def test_a_broken_file_or_entry_is_set_aside_and_said_once(tmp_path: Path) -> None:
+    store = CalibrationStore(tmp_path)
+    store.path.write_text('{"openai/other": {"samples": 7, "slope": 1}}')
+    assert not store.load("openai/other").calibrated
+    (skipped,) = store.take_notices()
+    assert "Skipped the unreadable calibration of openai/other" in skipped.message
+    store.path.write_text("not json")
+    assert not store.load("openai/other").calibrated
+    (aside,) = store.take_notices()
+    assert "Set aside calibration.json" in aside.message and aside.level == "warning"
+    assert list(tmp_path.glob("calibration.json.corrupt-*")) and not store.path.exists()
+    assert store.take_notices() == []

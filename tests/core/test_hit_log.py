@@ -233,9 +233,27 @@ def test_an_older_or_wrong_layout_counts_as_corrupt(tmp_path: Path) -> None:
     store.write_text(json.dumps({"version": 1, "entries": {}}), encoding="utf-8")
     log = HitLog(folder, SteppingClock())
     assert log.recalled() == []
+    assert len(list(folder.glob("recall.json.corrupt-*"))) == 1
+    (notice,) = log.take_notices()
+    assert "Set aside the recall store" in notice.message
+
+
+def test_a_unit_or_record_of_the_wrong_types_is_dropped_and_said_once(tmp_path: Path) -> None:
+    folder = dreams_dir(tmp_path)
+    folder.mkdir(parents=True)
+    store = folder / "recall.json"
     store.write_text(json.dumps({"version": 2, "folded": [], "units": {"k": {"path": 3}}}))
-    assert log.fold() == []
-    assert len(list(folder.glob("recall.json.corrupt-*"))) == 2
+    log = HitLog(folder, SteppingClock())
+    log.record("deploy", [hit()])
+    with (folder / "recall.log").open("a", encoding="utf-8") as file:
+        file.write('{"at": 5, "q": "ab", "best": 0.5, "hits": []}\n')
+        file.write('{"at": "2026-11-30T09:00:00", "q": "ab", "best": "high", "hits": []}\n')
+    assert [unit.key for unit in log.fold()] == ["memory/2026-11-30.md#aaaaaaaaaaaa"]
+    assert sorted(n.message.split(" (")[0] for n in log.take_notices()) == [
+        "Dropped 1 unit(s) of the wrong shape from the store",
+        "Dropped 2 record(s) of the wrong shape from the hit log",
+    ]
+    assert [len(u.recalls) for u in log.fold()] == [1] and log.take_notices() == []
 
 
 def test_the_bound_keeps_the_most_recent_recalls_whatever_order_they_came_in(

@@ -1,12 +1,22 @@
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from shell.config import load_settings
 from shell.events import BootstrapMissing, BootstrapTruncated
-from shell.workspace import SEEDS, init_workspace, load_bootstrap, seed_workspace
+from shell.workspace import (
+    SEEDS,
+    init_workspace,
+    load_bootstrap,
+    seed_workspace,
+    sweep_interrupted_writes,
+)
 from tests.git_read import commits, git
 
 
@@ -76,3 +86,33 @@ def test_truncated_file_never_exceeds_its_budget(tmp_path: Path, limit: int) -> 
         (tmp_path / name).write_text("x" * (limit * 3))
     boot = load_bootstrap(tmp_path, max_chars=limit, total_max_chars=limit * 3)
     assert all(chars <= limit for chars in boot.chars.values())
+
+
+def test_memory_folders_renamed_during_the_start_up_sweep_are_skipped(tmp_path: Path) -> None:
+    """The sweep of temp files walks memory/ while a person renames its folders: `rglob`
+    raised FileNotFoundError about 1 walk in 20 here; the walk skips what moved."""
+    for i in range(20):
+        deep = tmp_path / "memory" / f"p{i}" / "a" / "b"
+        deep.mkdir(parents=True)
+        (deep / "note.md").write_text("- x\n")
+    stale = tmp_path / "memory" / "p0" / ".note.md.1a2b3c4d.tmp"
+    stale.write_text("half")
+    os.utime(stale, (time.time() - 600, time.time() - 600))
+    stop = threading.Event()
+
+    def renaming() -> None:
+        while not stop.is_set():
+            for i in range(1, 20):
+                here, there = tmp_path / "memory" / f"p{i}", tmp_path / "memory" / f"q{i}"
+                with contextlib.suppress(OSError):
+                    here.rename(there)
+                    there.rename(here)
+
+    renamer = threading.Thread(target=renaming)
+    renamer.start()
+    try:
+        swept = [name for _ in range(200) for name in sweep_interrupted_writes(tmp_path)]
+    finally:
+        stop.set()
+        renamer.join()
+    assert swept == ["memory/p0/.note.md.1a2b3c4d.tmp"]

@@ -23,12 +23,12 @@ from typing import ParamSpec, TypeVar
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
-from shell.memory.files.swap import read_or_empty, replace_if_unchanged
+from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
+from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
 from shell.memory.lines import added_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
-from shell.secrets.door import redacted
 from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
 from shell.seen import SeenFiles, digest
 from shell.text import counted, split_lines
@@ -88,6 +88,8 @@ class MemoryFiles:
         self._written: dict[str, str] = {}
         """What Cairn last wrote of each file: on disk but not committed (a failed commit),
         that content is Cairn's own, not an edit made outside it."""
+        self._journal = WriteJournal(self.root)
+        """The same across a restart: what a kill left uncommitted (`commits.recover`)."""
 
     # --- paths -----------------------------------------------------------------------------
 
@@ -163,16 +165,17 @@ class MemoryFiles:
                 payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
                 self._check_file_size(name, len(before) + len(payload))
                 outside = self._commit_outside_edit(name, before) or outside
+                added = sum(1 for line in fresh if line.strip())
+                summary = f"append {counted(added, 'line')} to {name}"
+                message = commit_message(reason, summary, origin)
+                self._journal.begin({name: before + payload}, message)
                 if replace_if_unchanged(path, before, before + payload):
                     break
             else:
                 raise MemoryWriteError(f"{name} keeps changing on disk; try again in a moment")
             self._written[name] = digest(before + payload)
             self._fingerprints.renew(name, before, before + payload)
-            added = sum(1 for line in fresh if line.strip())
-            outcome = self.git.commit(
-                [name], _message(reason, f"append {counted(added, 'line')} to {name}", origin)
-            )
+            outcome = self._commit([name], message)
         event = MemoryWritten(
             path=name,
             bytes=len(payload),
@@ -216,16 +219,21 @@ class MemoryFiles:
                         f"{name} changed on disk since you read it; memory_get it again first"
                     )
             outside = self._commit_outside_edit(name, before)
+            verb = "rewrite" if exists else "create"
+            message = commit_message(reason, f"{verb} {name}", origin)
+            self._journal.begin({name: data}, message)
             if (not exists or data != before) and not replace_if_unchanged(path, before, data):
                 raise MemoryWriteError(
                     f"{name} changed on disk while it was being written; memory_get it again"
                 )
             self._fingerprints.record(name, data)
             self._written[name] = digest(data)
-            verb = "rewrite" if exists else "create"
-            outcome = self.git.commit([name], _message(reason, f"{verb} {name}", origin))
+            outcome = self._commit([name], message)
         return WriteOutcome(
-            _written(name, before, data, reason, outcome), outcome.lock_cleared, redaction, outside
+            written_event(name, before, data, reason, outcome),
+            outcome.lock_cleared,
+            redaction,
+            outside,
         )
 
     def text(self, rel: str) -> str:
@@ -240,8 +248,8 @@ class MemoryFiles:
         """Apply whole-file edits in one commit; DREAMS.md may be among them for dreaming.
 
         Every file must still hold its `before` (an editor may have saved meanwhile), else
-        nothing is written. Credentials on the lines an edit adds are redacted (or the edit is
-        refused) as for any write.
+        nothing is written: one that changes during the writes undoes the others. Credentials
+        on the lines an edit adds are redacted (or the edit is refused) as for any write.
 
         Raises:
             MemoryPathError: a path is not a memory file (nor DREAMS.md for dreaming).
@@ -264,16 +272,17 @@ class MemoryFiles:
             outside = {
                 name: self._commit_outside_edit(name, before) for _, name, before, _, _ in prepared
             }
-            for path, name, before, data, _ in prepared:
-                if not replace_if_unchanged(path, before, data):
-                    raise MemoryWriteError(f"{name} changed on disk while it was being written")
+            message = commit_message(reason, summary, origin)
+            self._journal.begin({name: data for _, name, _, data, _ in prepared}, message)
+            replace_all([(path, name, before, data) for path, name, before, data, _ in prepared])
+            for _, name, _, data, _ in prepared:
                 self._fingerprints.forget(name)  # the model must read it again to rewrite it
                 self._written[name] = digest(data)
             names = [name for _, name, _, _, _ in prepared]
-            outcome = self.git.commit(names, _message(reason, summary, origin))
+            outcome = self._commit(names, message)
         return [
             WriteOutcome(
-                _written(name, before, data, reason, outcome),
+                written_event(name, before, data, reason, outcome),
                 outcome.lock_cleared if index == 0 else None,
                 redaction,
                 outside[name],
@@ -310,6 +319,13 @@ class MemoryFiles:
 
     # --- internals -------------------------------------------------------------------------
 
+    def _commit(self, names: list[str], message: str) -> CommitOutcome:
+        """Commit Cairn's write of `names`; committed, the journal forgets it."""
+        outcome = self.git.commit(names, message)
+        if outcome.error is None:
+            self._journal.end(names)
+        return outcome
+
     def _commit_outside_edit(
         self, name: str, current: bytes, subject: str = OUTSIDE_EDIT
     ) -> MemoryWritten | None:
@@ -343,7 +359,7 @@ class MemoryFiles:
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
         """Hold the in-process lock and the cross-process `flock` together."""
-        with self._thread_lock, exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"):
+        with self._thread_lock, exclusive_lock(self.root / MEMORY_LOCK):
             yield
 
     def _check_write_size(self, text: str) -> None:
@@ -362,30 +378,9 @@ class MemoryFiles:
             )
 
 
-def _written(
-    name: str, before: bytes, data: bytes, reason: WriteReason, outcome: CommitOutcome
-) -> MemoryWritten:
-    """The event of a whole-file write of `data` over `before`."""
-    return MemoryWritten(
-        path=name,
-        bytes=len(data),
-        commit=outcome.sha,
-        reason=reason,
-        lines_added=added_lines(before, data),
-        commit_error=outcome.error,
-    )
-
-
 def _check_reason(reason: str) -> None:
     if reason not in REASONS:
         raise ValueError(f"unknown write reason {reason!r}; one of {sorted(REASONS)}")
-
-
-def _message(reason: str, summary: str, origin: str) -> str:
-    """A commit's message, redacted whatever the policy: a summary may quote what was written
-    (a dream's proposal), and a message is pushed like the files."""
-    first = f"memory({reason}): {redacted(summary)}"
-    return f"{first}\n\n{redacted(origin.strip())}\n" if origin.strip() else f"{first}\n"
 
 
 _P = ParamSpec("_P")

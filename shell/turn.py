@@ -90,11 +90,21 @@ class TurnLoop:
     async def run(self, prompt: str) -> AsyncGenerator[Event]:
         p = self.parts
         p.conversation.record.turns += 1
-        p.conversation.save()  # a kill mid-turn must not give the next turn this one's number
+        unsaved: OSError | None = None
+        try:
+            p.conversation.save()  # a kill mid-turn must not give the next turn this one's number
+        except OSError as error:
+            if error.errno not in DISK_ERRNOS:
+                raise
+            unsaved = error
         turn = TurnLog(p.conversation.record.turns)
         yield TurnStarted(
             session_id=p.conversation.record.session_id, turn=turn.number, prompt=prompt
         )
+        if unsaved is not None:  # nothing of this turn could be kept: it does not begin
+            yield Error("storage", _unwritable(unsaved))
+            yield TurnFinished(turn=turn.number, reason="error")
+            return
         for event in p.recall.drain():
             yield event
         if prelude := self._startup_prelude():

@@ -181,11 +181,36 @@ def _merge_file(
     if note:
         merged = keep_once(merged, local, remote)
     elif code != 0:
-        merged, conflict = union_of(local, remote), _conflict(path, local, remote, held=True)
+        pruned = only_removed(base, remote, local)
+        if pruned is None:
+            pruned = only_removed(base, local, remote)
+        if pruned is not None:
+            merged = pruned
+        else:
+            merged, conflict = union_of(local, remote), _conflict(path, local, remote, held=True)
     if merged == local:
         return None, conflict
     _, blob = git.run_bytes(["hash-object", "-w", "--stdin"], stdin=merged)
     return (ours.mode, blob.decode().strip()), conflict
+
+
+def only_removed(base: bytes, pruned: bytes, other: bytes) -> bytes | None:
+    """`other` without the lines `pruned` removed from `base`, when removing them is all that
+    `pruned` did and `other` still holds them: a deletion beside the other side's edits (a
+    resolution next to a line appended meanwhile) merges cleanly. None when it does not apply."""
+    gone = Counter(_keys(base)) - Counter(_keys(pruned))
+    if not gone or Counter(_keys(pruned)) - Counter(_keys(base)):
+        return None
+    if Counter(_keys(other)) & gone != gone:
+        return None
+    out = []
+    for line in other.splitlines(keepends=True):
+        key = line.rstrip(b"\r\n")
+        if gone[key] > 0:
+            gone[key] -= 1
+            continue
+        out.append(line)
+    return b"".join(out)
 
 
 def union_of(local: bytes, remote: bytes) -> bytes:

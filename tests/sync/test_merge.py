@@ -161,3 +161,22 @@ def test_adding_a_remote_merges_both_histories(
     assert git(bare, "rev-parse", "main") == c.head()
     a.engine.sync()
     assert a.text("memory/2026-11-29.md") == "- c: the day before\n"
+
+
+@pytest.mark.parametrize(
+    ("take", "expected"), [("local", "- mine\n"), ("both", "- mine\n- theirs\n")]
+)
+def test_a_record_left_by_an_older_version_settles_as_it_did(
+    pair: tuple[Machine, Machine], take: str, expected: str
+) -> None:
+    from shell.sync.state import ConflictRecord, save_conflict, side_file_for
+
+    a, _ = pair
+    a.write(MEMORY, "- mine\n")  # the old merge kept the local file as it was
+    record = ConflictRecord(MEMORY, a.head(), a.head(), side_file_for(MEMORY), "diff")
+    save_conflict(a.root, record, b"- theirs\n")
+
+    resolved = a.engine.resolve(MEMORY, take)  # type: ignore[arg-type]
+
+    assert isinstance(resolved[-1], SyncResolved) and a.text(MEMORY) == expected
+    assert a.engine.status().conflicts == []

@@ -15,7 +15,7 @@ from shell.git.runner import Git
 from shell.sync.pull import HELD
 from shell.sync.repair import RESOLVED
 
-SHOWN = 5
+SHOWN = 10
 """Removed lines named in a notice; the rest are counted."""
 
 

@@ -12,8 +12,9 @@ Per file changed on both sides:
   one side itself holds it more than once; blank lines are left alone;
 - every other file (MEMORY.md, AGENTS.md, SOUL.md, DREAMS.md, …) takes git's clean three-way
   merge; a real conflict is handed back for review, and meanwhile the merged tree holds both
-  sides' lines (the local file, then the remote's lines it lacks: `union_of`), so a merge that is
-  pushed while the conflict waits drops no line of the other machine. Only a person's resolution
+  sides' lines (the local file, then the remote's lines it lacks; each side's own removals
+  stand: `held_lines`), so a merge pushed while the conflict waits drops no line of the other
+  machine. Only a person's resolution
   removes a side's lines, as a commit of its own (`shell.sync.repair`). A binary file cannot
   hold both: it keeps the local version.
 
@@ -187,7 +188,8 @@ def _merge_file(
         if pruned is not None:
             merged = pruned
         else:
-            merged, conflict = union_of(local, remote), _conflict(path, local, remote, held=True)
+            merged = held_lines(base, local, remote)
+            conflict = _conflict(path, local, remote, held=True)
     if merged == local:
         return None, conflict
     _, blob = git.run_bytes(["hash-object", "-w", "--stdin"], stdin=merged)
@@ -213,9 +215,27 @@ def only_removed(base: bytes, pruned: bytes, other: bytes) -> bytes | None:
     return b"".join(out)
 
 
-def union_of(local: bytes, remote: bytes) -> bytes:
-    """`local`, then the non-blank lines of `remote` that `local` lacks, in their order."""
-    have = set(_keys(local))
+def held_lines(base: bytes, local: bytes, remote: bytes) -> bytes:
+    """What a conflict waiting for review holds: the local lines but those the remote removed
+    since `base`, then the remote's lines the local side lacks but those it removed. Each side's
+    committed removals stand, as in a clean merge; no other line of either side is dropped (nor
+    is a line one side removed brought back by the other's copy)."""
+    counted = Counter(key for key in _keys(base) if key.strip())
+    gone = counted - Counter(_keys(remote))
+    kept = []
+    for line in local.splitlines(keepends=True):
+        key = line.rstrip(b"\r\n")
+        if gone[key] > 0:
+            gone[key] -= 1
+            continue
+        kept.append(line)
+    return union_of(b"".join(kept), remote, skip=set(counted - Counter(_keys(local))))
+
+
+def union_of(local: bytes, remote: bytes, skip: set[bytes] | None = None) -> bytes:
+    """`local`, then the non-blank lines of `remote` that `local` lacks (and `skip` does not
+    name), in their order."""
+    have = set(_keys(local)) | (skip or set())
     extra = [
         line if line.endswith(b"\n") else line + b"\n"
         for line in remote.splitlines(keepends=True)

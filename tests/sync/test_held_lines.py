@@ -31,3 +31,14 @@ def test_a_conflict_met_again_keeps_the_lines_of_every_merge() -> None:
     joined = first.joined(later)
     assert (joined.local_sha, joined.remote_sha, joined.diff) == ("l1", "r2", "d2")
     assert joined.local_only == ["- b0", "- b1"] and joined.remote_only == ["- a0", "- a1"]
+
+
+def test_what_a_conflict_holds_keeps_both_sides_and_each_sides_removals() -> None:
+    from shell.sync.merge import held_lines
+
+    local = b"# M\n- two\n- mine\n"  # removed "- one", appended a line
+    remote = b"# M\n- one\n- theirs\n"  # removed "- two", appended a line
+    assert held_lines(BASE, local, remote) == b"# M\n- mine\n- theirs\n"
+    assert held_lines(BASE, BASE + b"- mine\n", BASE + b"- theirs\n") == (
+        BASE + b"- mine\n- theirs\n"
+    )

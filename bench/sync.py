@@ -8,6 +8,14 @@ MEMORY.md, and sync in a seeded random order. After every sync no memory file ma
 conflict marker; every SyncConflict is resolved with take="both", as a user reviewing it would.
 At the end every line written on either side must be on both sides.
 
+Then three workspaces, where a conflict is left open: each round every side appends to the day's
+note and, 1 in 3, to MEMORY.md; each SyncConflict waits 1 to 5 rounds on its machine, then is
+resolved with a take drawn from local, remote and both. After every sync the remote must hold
+every line any side has pushed, but those a resolution removed (a person's choice on that
+machine); at the end every line is on every side but those, and every other side that lacks a
+removed line was told it by a notice. (A removed line can come back: a conflict met on another
+machine holds both sides, so it keeps the line; it is counted.)
+
 Baseline in the same run: a sync that moves one new commit each way (pull one, push one) against
 a raw `git pull --no-rebase && git push` doing the same between two plain clones (with the same
 committed `merge=union` rule, so the raw pull merges the note too). Target: at most 1.5×.
@@ -30,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.sync_held import TAKES, run_held_rounds
 from shell.events.sync import SyncConflict, SyncFailed, SyncFinished
 from shell.git.store import GitStore
 from shell.sync import SyncEngine, clone_workspace
@@ -173,6 +182,18 @@ def run_rounds(work: Path, url: str, rounds: int, seed: int) -> dict[str, Any]:
     }
 
 
+def held_rounds(
+    work: Path, url: str, bare: Path, rounds: int, seed: int, machines: int
+) -> dict[str, Any]:
+    clock = BenchClock()
+    sides = list(make_pair(work, url, clock))
+    for name in "cdefgh"[: machines - 2]:
+        cloned = clone_workspace(url, work / name)
+        assert not isinstance(cloned[-1], SyncFailed), cloned
+        sides.append(Side(name, work / name, clock))
+    return run_held_rounds(sides, clock, bare, rounds, seed)
+
+
 def time_one_each_way(work: Path, url: str, raw_url: str, timed: int) -> dict[str, Any]:
     """Median time of a sync that pulls one commit and pushes one: Cairn vs raw git."""
     clock = BenchClock()
@@ -220,7 +241,7 @@ def time_one_each_way(work: Path, url: str, raw_url: str, timed: int) -> dict[st
 
 
 def print_table(report: dict[str, Any]) -> None:
-    rounds, timing = report["rounds"], report["timing"]
+    rounds, timing, held = report["rounds"], report["timing"], report["held"]
     verdict = "ok" if timing["ratio"] <= TARGET_RATIO else "MISSED"
     rows = [
         ("rounds / syncs (failed)", f"{rounds['rounds']} / {rounds['syncs']}"
@@ -232,6 +253,19 @@ def print_table(report: dict[str, Any]) -> None:
          f" / {rounds['conflicts_resolved']}"),
         ("open conflicts at the end", str(rounds["open_conflicts_at_end"])),
         ("sync in the rounds, p50 / p95", f"{rounds['sync_p50_ms']} / {rounds['sync_p95_ms']} ms"),
+        (f"held conflicts, {held['machines']} machines: rounds / syncs (failed)",
+         f"{held['rounds']} / {held['syncs']} ({held['failed_syncs']})"),
+        ("  lines written / lost (target 0) / duplicated",
+         f"{held['lines_written']} / {held['lines_lost']} / {held['lines_duplicated']}"),
+        ("  remote missing a pushed line, per sync (target 0)", str(held["remote_drops"])),
+        ("  files with conflict markers seen (target 0)", str(held["marker_files_seen"])),
+        ("  conflicts surfaced; resolved local / remote / both",
+         f"{held['memory_conflicts_surfaced']}; " + " / ".join(
+             str(held["resolutions"][take]) for take in TAKES)),
+        ("  lines a resolution removed / not told elsewhere (target 0)",
+         f"{held['lines_removed_by_a_resolution']} / {held['removals_untold']}"),
+        ("  of them back, kept by a merge that met a conflict", str(held["removed_lines_back"])),
+        ("  open conflicts at the end", str(held["open_conflicts_at_end"])),
         ("sync, one commit each way (median)", f"{timing['cairn_one_each_way_ms']} ms"),
         ("raw git pull --no-rebase && git push", f"{timing['raw_pull_push_ms']} ms"),
         ("ratio (target ≤ 1.5×)", f"{timing['ratio']}× {verdict}"),
@@ -249,20 +283,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=200, help="rounds of writes and syncs")
     parser.add_argument("--timed", type=int, default=20, help="timed syncs, each way")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--machines", type=int, default=3, help="in the held-conflict rounds")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="cairn-bench-sync-") as scratch:
         work = Path(scratch)
         served = work / "served"
         served.mkdir()
-        for name in ("rounds.git", "timed.git", "raw.git"):
+        for name in ("rounds.git", "held.git", "timed.git", "raw.git"):
             subprocess.run(
                 ["git", "init", "-q", "--bare", "-b", "main", str(served / name)], check=True
             )
         with git_daemon(served) as port:
             base = f"git://127.0.0.1:{port}"
             (work / "rounds").mkdir()
+            (work / "held").mkdir()
             report = {
                 "rounds": run_rounds(work / "rounds", f"{base}/rounds.git", args.rounds, args.seed),
+                "held": held_rounds(
+                    work / "held",
+                    f"{base}/held.git",
+                    served / "held.git",
+                    args.rounds,
+                    args.seed,
+                    args.machines,
+                ),
                 "timing": time_one_each_way(
                     work, f"{base}/timed.git", f"{base}/raw.git", args.timed
                 ),
@@ -271,7 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         print_table(report)
-    return 0 if report["rounds"]["lines_lost"] == 0 else 1
+    held = report["held"]
+    kept = report["rounds"]["lines_lost"] == held["lines_lost"] == held["remote_drops"] == 0
+    return 0 if kept and held["removals_untold"] == 0 else 1
 
 
 if __name__ == "__main__":

@@ -40,9 +40,11 @@ class SyncCloned(BaseEvent):
 class SyncConflict(BaseEvent):
     """Both sides changed a curated file in ways that do not merge cleanly.
 
-    The local file was left as it was; the remote's version is in `side_file` (under the
-    git-ignored `.cairn/sync/conflicts/`), and `diff` is the unified diff from the local
-    version to the remote's, for review. `resolve(file, take)` settles it.
+    Until it is settled the file holds the local lines, then the remote's lines it lacks (and
+    so does the merge commit pushed: the other machine loses nothing to the wait); the remote's
+    version is in `side_file` (under the git-ignored `.cairn/sync/conflicts/`), and `diff` is
+    the unified diff from the local version to the remote's, for review. `resolve(file, take)`
+    settles it: local or remote removes the other side's lines, both keeps the file.
     """
 
     type: ClassVar[str] = "sync_conflict"
@@ -90,8 +92,8 @@ class SyncFailed(BaseEvent):
 
 @frozen
 class SyncResolved(BaseEvent):
-    """A conflict was settled by taking `take`; `commit` is the new commit (None when the local
-    version was kept unchanged)."""
+    """A conflict was settled by taking `take`; `commit` is the new commit (None when the file
+    stays as it was: both, which it already held)."""
 
     type: ClassVar[str] = "sync_resolved"
     file: str

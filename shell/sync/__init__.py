@@ -4,7 +4,8 @@
 recovers after a kill; `clone_workspace` (clone.py) joins a second machine. The merge rules
 are in merge.py, the fetch and the taking-in of a merge in pull.py, what a repository needs
 before it syncs in prepare.py, the cleanup after a kill and the resolving of conflicts in
-repair.py, the persisted state and `Backoff` in state.py, a sync event's line in describe.py.
+repair.py, what other machines did to a conflict, told here, in told.py, the persisted
+state and `Backoff` in state.py, a sync event's line in describe.py.
 The scan of what would leave is `shell.secrets.push_scan`; git runs through `shell.git`; the
 events are in `shell.events.sync`.
 """

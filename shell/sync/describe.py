@@ -36,7 +36,10 @@ def sync_line(event: Event) -> str | None:
             )
             return f"synced: {came}, {counted(event.pushed_commits, 'commit')} out{conflicts}"
         case SyncConflict(file=file, side_file=side):
-            return f"sync conflict in {file}: kept yours; the remote's version is in {side}"
+            return (
+                f"sync conflict in {file}: kept yours, with the remote's lines after them until "
+                f"you choose (what is pushed meanwhile holds both); the remote's is in {side}"
+            )
         case SyncFailed(kind=kind, message=message):
             return f"sync failed ({kind}): {message}"
         case SyncResolved(file=file, take=take, commit=commit):

@@ -39,6 +39,7 @@ from shell.sync.state import (
     ConflictRecord,
     SavedState,
     SyncStatus,
+    find_conflict,
     load_state,
     open_conflicts,
     parse_time,
@@ -46,6 +47,7 @@ from shell.sync.state import (
     save_state,
     side_file_for,
 )
+from shell.sync.told import told
 
 REMOTE = "origin"
 PUSH_TRIES = 3
@@ -249,6 +251,7 @@ class SyncEngine:
                     self._git.run(["update-ref", tracking, remote_head])
                     state.remote_head = remote_head
                     with self._lock:
+                        old = head
                         head = take_in(
                             self._git,
                             self.root,
@@ -259,6 +262,8 @@ class SyncEngine:
                             pulled=pulled,
                         )
                         events.extend(self._conflict_events(pulled))
+                        if head != old:
+                            events.extend(told(self._git, self.root, old, remote_head))
                 if head == remote_head:
                     return 0
             else:
@@ -309,7 +314,14 @@ class SyncEngine:
                 side_file=side_file_for(conflict.file),
                 diff=conflict.diff,
                 remote_missing=conflict.remote_text is None,
+                held=conflict.held,
+                local_only=list(conflict.local_only),
+                remote_only=list(conflict.remote_only),
+                local_missing=conflict.local_text is None,
             )
+            waiting = find_conflict(self.root, conflict.file)
+            if waiting is not None and waiting.held and record.held:
+                record = waiting.joined(record)
             save_conflict(self.root, record, conflict.remote_text or b"")
             events.append(
                 SyncConflict(

@@ -11,7 +11,12 @@ Per file changed on both sides:
   `.gitattributes` declares for a hand-made `git pull`), then each line is kept once, unless
   one side itself holds it more than once; blank lines are left alone;
 - every other file (MEMORY.md, AGENTS.md, SOUL.md, DREAMS.md, …) takes git's clean three-way
-  merge; a real conflict keeps the local version and hands the remote's back as a conflict.
+  merge; a real conflict is handed back for review, and meanwhile the merged tree holds both
+  sides' lines (the local file, then the remote's lines it lacks; each side's own removals
+  stand: `held_lines`), so a merge pushed while the conflict waits drops no line of the other
+  machine. Only a person's resolution
+  removes a side's lines, as a commit of its own (`shell.sync.repair`). A binary file cannot
+  hold both: it keeps the local version.
 
 Without a common ancestor (two workspaces seeded apart), a file both sides added merges against
 their common leading lines, so a file that one side only extended merges cleanly.
@@ -43,12 +48,20 @@ class Entry:
 
 @dataclass(frozen=True)
 class Conflict:
-    """A file whose two versions did not merge; the local version was kept."""
+    """A file whose two versions did not merge.
+
+    `held`: the merged tree holds both sides' lines (else, a binary file, the local version);
+    `local_only` and `remote_only` are the lines one side has and the other lacks, which a
+    resolution removes (take remote removes `local_only`, take local `remote_only`).
+    """
 
     file: str
     local_text: bytes | None
     remote_text: bytes | None
     diff: str
+    held: bool = False
+    local_only: tuple[str, ...] = ()
+    remote_only: tuple[str, ...] = ()
 
 
 @dataclass
@@ -104,7 +117,7 @@ def build_merge(git: Git, git_dir: Path, head: str, incoming: str, base: str | N
                 )
                 if conflict is not None:
                     conflicts.append(conflict)
-                elif merged is not None:
+                if merged is not None:
                     updates[path] = merged
     tree = _write_tree(git, git_dir, head, updates)
     return MergeBuild(tree=tree, conflicts=conflicts)
@@ -150,12 +163,10 @@ def _merge_file(
     remote = blobs[theirs.blob] if theirs.blob else None
     note = is_daily_note(path)
     if local is None or remote is None:  # deleted on one side, changed on the other
-        if note:  # append-only: the lines that still exist are kept
-            kept = theirs if local is None else ours
-            return (kept.mode, kept.blob), None
-        return None, _conflict(path, local, remote)
+        kept = (theirs.mode, theirs.blob) if local is None else None  # the lines that exist
+        return kept, None if note else _conflict(path, local, remote, held=True)
     if b"\0" in local or b"\0" in remote:
-        return None, _conflict(path, local, remote)
+        return None, _conflict(path, local, remote, held=False)
     base_sha = ours.base_blob if ours.base_blob == theirs.base_blob else None
     base = blobs[base_sha] if base_sha else _common_head(local, remote)
     files: list[str] = []
@@ -167,14 +178,82 @@ def _merge_file(
     code, merged = git.run_bytes(
         [*args, "--union", *files] if note else [*args, *files], ok_codes=range(0, 128)
     )
+    conflict = None
     if note:
         merged = keep_once(merged, local, remote)
     elif code != 0:
-        return None, _conflict(path, local, remote)
+        pruned = only_removed(base, remote, local)
+        if pruned is None:
+            pruned = only_removed(base, local, remote)
+        if pruned is not None:
+            merged = pruned
+        else:
+            merged = held_lines(base, local, remote)
+            conflict = _conflict(path, local, remote, held=True)
     if merged == local:
-        return None, None
+        return None, conflict
     _, blob = git.run_bytes(["hash-object", "-w", "--stdin"], stdin=merged)
-    return (ours.mode, blob.decode().strip()), None
+    return (ours.mode, blob.decode().strip()), conflict
+
+
+def only_removed(base: bytes, pruned: bytes, other: bytes) -> bytes | None:
+    """`other` without the lines `pruned` removed from `base`, when removing them is all that
+    `pruned` did and `other` still holds them: a deletion beside the other side's edits (a
+    resolution next to a line appended meanwhile) merges cleanly. None when it does not apply."""
+    gone = Counter(_keys(base)) - Counter(_keys(pruned))
+    if not gone or Counter(_keys(pruned)) - Counter(_keys(base)):
+        return None
+    if Counter(_keys(other)) & gone != gone:
+        return None
+    out = []
+    for line in other.splitlines(keepends=True):
+        key = line.rstrip(b"\r\n")
+        if gone[key] > 0:
+            gone[key] -= 1
+            continue
+        out.append(line)
+    return b"".join(out)
+
+
+def held_lines(base: bytes, local: bytes, remote: bytes) -> bytes:
+    """What a conflict waiting for review holds: the local lines but those the remote removed
+    since `base`, then the remote's lines the local side lacks but those it removed. Each side's
+    committed removals stand, as in a clean merge; no other line of either side is dropped (nor
+    is a line one side removed brought back by the other's copy)."""
+    counted = Counter(key for key in _keys(base) if key.strip())
+    gone = counted - Counter(_keys(remote))
+    kept = []
+    for line in local.splitlines(keepends=True):
+        key = line.rstrip(b"\r\n")
+        if gone[key] > 0:
+            gone[key] -= 1
+            continue
+        kept.append(line)
+    return union_of(b"".join(kept), remote, skip=set(counted - Counter(_keys(local))))
+
+
+def union_of(local: bytes, remote: bytes, skip: set[bytes] | None = None) -> bytes:
+    """`local`, then the non-blank lines of `remote` that `local` lacks (and `skip` does not
+    name), in their order."""
+    have = set(_keys(local)) | (skip or set())
+    extra = [
+        line if line.endswith(b"\n") else line + b"\n"
+        for line in remote.splitlines(keepends=True)
+        if line.strip() and line.rstrip(b"\r\n") not in have
+    ]
+    if not extra:
+        return local
+    return local + (b"" if not local or local.endswith(b"\n") else b"\n") + b"".join(extra)
+
+
+def only_in(data: bytes | None, other: bytes | None) -> tuple[str, ...]:
+    """The non-blank lines of `data` that `other` lacks, each once, as text."""
+    lacking = set(_keys(other or b""))
+    found: dict[str, None] = {}
+    for key in _keys(data or b""):
+        if key.strip() and key not in lacking:
+            found.setdefault(key.decode("utf-8", "surrogateescape"))
+    return tuple(found)
 
 
 def keep_once(merged: bytes, local: bytes, remote: bytes) -> bytes:
@@ -209,14 +288,22 @@ def _common_head(local: bytes, remote: bytes) -> bytes:
     return b"".join(shared)
 
 
-def _conflict(path: str, local: bytes | None, remote: bytes | None) -> Conflict:
+def _conflict(path: str, local: bytes | None, remote: bytes | None, *, held: bool) -> Conflict:
     def lines(data: bytes | None) -> list[str]:
         return (data or b"").decode("utf-8", "replace").splitlines(keepends=True)
 
     diff = "".join(
         difflib.unified_diff(lines(local), lines(remote), f"local/{path}", f"remote/{path}")
     )
-    return Conflict(file=path, local_text=local, remote_text=remote, diff=diff)
+    return Conflict(
+        file=path,
+        local_text=local,
+        remote_text=remote,
+        diff=diff,
+        held=held,
+        local_only=only_in(local, remote) if held else (),
+        remote_only=only_in(remote, local) if held else (),
+    )
 
 
 def _write_tree(

@@ -20,6 +20,8 @@ from shell.sync.state import SYNC_DIR
 
 INCOMING = "refs/cairn/sync/incoming"
 JOURNAL = f"{SYNC_DIR}/merge.json"
+HELD = "Cairn-Held"
+"""The trailer of a merge commit that holds both sides of a conflict waiting for review."""
 
 
 @dataclass
@@ -91,7 +93,8 @@ def take_in(
     pulled: Pulled,
 ) -> str:
     """Merge `incoming` into HEAD (the caller holds the commit lock), add what came in to
-    `pulled`, and return the new HEAD. Conflicting curated files keep their local version."""
+    `pulled`, and return the new HEAD. A conflicting curated file holds both sides' lines, and
+    the merge commit says so in a `Cairn-Held` trailer, for the other machines."""
     head = git.rev("HEAD")
     if head is None:
         raise GitFailure("error", "this workspace has no commit yet: initialise it first")
@@ -112,8 +115,18 @@ def take_in(
     else:
         built = build_merge(git, git_dir, head, incoming, base)
         conflicts = built.conflicts
+        held = "\n".join(f"{HELD}: {c.file}" for c in conflicts if c.held)
         new = git.run(
-            ["commit-tree", built.tree, "-p", head, "-p", incoming, "-m", message],
+            [
+                "commit-tree",
+                built.tree,
+                "-p",
+                head,
+                "-p",
+                incoming,
+                "-m",
+                f"{message}\n\n{held}" if held else message,
+            ],
             env=git.identity_env(),
         ).stdout.strip()
     journal = root / JOURNAL

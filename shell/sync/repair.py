@@ -10,13 +10,16 @@ from shell.events.memory import MemoryWritten
 from shell.events.sync import SyncEvent, SyncFailed, SyncRecovered, SyncResolved, Take
 from shell.fsio import write_atomically
 from shell.git.runner import Git, GitFailure
+from shell.sync.merge import union_of
 from shell.sync.prepare import commit_files
 from shell.sync.pull import INCOMING, JOURNAL
-from shell.sync.state import close_conflict, find_conflict
+from shell.sync.state import ConflictRecord, close_conflict, find_conflict
 
 STALE_LOCK_S = 10.0
 """A git lock file older than this at start-up is taken as left by a killed git."""
 _TAKES = ("local", "remote", "both")
+RESOLVED = "Cairn-Resolved"
+"""The trailer of a resolution's commit: the file and the side taken."""
 
 
 def recover_repository(
@@ -117,9 +120,10 @@ def resolve_conflict(
     root: Path, git: Git, file: str, take: Take
 ) -> list[SyncEvent | MemoryWritten]:
     """Settle the open conflict of `file` with the `take` side (the caller holds the commit
-    lock): local keeps the file; remote takes the remote's version; both keeps local's lines
-    and adds the remote's lines local lacks, in their order. A new commit unless nothing
-    changes, said as a `MemoryWritten` of the file before the `SyncResolved`."""
+    lock). The file holds both sides' lines while it waits: local removes the lines only the
+    remote had, remote the lines only the local side had, both keeps it. A new commit unless
+    nothing changes (its `Cairn-Resolved` trailer tells the other machines which lines went),
+    said as a `MemoryWritten` of the file before the `SyncResolved`."""
     if take not in _TAKES:
         return [SyncFailed(kind="error", message=f"take must be one of {', '.join(_TAKES)}")]
     record = find_conflict(root, file)
@@ -131,7 +135,12 @@ def resolve_conflict(
         remote = None if record.remote_missing else (root / record.side_file).read_bytes()
     except OSError:
         return [SyncFailed(kind="error", message=f"the remote side of {file} is missing")]
-    chosen = local if take == "local" else remote if take == "remote" else _both(local, remote)
+    if record.held:
+        chosen = _settled(record, local, take)
+        if take == "remote" and chosen and remote and _same_lines(chosen, remote):
+            chosen = remote  # nothing written since: the remote's version, in its order
+    else:  # a record from before the merge held both sides: the file is the local version
+        chosen = local if take == "local" else remote if take == "remote" else _both(local, remote)
     commit = None
     events: list[SyncEvent | MemoryWritten] = []
     if chosen != local:
@@ -140,14 +149,37 @@ def resolve_conflict(
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(path, chosen)
+        message = f"sync: resolve {record.file} (take {take})\n\n{RESOLVED}: {record.file} {take}"
         try:
-            commit_files(git, [record.file], f"sync: resolve {record.file} (take {take})")
+            commit_files(git, [record.file], message)
         except GitFailure as failure:
             return [SyncFailed(kind="error", message=failure.message)]
         commit = git.rev("HEAD")
         events.append(_written(git, record.file, len(chosen or b""), commit))
     close_conflict(root, record)
     return [*events, SyncResolved(file=record.file, take=take, commit=commit)]
+
+
+def _settled(record: ConflictRecord, current: bytes | None, take: Take) -> bytes | None:
+    """The held file once `take` is chosen: the other side's lines removed (lines either side
+    wrote since stay), or the file deleted when the side taken had deleted it."""
+    if take == "both":
+        return current
+    if (take == "local" and record.local_missing) or (take == "remote" and record.remote_missing):
+        return None
+    dropped = {
+        line.encode("utf-8", "surrogateescape")
+        for line in (record.remote_only if take == "local" else record.local_only)
+    }
+    if current is None:
+        return None
+    return b"".join(
+        line for line in current.splitlines(keepends=True) if line.rstrip(b"\r\n") not in dropped
+    )
+
+
+def _same_lines(first: bytes, second: bytes) -> bool:
+    return sorted(first.splitlines()) == sorted(second.splitlines())
 
 
 def _written(git: Git, file: str, size: int, commit: str | None) -> MemoryWritten:
@@ -161,12 +193,4 @@ def _written(git: Git, file: str, size: int, commit: str | None) -> MemoryWritte
 def _both(local: bytes | None, remote: bytes | None) -> bytes | None:
     if local is None or remote is None:
         return local if remote is None else remote
-    have = {line.rstrip(b"\r\n") for line in local.splitlines()}
-    extra = [
-        line if line.endswith(b"\n") else line + b"\n"
-        for line in remote.splitlines(keepends=True)
-        if line.strip() and line.rstrip(b"\r\n") not in have
-    ]
-    if not extra:
-        return local
-    return local + (b"" if not local or local.endswith(b"\n") else b"\n") + b"".join(extra)
+    return union_of(local, remote)

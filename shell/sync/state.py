@@ -9,7 +9,7 @@ shas).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,12 @@ def save_state(root: Path, state: SavedState) -> None:
 
 @dataclass(frozen=True)
 class ConflictRecord:
-    """One open conflict: `file` kept as local, the remote's version saved beside the record."""
+    """One open conflict: the remote's version of `file` saved beside the record.
+
+    When `held`, the file (and the merge commit pushed) holds both sides' lines until it is
+    settled: take local removes `remote_only`, take remote removes `local_only`, both keeps the
+    file. A record without it (from before) kept the local version as it was.
+    """
 
     file: str
     local_sha: str
@@ -95,6 +100,26 @@ class ConflictRecord:
     diff: str
     remote_missing: bool = False
     """The remote deleted the file (its side file is then empty)."""
+    held: bool = False
+    local_only: list[str] = field(default_factory=list)
+    """The lines only the local side had, over every merge that met this conflict."""
+    remote_only: list[str] = field(default_factory=list)
+    local_missing: bool = False
+    """This side had deleted the file."""
+
+    def joined(self, later: ConflictRecord) -> ConflictRecord:
+        """This open conflict met again by a later merge: its lines and the later's, together."""
+        return replace(
+            later,
+            local_sha=self.local_sha,
+            local_only=_together(self.local_only, later.local_only),
+            remote_only=_together(self.remote_only, later.remote_only),
+            local_missing=self.local_missing and later.local_missing,
+        )
+
+
+def _together(first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
 
 
 def _stem(file: str) -> str:

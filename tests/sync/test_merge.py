@@ -79,13 +79,15 @@ def _conflicted(pair: tuple[Machine, Machine]) -> tuple[Machine, Machine, SyncCo
     return a, b, conflicts[0]
 
 
-def test_memory_conflict_is_kept_out_of_the_file_and_reported(
+def test_memory_conflict_holds_both_sides_without_markers_and_is_reported(
     pair: tuple[Machine, Machine],
 ) -> None:
     _, b, conflict = _conflicted(pair)
 
     local = b.text(MEMORY)
-    assert "mate, every morning" in local and not has_markers(local)
+    assert local.index("mate, every morning") < local.index("coffee after all")
+    assert not has_markers(local) and local.count("- Ana runs infra") == 1
+    assert "Cairn-Held: MEMORY.md" in git(b.root, "log", "-1", "--format=%B")
     assert git(b.root, "status", "--porcelain") == ""
     assert not (b.root / ".git" / "MERGE_HEAD").exists()
     side = (b.root / conflict.side_file).read_text(encoding="utf-8")
@@ -117,13 +119,13 @@ def test_resolve_settles_a_conflict_as_a_new_commit(
         assert written[0].bytes == len((b.root / MEMORY).read_bytes())
     text = b.text(MEMORY)
     if take == "local":
-        assert resolved.commit is None and b.head() == before
+        assert resolved.commit == b.head() != before
         assert "mate, every morning" in text and "coffee after all" not in text
     elif take == "remote":
         assert resolved.commit == b.head() != before
         assert "coffee after all" in text and "mate, every morning" not in text
-    else:
-        assert resolved.commit == b.head() != before
+    else:  # the file already holds both
+        assert resolved.commit is None and b.head() == before
         assert text.index("mate, every morning") < text.index("coffee after all")
         assert text.count("- Ana runs infra") == 1
     assert not (b.root / conflict.side_file).exists()
@@ -159,3 +161,22 @@ def test_adding_a_remote_merges_both_histories(
     assert git(bare, "rev-parse", "main") == c.head()
     a.engine.sync()
     assert a.text("memory/2026-11-29.md") == "- c: the day before\n"
+
+
+@pytest.mark.parametrize(
+    ("take", "expected"), [("local", "- mine\n"), ("both", "- mine\n- theirs\n")]
+)
+def test_a_record_left_by_an_older_version_settles_as_it_did(
+    pair: tuple[Machine, Machine], take: str, expected: str
+) -> None:
+    from shell.sync.state import ConflictRecord, save_conflict, side_file_for
+
+    a, _ = pair
+    a.write(MEMORY, "- mine\n")  # the old merge kept the local file as it was
+    record = ConflictRecord(MEMORY, a.head(), a.head(), side_file_for(MEMORY), "diff")
+    save_conflict(a.root, record, b"- theirs\n")
+
+    resolved = a.engine.resolve(MEMORY, take)  # type: ignore[arg-type]
+
+    assert isinstance(resolved[-1], SyncResolved) and a.text(MEMORY) == expected
+    assert a.engine.status().conflicts == []

@@ -38,7 +38,12 @@ def test_two_machines_share_one_memory_and_a_conflict_waits_for_review(tmp_path:
     assert "sync conflict in MEMORY.md: kept yours" in synced.stdout
     assert "-- editor: vim" in synced.stdout and "+- editor: helix" in synced.stdout
     assert "cairn sync --resolve MEMORY.md --take local|remote|both" in synced.stdout
-    assert (server / "MEMORY.md").read_text(encoding="utf-8").endswith("- editor: vim\n")
+    # While it waits, the file holds both sides (the pushed merge too): no machine loses a line.
+    assert (
+        (server / "MEMORY.md")
+        .read_text(encoding="utf-8")
+        .endswith("- editor: vim\n- editor: helix\n")
+    )
 
     resolved = cairn(
         "sync",

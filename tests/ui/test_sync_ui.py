@@ -120,20 +120,22 @@ async def test_a_memory_conflict_is_a_block_with_its_diff_resolved_with_one_key(
         assert "F6" in block.hint
         await wait(pilot, lambda: bool(app.status_bar.sync.conflicts))
         assert painted(app.status_bar.sync).strip() == "⇅ 1!"
-        assert not has_markers((tmp_path / "ws" / MEMORY).read_text())
+        held = (tmp_path / "ws" / MEMORY).read_text()  # while it waits, both sides are kept
+        assert "coffee after all" in held and "mate, every morning" in held
+        assert not has_markers(held)
 
         await pilot.press("f6")
         await wait(pilot, lambda: isinstance(app.screen, ConflictScreen))
-        await pilot.press("b")
+        await pilot.press("l")
         await wait(pilot, lambda: block.has_class("-resolved"))
         await wait(pilot, lambda: not app.status_bar.sync.conflicts)
 
         text = (tmp_path / "ws" / MEMORY).read_text()
-        assert "coffee after all" in text and "mate, every morning" in text
+        assert "coffee after all" in text and "mate, every morning" not in text
         assert not has_markers(text)
-        assert notices(app, "resolved MEMORY.md: took both")
+        assert notices(app, "resolved MEMORY.md: took local")
         pane = app.query_one("#pane-memory", MemoryFilePane)  # re-read: the write reached it
-        assert "coffee after all" in pane.text and "mate, every morning" in pane.text
+        assert "coffee after all" in pane.text and "mate, every morning" not in pane.text
         line = app.transcript.query(MemoryWriteLine).last()
         assert "(resolve)" in line.text and line.commit == app.agent.git.log(1)[0].sha
 

@@ -56,7 +56,7 @@ class SyncBlock(Static):
 
 
 class ConflictBlock(Vertical):
-    """A curated file both sides changed: the local file kept as it was, the remote's side
+    """A curated file both sides changed: both kept until a person chooses, the remote's side
     shown as a diff (local → remote). A click (or F6) opens the resolve modal on it."""
 
     DEFAULT_CSS = """

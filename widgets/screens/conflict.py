@@ -31,7 +31,7 @@ def conflict_summary(file: str, event: SyncConflict | None) -> str:
             f"{file}: both sides changed it (left open before this session: no diff here); "
             f"`cairn sync --resolve {file} local|remote|both` shows it too"
         )
-    return f"{file}: yours is kept as it was; the remote's version is in {event.side_file}"
+    return f"{file}: both sides kept until you choose; the remote's version is in {event.side_file}"
 
 
 class ConflictScreen(ModalScreen[Take | None]):

@@ -40,7 +40,7 @@ class McpTool(Tool):
     the schema (the server wrote it; a `$ref` to a URL is never fetched)."""
 
     @functools.cached_property
-    def _validator(self) -> Any:
+    def validator(self) -> Any:
         return OfflineValidator(self.parameters)
 
 

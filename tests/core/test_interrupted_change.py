@@ -13,7 +13,6 @@ from pathlib import Path
 from shell import events as ev
 from shell.config import Settings
 from shell.git.history import REVERT_JOURNAL, MemoryHistory
-from shell.git.store import GitStore
 from shell.memory.files.commits import JOURNAL
 from shell.memory.files.door import MemoryFiles
 from shell.recovery import recover_interrupted

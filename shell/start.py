@@ -14,9 +14,9 @@ from shell.context.request import RequestBuilder
 from shell.dreaming import Dreamer
 from shell.events import Event, Loading, Notice, ProposalsWaiting, SessionStarted, UsageUpdated
 from shell.git.store import GitStore
-from shell.memory.files.commits import recover
 from shell.model import LLM
 from shell.readonly import read_only
+from shell.recovery import recover_interrupted
 from shell.session.conversation import Conversation
 from shell.sync.service import SyncService
 from shell.tools.workbench import Workbench
@@ -89,7 +89,8 @@ async def start_session(agent: Starting, *, resumed: bool) -> AsyncIterator[Even
         sessions = agent.conversation.sessions
         for text in await asyncio.to_thread(sessions.opening_notices, agent.session_id):
             yield Notice(text, level="warning")
-    for event in await asyncio.to_thread(recover, agent.workspace, agent.git):  # Cairn's own
+    # what a kill left half done: Cairn's own writes, a revert
+    for event in await asyncio.to_thread(recover_interrupted, agent.workspace, agent.git):
         yield event
     if not read_only(agent.workspace):  # else it is read as it is: no pull, no merge
         for event in await asyncio.to_thread(agent.sync.recover):  # a pull a kill cut short

@@ -20,6 +20,8 @@ watcher sees the change.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import re
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 from shell.events import Event, MemoryWritten, Notice
-from shell.fsio import exclusive_lock
+from shell.fsio import exclusive_lock, write_atomically
 from shell.git.note_undo import NoteUndo, added_lines, is_daily_note, undo_diff, undo_lines
 from shell.git.runner import GitFailure, one_line
 from shell.git.store import CommitInfo, GitStore
@@ -35,6 +37,10 @@ from shell.text import short_sha
 
 _ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
+REVERT_JOURNAL = Path(".cairn") / "revert.json"
+"""Written before a revert touches the tree, removed once it is committed or undone: a kill in
+between leaves it for `MemoryHistory.recover` to undo."""
+MEMORY_LOCK = Path(".cairn") / "locks" / "memory.lock"
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _PICKAXE_LINES = 5
 """How many of a commit's lines are looked for in later commits, to name the one that
@@ -178,7 +184,7 @@ class MemoryHistory:
         added to a note is gone) is refused whole: the working tree and the index stay as they
         were, and `error` says why and names the later write when it can.
         """
-        with exclusive_lock(self.root / ".cairn" / "locks" / "memory.lock"), self.store.lock:
+        with exclusive_lock(self.root / MEMORY_LOCK), self.store.lock:
             try:
                 full = self._resolve(sha)
             except GitFailure as failure:
@@ -191,23 +197,62 @@ class MemoryHistory:
             plan = self._plan(full)
             if refused := self._refusal(full, plan):
                 return RevertOutcome(None, full, error=refused)
-            notes = {note.path for note in plan.notes}
-            by_git = bool(plan.strict) or not notes
-            if by_git and (refused := self._git_revert(full, plan, head)):
-                return RevertOutcome(None, full, error=refused)
-            if refused := self._undo_notes(plan, head, by_git=by_git):
-                return RevertOutcome(None, full, error=refused)
-            staged = self._git.out("diff", "--cached", "--name-only", "HEAD").splitlines()
-            files = sorted({*staged, *notes})
-            if by_git:
-                self._git.run(["revert", "--quit"])
-            outcome = self.store.commit(files, self._message(full))
-            if outcome.sha is None:
+            journal = self.root / REVERT_JOURNAL
+            write_atomically(journal, json.dumps({"head": head, "sha": full}))
+            try:
+                return self._revert(full, plan, head)
+            except BaseException:
+                if self._git.out("rev-parse", "HEAD") == head:  # not once the commit is made
+                    self._abort(head)
+                raise
+            finally:
+                journal.unlink(missing_ok=True)
+
+    def recover(self) -> list[Event]:
+        """At start-up: undo a revert a kill cut short before its commit (the tree and index back
+        to HEAD, which still holds every committed line), and say so."""
+        journal = self.root / REVERT_JOURNAL
+        if not journal.exists():
+            return []
+        with exclusive_lock(self.root / MEMORY_LOCK), self.store.lock:
+            try:
+                noted = json.loads(journal.read_text(encoding="utf-8"))
+                head, sha = str(noted["head"]), str(noted["sha"])
+            except (OSError, ValueError, KeyError, TypeError):
+                head, sha = "", ""
+            events: list[Event] = []
+            if head and self._git.out("rev-parse", "HEAD") == head:
                 self._abort(head)
-                error = outcome.error or "the revert changed nothing"
-                return RevertOutcome(None, full, error=f"{error}; nothing was changed")
-            written = self._written(head, outcome.sha)
-            return RevertOutcome(outcome.sha, full, files=files, written=written)
+                events.append(
+                    Notice(
+                        f"A revert of {short_sha(sha)} was interrupted before its commit: the "
+                        "memory files are back as they were and nothing was reverted; run it "
+                        "again to undo that commit",
+                        level="warning",
+                    )
+                )
+            with contextlib.suppress(FileNotFoundError):
+                journal.unlink()
+            return events
+
+    def _revert(self, full: str, plan: _Plan, head: str) -> RevertOutcome:
+        notes = {note.path for note in plan.notes}
+        by_git = bool(plan.strict) or not notes
+        if by_git and (refused := self._git_revert(full, plan, head)):
+            return RevertOutcome(None, full, error=refused)
+        if refused := self._undo_notes(plan, head, by_git=by_git):
+            return RevertOutcome(None, full, error=refused)
+        staged = self._git.out("diff", "--cached", "--name-only", "HEAD").splitlines()
+        files = sorted({*staged, *notes})
+        if by_git:
+            self._git.run(["revert", "--quit"])
+        outcome = self.store.commit(files, self._message(full))
+        if outcome.sha is None:
+            self._abort(head)
+            error = outcome.error or "the revert changed nothing"
+            return RevertOutcome(None, full, error=f"{error}; nothing was changed")
+        written = self._written(head, outcome.sha)
+        return RevertOutcome(outcome.sha, full, files=files, written=written)
 
     # --- internals -------------------------------------------------------------------------
 

@@ -114,6 +114,7 @@ async def dream_command(
     in order (`apply_all` accepts every open proposal). Exit code 1 if anything failed."""
     from shell.build import build_dreamer
     from shell.dreaming import Decision
+    from shell.recovery import recover_interrupted
 
     dreamer = build_dreamer(settings)
     window = _window(settings, dreamer)
@@ -130,6 +131,8 @@ async def dream_command(
             out.write(line + "\n")
 
     try:
+        for event in await asyncio.to_thread(recover_interrupted, settings.workspace, dreamer.git):
+            emit(event)  # a decision a kill cut short is finished or undone first
         if apply_all:
             previews = await asyncio.to_thread(dreamer.open_proposals, window=window)
             decisions = [

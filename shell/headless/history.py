@@ -82,8 +82,14 @@ def revert_command(
     interactive: bool | None = None,
 ) -> int:
     """Preview the revert of `sha`, ask (unless `yes`), then revert it through the agent."""
+    from shell.recovery import recover_interrupted
+
+    history = _history(settings)
+    for event in recover_interrupted(settings.workspace, history.store):  # a kill's half state
+        if line := event_line(event) if as_json else revert_line(event):
+            out.write(line + "\n")
     try:
-        preview = _history(settings).preview_revert(sha)
+        preview = history.preview_revert(sha)
     except GitFailure as failure:
         out.write(f"cairn revert: {failure.message}\n")
         return 1

@@ -66,32 +66,37 @@ def add_parsers(
     sync.add_argument("--json", action="store_true", help="one JSON event per line")
 
 
-def _engine(settings: Settings) -> SyncEngine:
+def _engine(settings: Settings) -> tuple[SyncEngine, list[Event]]:
+    """The workspace's sync, and what recovering from an interrupted memory change said: a
+    sync must not push a half state."""
+    from shell.recovery import recover_interrupted
     from shell.sync import SyncEngine
     from shell.workspace import init_workspace
 
-    init_workspace(settings)
-    return SyncEngine(
+    recovered = recover_interrupted(settings.workspace, init_workspace(settings))
+    engine = SyncEngine(
         settings.workspace,
         author_name=settings.git_author_name,
         author_email=settings.git_author_email,
     )
+    return engine, recovered
 
 
 def remote_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
-    events = _engine(settings).add_remote(args.url, branch=args.branch)
+    engine, recovered = _engine(settings)
+    events = [*recovered, *engine.add_remote(args.url, branch=args.branch)]
     return _report(events, as_json=False, out=out)
 
 
 def sync_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
-    engine = _engine(settings)
+    engine, events = _engine(settings)
     if args.resolve:
         if not args.take:
             raise ConfigError("--resolve FILE needs --take local, remote or both")
-        events: list[Event] = [*engine.resolve(args.resolve, args.take)]
+        events += engine.resolve(args.resolve, args.take)
     elif args.redact_unpushed:
         hint = "" if args.yes else "to rewrite them so: cairn sync --redact-unpushed --yes"
-        events = [*engine.recover(), *engine.redact_unpushed(apply=args.yes, hint=hint)]
+        events += [*engine.recover(), *engine.redact_unpushed(apply=args.yes, hint=hint)]
         if any(isinstance(e, SyncRedacted) for e in events) and not any(
             isinstance(e, SyncFailed) for e in events
         ):
@@ -99,7 +104,7 @@ def sync_command(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     elif args.yes:
         raise ConfigError("--yes goes with --redact-unpushed")
     else:
-        events = [*engine.recover(), *engine.sync()]
+        events += [*engine.recover(), *engine.sync()]
     return _report(events, as_json=args.json, out=out)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import cast, get_args
 
 from shell.events import Event, MemoryWritten, Notice, WriteReason
-from shell.fsio import exclusive_lock
+from shell.fsio import exclusive_lock, write_atomically
 from shell.git.store import CommitOutcome, GitStore
 from shell.memory.lines import added_lines
 from shell.secrets.door import redacted, write_private
@@ -71,7 +71,8 @@ class WriteJournal:
     def end(self, names: Iterable[str]) -> None:
         """The writes of `names` are committed: forget them."""
         entries = self._read_or_empty()
-        if any(entries.pop(name, None) is not None for name in list(names)):
+        removed = [entries.pop(name, None) for name in names]  # every one: not `any`'s first
+        if any(entry is not None for entry in removed):
             self._save(entries)
 
     def read(self) -> dict[str, dict[str, str]]:
@@ -130,16 +131,25 @@ def _recovered(root: Path, git: GitStore) -> list[Event]:
         return [Notice(message + "will be committed as edits made outside Cairn", level="warning")]
     events: list[Event] = []
     pending: dict[str, list[tuple[str, bytes, bytes]]] = {}
+    unwritten: set[str] = set()
     for name, entry in sorted(entries.items()):
         try:
             current = (root / name).read_bytes()
+        except FileNotFoundError:
+            current = b""
         except OSError:
             continue
         committed = git.committed(name) or b""
         if digest(current) == entry["sha256"] and current != committed:
             pending.setdefault(entry["message"], []).append((name, committed, current))
+        elif current == committed and digest(committed) != entry["sha256"]:
+            unwritten.add(entry["message"])  # the kill came before this file's swap
     failed: list[str] = []
+    undone: list[str] = []
     for message, writes in pending.items():
+        if message in unwritten:  # a change of several files that reached only some: undone
+            undone += _put_back_committed(root, writes)
+            continue
         first, _, rest = message.partition("\n")
         outcome = git.commit([name for name, _, _ in writes], f"{first} ({RECOVERED})\n{rest}")
         reason = _reason(first)
@@ -155,7 +165,29 @@ def _recovered(root: Path, git: GitStore) -> list[Event]:
                 level="warning",
             )
         )
+    if undone:
+        events.append(
+            Notice(
+                f"Undid an interrupted change that had reached only {', '.join(undone)} of its "
+                "files: each is back to its last commit; nothing committed was lost",
+                level="warning",
+            )
+        )
     return events
+
+
+def _put_back_committed(root: Path, writes: Iterable[tuple[str, bytes, bytes]]) -> list[str]:
+    """Put each file of `writes` (name, committed, current) back to its committed bytes: a
+    change of several files is whole or not at all. The names put back."""
+    names = []
+    for name, committed, _ in writes:
+        path = root / name
+        if committed:
+            write_atomically(path, committed)
+        else:
+            path.unlink(missing_ok=True)
+        names.append(name)
+    return names
 
 
 def _reason(subject: str) -> WriteReason:

@@ -104,7 +104,10 @@ _STOPPED_DURING = {
 def cancel_receipt(event: TurnCancelled) -> str:
     """A cancelled turn's receipt: "turn cancelled: the tool under way finished first; done:
     memory_append; not run: memory_search; written: memory/2026-11-30.md → 1a2b3c4"."""
-    parts = [f"turn cancelled: {_STOPPED_DURING[event.stopped_during]}"]
+    stopped = _STOPPED_DURING[event.stopped_during]
+    if event.stopped_during == "tool_calls" and not event.tools_finished:
+        stopped = "before any tool ran"
+    parts = [f"turn cancelled: {stopped}"]
     if event.tools_finished:
         parts.append("done: " + ", ".join(event.tools_finished))
     if event.tools_stopped:

@@ -72,7 +72,8 @@ COMMANDS: tuple[Command, ...] = (
 )
 """Every slash command, in the order /help lists them."""
 
-COMMAND_NAME = re.compile(r"^/[a-z][a-z-]*$")
+COMMAND_NAME = re.compile(r"^/[a-zA-Z][a-zA-Z-]*$")
+"""A command's name as typed: case does not matter (`/Help` is `/help`)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def parse(text: str) -> Invocation | None:
     name, _, argument = text.strip().partition(" ")
     if not COMMAND_NAME.match(name):
         return None
+    name = name.lower()
     command = find(name)
     if command is None and argument.strip():
         return None  # "/etc holds the configs": words after an unknown name make it a prompt
@@ -101,9 +103,12 @@ def parse(text: str) -> Invocation | None:
 
 
 def suggestion(name: str) -> str | None:
-    """The known command closest to `name`, if any is close."""
-    names = [n for c in COMMANDS for n in (c.name, *c.aliases)]
-    return next(iter(difflib.get_close_matches(name, names, n=1, cutoff=0.6)), None)
+    """The known command closest to `name`, if any is close: a typo (`/hepl`, `/compcat`),
+    not a name that shares a letter or two (`/foo` is not `/tools`). Compared without the
+    slash, which every name shares."""
+    names = {n.removeprefix("/"): n for c in COMMANDS for n in (c.name, *c.aliases)}
+    near = difflib.get_close_matches(name.removeprefix("/"), list(names), n=1, cutoff=0.7)
+    return names[near[0]] if near else None
 
 
 def unknown(name: str) -> Error:

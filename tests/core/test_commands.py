@@ -27,6 +27,8 @@ from tests.fakes.openai_server import FakeOpenAI
         ("/quit", "/quit", "", True),
         ("/foo", "/foo", "", False),
         ("/compcat", "/compcat", "", False),
+        ("/Help", "/help", "", True),  # case does not matter: it is never sent to the model
+        ("/COMPACT the API", "/compact", "the API", True),
     ],
 )
 def test_a_slash_and_a_name_is_a_command(text: str, name: str, argument: str, known: bool) -> None:
@@ -37,13 +39,22 @@ def test_a_slash_and_a_name_is_a_command(text: str, name: str, argument: str, kn
 
 
 @pytest.mark.parametrize(
+    ("typed", "near"),
+    [("/hepl", "/help"), ("/compcat", "/compact"), ("/synk", "/sync"), ("/foo", None)],
+)
+def test_an_unknown_name_suggests_only_a_command_it_is_a_typo_of(
+    typed: str, near: str | None
+) -> None:
+    assert commands.suggestion(typed) == near
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "/usr/bin is a folder",
         "/usr/bin",
         "/etc holds the configs",
         "/ what is this",
-        "/Help",
         "what does /help do?",
         "//comment",
     ],

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from shell.config import Settings
+from shell.config import ConfigError, Settings
 from shell.events import BootstrapMissing, BootstrapTruncated, Event, Notice
 from shell.fsio import remove_stale_temp_files
 from shell.git.store import GitStore
@@ -159,6 +159,21 @@ def memory_room(root: Path, window_budgets: tuple[int, int]) -> int:
     used = load_bootstrap(root, max_chars=per_file, total_max_chars=total).chars
     left = max(total, per_file) - used.get("AGENTS.md", 0) - used.get("SOUL.md", 0)
     return max(0, min(per_file, left))
+
+
+def existing_workspace(settings: Settings) -> GitStore:
+    """`init_workspace` for a command that only reads or maintains a workspace (`cairn search`,
+    `cairn index`): a folder that does not exist is a typo, refused, never made and seeded.
+
+    Raises:
+        ConfigError: there is no folder at the workspace's path.
+    """
+    if not settings.workspace.is_dir():
+        raise ConfigError(
+            f"no workspace at {settings.workspace}: check the path, or make one with "
+            f"`cairn init {settings.workspace}`"
+        )
+    return init_workspace(settings)
 
 
 def init_workspace(settings: Settings) -> GitStore:

@@ -77,9 +77,9 @@ def run_index(settings: Settings, args: argparse.Namespace, out: Out) -> int:
 def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out: Out) -> int:
     from shell.memory.service import RecallService
     from shell.readonly import read_only
-    from shell.workspace import READ_ONLY, init_workspace
+    from shell.workspace import READ_ONLY, existing_workspace
 
-    init_workspace(settings)
+    existing_workspace(settings)
     service = RecallService(settings)
     service.sync("manual")
     result = service.searcher.search(query, max_results=k)
@@ -110,9 +110,9 @@ def index_command(settings: Settings, *, action: str, out: Out) -> int:
     """`cairn index`: "status" reports, "sync" catches up with the files, "rebuild" starts over.
     Events (sync, rebuild) go out as JSON lines, then the index status."""
     from shell.memory.service import RecallService
-    from shell.workspace import init_workspace
+    from shell.workspace import existing_workspace
 
-    init_workspace(settings)
+    existing_workspace(settings)
     service = RecallService(settings)
     match action:
         case "sync":

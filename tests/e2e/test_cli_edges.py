@@ -81,3 +81,14 @@ def test_every_subcommand_the_parser_knows_runs_one_way() -> None:
     runners = [name for family in FAMILIES for name in family.runs]
 
     assert list(subcommands.choices) == runners
+
+
+@pytest.mark.parametrize("command", [["search", "coffee"], ["index", "--status"]])
+def test_a_read_command_refuses_a_workspace_that_does_not_exist(
+    tmp_path: Path, command: list[str]
+) -> None:
+    typo = tmp_path / "wrokspace"
+    done = cairn(command[0], "--workspace", str(typo), *command[1:], home=tmp_path)
+    assert done.returncode == 2
+    assert f"cairn: error: no workspace at {typo}" in done.stderr
+    assert not typo.exists()  # never made, never seeded

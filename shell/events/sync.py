@@ -59,9 +59,10 @@ class SyncConflict(BaseEvent):
 class SyncFinished(BaseEvent):
     """A sync fetched, merged and pushed.
 
-    `pulled_commits` came in, `pushed_commits` went out. `files` and `lines_added` count what the
-    pull changed in this working tree; `changed` lists the memory files among them (the ones to
-    re-index). `conflicts` names the files left for review (see the SyncConflict events).
+    `pulled_commits` came in, `pushed_commits` went out. `files`, `lines_added` and
+    `lines_removed` count what the pull changed in this working tree; `changed` lists the memory
+    files among them (the ones to re-index). `conflicts` names the files left for review (see
+    the SyncConflict events).
     """
 
     type: ClassVar[str] = "sync_finished"
@@ -73,6 +74,7 @@ class SyncFinished(BaseEvent):
     conflicts: list[str] = field(default_factory=list)
     outside_edits: list[str] = field(default_factory=list)
     """Files edited outside Cairn and not yet committed, committed before the merge."""
+    lines_removed: int = 0
 
 
 @frozen

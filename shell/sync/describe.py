@@ -27,7 +27,7 @@ def sync_line(event: Event) -> str | None:
         case SyncFinished():
             came = (
                 f"{counted(event.pulled_commits, 'commit')} in ({counted(event.files, 'file')}, "
-                f"+{counted(event.lines_added, 'line')})"
+                f"{line_change(event.lines_added, event.lines_removed)})"
                 if event.pulled_commits
                 else "nothing new in"
             )
@@ -60,6 +60,15 @@ def sync_line(event: Event) -> str | None:
                 f"redacted (HEAD {short_sha(head)}); the pushed commits are untouched"
             )
     return None
+
+
+def line_change(added: int, removed: int) -> str:
+    """ "+2 lines", "−1 line", "+1 −1 lines": a removal is never "+0 lines"."""
+    if not removed:
+        return f"+{counted(added, 'line')}"
+    if not added:
+        return f"−{counted(removed, 'line')}"
+    return f"+{added} −{counted(removed, 'line')}"
 
 
 def redaction_preview(event: SyncRedactionPreviewed) -> str:

@@ -222,6 +222,7 @@ class SyncEngine:
                 pushed_commits=pushed,
                 files=len(pulled.files),
                 lines_added=pulled.lines_added,
+                lines_removed=pulled.lines_removed,
                 changed=pulled.changed,
                 conflicts=[event.file for event in events if isinstance(event, SyncConflict)],
                 outside_edits=outside,

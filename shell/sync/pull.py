@@ -31,6 +31,7 @@ class Pulled:
     commits: int = 0
     files: set[str] = field(default_factory=set)
     lines_added: int = 0
+    lines_removed: int = 0
     conflicts: list[tuple[Conflict, str, str]] = field(default_factory=list)
     """Each conflict with the local and the remote commit it was found between."""
 
@@ -153,6 +154,7 @@ def _count_changes(git: Git, old: str, new: str, pulled: Pulled) -> None:
         parts = record.split("\t")
         if len(parts) != 3:
             continue
-        added, _removed, name = parts
+        added, removed, name = parts
         pulled.files.add(name)
         pulled.lines_added += int(added) if added.isdigit() else 0
+        pulled.lines_removed += int(removed) if removed.isdigit() else 0

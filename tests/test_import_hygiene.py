@@ -41,6 +41,7 @@ def test_a_search_from_the_shell_never_loads_litellm(tmp_path: Path) -> None:
     """`cairn search` pays for the index and the embedder, not for the model client."""
     code = (
         "import io, sys\n"
+        f"import os; os.makedirs({str(tmp_path / 'ws')!r})\n"
         "from shell.config import load_settings\n"
         "from shell.headless.search import search_command\n"
         f"settings = load_settings({{'workspace': {str(tmp_path / 'ws')!r}}})\n"

@@ -19,6 +19,7 @@ WRITERS = {
     "shell/dreaming/state.py": "proposals redacted when made (shell.dreaming.sweep), 0600",
     "shell/tools/project/pinned.py": "the project's files, what the model wrote there",
     "shell/workspace.py": "the seed files, Cairn's own text",
+    "shell/git/history.py": "a revert's journal: two commit ids",
     "shell/tools/mcp/hub.py": "the MCP SDK's warnings, in a file the door made 0600 first",
     "widgets/theme_choice.py": "the theme's name, in the config folder",
     "widgets/cli.py": "stdout onto /dev/null",

@@ -20,7 +20,6 @@ watcher sees the change.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 from collections.abc import AsyncGenerator, Sequence
@@ -37,9 +36,7 @@ from shell.text import short_sha
 
 _ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
-REVERT_JOURNAL = Path(".cairn") / "revert.json"
-"""Written before a revert touches the tree, removed once it is committed or undone: a kill in
-between leaves it for `MemoryHistory.recover` to undo."""
+REVERT_JOURNAL = Path(".cairn") / "revert.json"  # while a revert is under way (`recover`)
 MEMORY_LOCK = Path(".cairn") / "locks" / "memory.lock"
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _PICKAXE_LINES = 5
@@ -220,20 +217,13 @@ class MemoryHistory:
                 head, sha = str(noted["head"]), str(noted["sha"])
             except (OSError, ValueError, KeyError, TypeError):
                 head, sha = "", ""
-            events: list[Event] = []
-            if head and self._git.out("rev-parse", "HEAD") == head:
+            undone = bool(head) and self._git.out("rev-parse", "HEAD") == head
+            if undone:
                 self._abort(head)
-                events.append(
-                    Notice(
-                        f"A revert of {short_sha(sha)} was interrupted before its commit: the "
-                        "memory files are back as they were and nothing was reverted; run it "
-                        "again to undo that commit",
-                        level="warning",
-                    )
-                )
-            with contextlib.suppress(FileNotFoundError):
-                journal.unlink()
-            return events
+            journal.unlink(missing_ok=True)
+        message = f"A revert of {short_sha(sha)} was interrupted before its commit: the memory "
+        message += "files are back as they were and nothing was reverted; run it again"
+        return [Notice(message, level="warning")] if undone else []
 
     def _revert(self, full: str, plan: _Plan, head: str) -> RevertOutcome:
         notes = {note.path for note in plan.notes}

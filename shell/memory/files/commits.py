@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import cast, get_args
 
 from shell.events import Event, MemoryWritten, Notice, WriteReason
-from shell.fsio import exclusive_lock, write_atomically
+from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
+from shell.memory.files.swap import replace_if_unchanged
 from shell.memory.lines import added_lines
 from shell.secrets.door import redacted, write_private
 from shell.seen import digest
@@ -180,10 +181,10 @@ def _put_back_committed(root: Path, writes: Iterable[tuple[str, bytes, bytes]]) 
     """Put each file of `writes` (name, committed, current) back to its committed bytes: a
     change of several files is whole or not at all. The names put back."""
     names = []
-    for name, committed, _ in writes:
+    for name, committed, current in writes:
         path = root / name
         if committed:
-            write_atomically(path, committed)
+            replace_if_unchanged(path, current, committed)
         else:
             path.unlink(missing_ok=True)
         names.append(name)

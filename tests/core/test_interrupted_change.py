@@ -13,6 +13,7 @@ from pathlib import Path
 from shell import events as ev
 from shell.config import Settings
 from shell.git.history import REVERT_JOURNAL, MemoryHistory
+from shell.git.store import GitStore
 from shell.memory.files.commits import JOURNAL
 from shell.memory.files.door import MemoryFiles
 from shell.recovery import recover_interrupted
@@ -79,14 +80,20 @@ def killed(script: str, *args: str) -> None:
     assert done.returncode == 137, done.stderr
 
 
+def with_a_diary(settings: Settings) -> GitStore:
+    """A seeded workspace whose DREAMS.md is committed: the second file of an acceptance."""
+    git_store = init_workspace(settings)
+    (settings.workspace / "DREAMS.md").write_text("# Dreams\n")
+    git(settings.workspace, "add", "DREAMS.md")
+    git(settings.workspace, "commit", "-qm", "diary")
+    return git_store
+
+
 def test_a_change_of_two_files_killed_after_one_is_undone_with_a_notice(
     demo_settings: Settings,
 ) -> None:
     root = demo_settings.workspace
-    git_store = init_workspace(demo_settings)
-    (root / "DREAMS.md").write_text("# Dreams\n")
-    git(root, "add", "DREAMS.md")
-    git(root, "commit", "-qm", "diary")
+    git_store = with_a_diary(demo_settings)
     head = git(root, "rev-parse", "HEAD")
     killed(TWO_FILES, str(root), "1")
     assert "Tom takes his coffee black" in (root / "MEMORY.md").read_text()  # the half state
@@ -106,10 +113,7 @@ def test_a_change_of_two_files_killed_before_its_commit_is_committed_whole(
     demo_settings: Settings,
 ) -> None:
     root = demo_settings.workspace
-    git_store = init_workspace(demo_settings)
-    (root / "DREAMS.md").write_text("# Dreams\n")
-    git(root, "add", "DREAMS.md")
-    git(root, "commit", "-qm", "diary")
+    git_store = with_a_diary(demo_settings)
     killed(TWO_FILES, str(root), "2")
 
     events = recover_interrupted(root, git_store)

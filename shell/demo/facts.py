@@ -89,9 +89,27 @@ def durable_facts(text: str) -> list[str]:
     facts = []
     for sentence in sentences(text):
         if is_question(sentence):
+            facts.extend(_told_before_asking(sentence))
             continue
         if stated := _stated(sentence):
             facts.append(stated)
         elif _DURABLE.search(sentence) or identifiers(sentence):
             facts.append(clean_fact(sentence))
     return [f for f in facts if f]
+
+
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,;]|\s[-–—]|\band\b)\s+(?=\S)")
+
+
+def _told_before_asking(sentence: str) -> list[str]:
+    """The facts a question carries before it asks: "our deploy window is Friday 14:00, when is
+    the review?" keeps the deploy window. Only the clauses ahead of the first one that asks
+    count, and only plain statements of fact or decisions (not "can you remind me …")."""
+    facts = []
+    for clause in _CLAUSE_BREAK.split(sentence):
+        if is_question(clause):
+            break
+        core = without_opener(clause)
+        if _STATED.match(core) or is_statement_of_fact(core):
+            facts.append(clean_fact(core))
+    return facts

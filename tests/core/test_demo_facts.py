@@ -171,6 +171,36 @@ def test_a_fact_told_with_a_question_is_searched_at_the_turn_and_kept_by_the_flu
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("My sister lives in Tromsø, where does my brother live?", "My sister lives in Tromsø"),
+        ("We moved the standup to 9:30, what time is the retro?", "We moved the standup to 9:30"),
+        (
+            "The staging db is on port 5433 — can you remind me what the prod port is?",
+            "The staging db is on port 5433",
+        ),
+        (
+            "our deploy window is Friday 14:00 and when is the review?",
+            "our deploy window is Friday 14:00",
+        ),
+    ],
+)
+def test_a_fact_told_in_the_same_sentence_as_a_question_is_kept_by_the_flush(
+    text: str, kept: str
+) -> None:
+    flushed = decide(flush(user(text)), APPEND_ONLY)
+
+    assert calls(flushed) == [("memory_append", {"text": f"- {kept}"})]
+
+
+@pytest.mark.parametrize(
+    "text", ["Can you tell me, and be brief, what is the time?", "ok, what did we decide?"]
+)
+def test_a_question_in_clauses_keeps_nothing(text: str) -> None:
+    assert durable_facts(text) == []
+
+
 def test_the_flush_does_not_save_again_what_the_turn_saved() -> None:
     fact = "The database password rotation happens on the 1st of each month."
     turn = decide([SYSTEM, user(fact)], TOOLS)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from shell.context.budget import ContextBudget
-from shell.events import FlushGateEvaluated, GateCondition, GateOccasion
+from shell.events import GATE_REQUIRED, FlushGateEvaluated, GateCondition, GateOccasion
 from shell.session.record import FlushCycle
 from shell.text import byte_size
 
@@ -25,6 +25,9 @@ class Discard:
     """What discards it, as the summary names it: "compaction" or "/new"."""
     why: str
     """The token condition's line, e.g. "compaction ends the turns (1,204 tokens)"."""
+    said_since_flush: int = 0
+    """User messages after this cycle's flush: a flush that has not seen them does not settle
+    the cycle for this discard."""
 
 
 @dataclass(frozen=True)
@@ -93,15 +96,11 @@ def evaluate_flush_gate(inputs: GateInputs, budget: ContextBudget) -> FlushDecis
     conditions = _conditions(inputs, budget)
     ok: dict[str, bool] = {condition.name: condition.ok for condition in conditions}
     triggered = ok["tokens"] or ok["transcript_size"]
-    flush = triggered and all(ok[name] for name in _REQUIRED)
+    flush = triggered and all(ok[name] for name in GATE_REQUIRED)
     trigger: Literal["tokens", "transcript_size"] | None = None
     if flush:
         trigger = "tokens" if ok["tokens"] else "transcript_size"
     return FlushDecision(flush, trigger, _summary(inputs, budget, ok, trigger), conditions)
-
-
-_REQUIRED = ("enabled", "not_flushed_this_cycle", "workspace_writable", "failures")
-"""Conditions that must all hold; one of "tokens" and "transcript_size" triggers."""
 
 
 def _tokens_text(inputs: GateInputs, budget: ContextBudget) -> str:
@@ -124,6 +123,18 @@ def cycle_label(compactions: int) -> str:
     return f"before compaction #{compactions + 1}"
 
 
+def _flushed_text(label: str, flushed: bool, said_since: int) -> str:
+    if not flushed:
+        return f"not yet flushed {label}"
+    if said_since:
+        return f"flushed {label}, but {_messages(said_since)} came after it"
+    return f"already flushed {label}"
+
+
+def _messages(count: int) -> str:
+    return f"{count} message" + ("" if count == 1 else "s")
+
+
 def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateCondition, ...]:
     """The six conditions, each with the numbers it was decided on."""
     cycle = inputs.cycle.compactions
@@ -132,6 +143,7 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateConditio
     tokens = inputs.projected_tokens
     force = inputs.force_flush_transcript_bytes
     flushed = inputs.cycle.flushed()
+    said_since = inputs.discard.said_since_flush if inputs.discard and flushed else 0
     exhausted = inputs.cycle.exhausted(inputs.max_failures)
     return (
         GateCondition(
@@ -161,10 +173,10 @@ def _conditions(inputs: GateInputs, budget: ContextBudget) -> tuple[GateConditio
         ),
         GateCondition(
             "not_flushed_this_cycle",
-            not flushed,
+            not flushed or said_since > 0,
             inputs.cycle.flushed_in,
             cycle,
-            f"already flushed {label}" if flushed else f"not yet flushed {label}",
+            _flushed_text(label, flushed, said_since),
         ),
         GateCondition(
             "workspace_writable",
@@ -194,6 +206,9 @@ def _summary(
         if inputs.discard:
             return f"no ({inputs.discard.label}): {reason}"
         return f"no: {reason}" + (f" ({_tokens_text(inputs, budget)})" if with_tokens else "")
+    if inputs.discard and inputs.cycle.flushed():
+        since = _messages(inputs.discard.said_since_flush)
+        return f"yes: {inputs.discard.why}, {since} since the flush {cycle}"
     if inputs.discard:
         return f"yes: {inputs.discard.why}, not yet flushed {cycle}"
     if trigger == "tokens":

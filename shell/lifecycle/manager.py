@@ -134,7 +134,8 @@ class MemoryLifecycle:
         # The token condition holds: the context is about to go, so it counts as full (on
         # overflow the provider's count is above ours anyway).
         counted = self.request_builder.projected()
-        inputs = replace(self.gate_inputs(counted), discard=_discard(before, counted))
+        discard = _discard(before, counted, self._said_since_flush())
+        inputs = replace(self.gate_inputs(counted), discard=discard)
         if before == "compaction" and counted >= self.budget.flush_threshold:
             inputs = replace(inputs, discard=None)  # the numbers say it themselves
         decision = evaluate_flush_gate(inputs, self.budget)
@@ -150,6 +151,13 @@ class MemoryLifecycle:
 
     def flushed_this_cycle(self) -> bool:
         return self._cycle.flushed()
+
+    def _said_since_flush(self) -> int:
+        """User messages after the ones this cycle's flush saw (0 when none flushed)."""
+        seen = self._cycle.flushed_after
+        if not self._cycle.flushed() or seen is None:
+            return 0
+        return sum(m.get("role") == "user" for m in self.conversation.messages[seen:])
 
     async def flush(self, trigger: FlushTrigger) -> AsyncIterator[Event]:
         target = daily_note(self.clock().date())
@@ -195,7 +203,7 @@ class MemoryLifecycle:
         """The flush's outcome in the cycle's counters; True when that was its last try."""
         now = self.clock().isoformat(timespec="seconds")
         if outcome.outcome in ("written", "no_reply"):
-            self._cycle.succeeded(now)
+            self._cycle.succeeded(now, len(self.conversation.messages))
             return False
         error = outcome.error or "flush did not finish"
         return self._cycle.failed(error, now, MAX_FLUSH_FAILURES)
@@ -263,10 +271,12 @@ class MemoryLifecycle:
         return ContextReinjected(sections=sections, chars=len(block), text=block)
 
 
-def _discard(before: GateOccasion, counted: int) -> Discard:
-    """Why the token condition holds before a discard, with the real token count."""
+def _discard(before: GateOccasion, counted: int, said_since_flush: int) -> Discard:
+    """Why the token condition holds before a discard, with the real token count. `/new`
+    leaves no summary behind, so what was said after this cycle's flush reopens it; a
+    compaction keeps its summary and the one flush per cycle."""
     if before == "new_session":
-        return Discard("/new", f"/new ends the context ({counted:,} tokens)")
+        return Discard("/new", f"/new ends the context ({counted:,} tokens)", said_since_flush)
     return Discard("compaction", f"compaction ends the turns ({counted:,} tokens)")
 
 

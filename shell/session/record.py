@@ -28,6 +28,9 @@ class FlushCycle:
     failures: int = 0
     """Consecutive failed flushes in this cycle."""
     last_error: str | None = None
+    flushed_after: int | None = None
+    """How many messages the conversation held when that flush ran: what came after it, the
+    flush has not seen (None: a record from before this was kept)."""
 
     def flushed(self) -> bool:
         """Whether a flush already settled this cycle.
@@ -42,9 +45,10 @@ class FlushCycle:
     def exhausted(self, max_failures: int) -> bool:
         return self.failures >= max_failures
 
-    def succeeded(self, at: str) -> None:
-        """A flush wrote what mattered (or had nothing to write): the cycle is settled."""
-        self.flushed_in, self.flushed_at = self.compactions, at
+    def succeeded(self, at: str, messages: int) -> None:
+        """A flush of the first `messages` messages wrote what mattered (or had nothing to
+        write): the cycle is settled."""
+        self.flushed_in, self.flushed_at, self.flushed_after = self.compactions, at, messages
         self.failures, self.last_error = 0, None
 
     def failed(self, error: str, at: str, max_failures: int) -> bool:
@@ -136,6 +140,7 @@ _CYCLE_TYPES: dict[str, tuple[type, ...]] = {
     "compactions": (int,),
     "flushed_in": (int, type(None)),
     "flushed_at": (str, type(None)),
+    "flushed_after": (int, type(None)),
     "failures": (int,),
     "last_error": (str, type(None)),
 }

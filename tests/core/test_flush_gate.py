@@ -185,7 +185,7 @@ def test_a_cycle_settles_on_a_flush_or_the_last_failure_and_compaction_opens_the
     assert (cycle.failures, cycle.last_error, cycle.flushed_at) == (2, "ignored", "t2")
     cycle.compacted()
     assert (cycle.compactions, cycle.failures, cycle.flushed()) == (2, 0, False)
-    cycle.succeeded("t3")
+    cycle.succeeded("t3", messages=4)
     assert cycle.flushed() and (cycle.flushed_in, cycle.failures, cycle.last_error) == (2, 0, None)
 
 

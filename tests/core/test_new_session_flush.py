@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from shell import events as ev
 from shell.agent import Agent
 from shell.build import build_agent
@@ -81,6 +83,29 @@ async def test_new_after_a_flush_in_this_cycle_says_so(tmp_path: Path) -> None:
     assert not of(events, ev.FlushStarted)
     notices = [n.message for n in of(events, ev.Notice)]
     assert notices == [f"New session without a flush: {gate.summary}"]
+    await agent.aclose()
+
+
+@pytest.mark.parametrize("flushed_by", ["/flush", "/compact"])
+async def test_what_was_said_after_this_cycle_s_flush_is_flushed_by_new(
+    tmp_path: Path, flushed_by: str
+) -> None:
+    """A flush (or a compaction skipped after its flush) settles the cycle only for what it
+    saw: `/new` leaves no summary, so the facts said since are flushed before it."""
+    agent = await demo_agent(tmp_path)
+    await collect(agent.submit("hi"))
+    await collect(agent.submit(flushed_by))
+    assert agent.lifecycle.flushed_this_cycle()
+    await collect(agent.submit(TOLD_WITH_A_QUESTION))
+
+    events = await collect(agent.submit("/new"))
+
+    [gate] = of(events, ev.FlushGateEvaluated)
+    assert gate.flush and gate.before == "new_session"
+    assert gate.summary.endswith("1 message since the flush before compaction #1")
+    [finished] = of(events, ev.FlushFinished)
+    assert finished.outcome == "written"
+    assert "We decided to ship PROJ-1234 on 2026-03-06" in note(agent)
     await agent.aclose()
 
 

@@ -40,7 +40,7 @@ def test_counters_survive_a_restart(tmp_path: Path) -> None:
     record = first.create("cairn-demo/brain")
     assert record.needs_prelude is True
     record.turns = 7
-    record.cycle = FlushCycle(2, 2, "2026-03-01T09:41:00+00:00", 1, "timeout: no answer")
+    record.cycle = FlushCycle(2, 2, "2026-03-01T09:41:00+00:00", 1, "timeout: no answer", 14)
     record.prompt_tokens_total = 12_345
     record.completion_tokens_total = 678
     record.needs_reinjection = True

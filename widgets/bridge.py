@@ -138,6 +138,8 @@ class EventBridge:
                 self.status.show_session(model=model, session_id=session_id, demo=demo)
                 verb = "resumed" if resumed else "started"
                 await transcript.add_notice(f"session {session_id} {verb} · {event.workspace}")
+                if self.strip is not None and not resumed:
+                    self.strip.session_started()
             case TurnStarted(prompt=prompt):
                 await transcript.add_turn_prompt(prompt)
             case TextDelta(text=text):

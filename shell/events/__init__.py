@@ -42,6 +42,8 @@ from shell.events.dreaming import (
     Theme,
 )
 from shell.events.lifecycle import (
+    GATE_HELD_BACK,
+    GATE_REQUIRED,
     CompactionFailed,
     CompactionFinished,
     CompactionSkipped,
@@ -134,6 +136,8 @@ from shell.events.turns import (
 __all__ = [
     "EVENT_CLASSES",
     "EVENT_TYPES",
+    "GATE_HELD_BACK",
+    "GATE_REQUIRED",
     "ApprovalChoice",
     "ApprovalDecided",
     "ApprovalRequested",

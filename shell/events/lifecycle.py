@@ -24,6 +24,21 @@ GateConditionName = Literal[
     "workspace_writable",
     "failures",
 ]
+GATE_REQUIRED: tuple[GateConditionName, ...] = (
+    "enabled",
+    "not_flushed_this_cycle",
+    "workspace_writable",
+    "failures",
+)
+"""The conditions that must all hold for a flush (one of "tokens" and "transcript_size"
+triggers it), in the order a refusal names the first that failed."""
+GATE_HELD_BACK: dict[GateConditionName, str] = {
+    "enabled": "flush is off",
+    "not_flushed_this_cycle": "already flushed",
+    "workspace_writable": "read-only",
+    "failures": "gave up this cycle",
+}
+"""A required condition that failed, in the few words a one-line view has for it."""
 
 
 @frozen

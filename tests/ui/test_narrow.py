@@ -21,7 +21,7 @@ from widgets.cards.blocks import CompactionReceipt
 from widgets.cards.tool_call import ToolCallCard
 from widgets.palette import TUI_COMMAND_ACTIONS, palette_commands
 from widgets.panes.memory import MemoryFilePane, written_lines
-from widgets.panes.strip import SideStrip
+from widgets.panes.strip import SideStrip, gate_summary
 
 NARROW = (80, 24)
 LONG_TOLD = "remember that the quarterly planning meeting with the whole team is on the 1st"
@@ -54,6 +54,32 @@ async def test_the_strip_shows_the_last_write_and_the_last_gate_verdict(
         await pilot.resize_terminal(*SIZE)
         await pilot.pause()
         assert not strip.display and app.side_panes.display
+
+
+def test_the_strip_names_what_held_a_flush_back_in_words() -> None:
+    held_back = GateCondition(
+        "not_flushed_this_cycle", False, 0, 0, "already flushed before compaction #1"
+    )
+    event = gate(6500)
+    event = FlushGateEvaluated(False, "no", [*event.conditions[:1], held_back], 6500, 6000, 7000)
+
+    assert gate_summary(event) == "gate: skip (already flushed)"
+
+
+async def test_the_strip_forgets_the_old_session_s_gate_verdict_on_new(
+    demo_app: MakeApp,
+) -> None:
+    app = demo_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await started(app, pilot)
+        strip = app.query_one(SideStrip)
+        await send(app, pilot, TOLD)
+        gate_label = strip.query_one("#strip-gate", Label)
+        assert painted(gate_label).strip().startswith("gate: skip (")
+
+        await send(app, pilot, "/new")
+
+        assert painted(gate_label).strip() == "gate: —" and strip.last_gate is None
 
 
 async def test_f2_opens_the_panes_over_the_transcript_and_esc_closes_them(
@@ -212,13 +238,14 @@ def test_every_tui_only_command_runs_an_action_of_the_app() -> None:
         assert callable(getattr(CairnApp, f"action_{action}", None)), action
 
 
-async def test_new_names_its_flush_for_new_in_the_block_and_the_strip(demo_app: MakeApp) -> None:
+async def test_new_names_its_flush_for_new_in_the_block_and_the_gate_log(
+    demo_app: MakeApp,
+) -> None:
     app = demo_app()
     async with app.run_test(size=NARROW) as pilot:
         await started(app, pilot)
         await send(app, pilot, TOLD)
         await send(app, pilot, "/new")
 
-        line = " ".join(painted(label).strip() for label in app.query_one(SideStrip).query(Label))
-        assert "gate: flush (/new)" in line
+        assert gate_summary(app.side_panes.decisions[-1]) == "gate: flush (/new)"
         assert "flush: nothing to save (before /new)" in app.transcript.describe()

@@ -8,13 +8,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
-from shell.events import FlushGateEvaluated, MemoryWritten
+from shell.events import GATE_HELD_BACK, GATE_REQUIRED, FlushGateEvaluated, MemoryWritten
 from widgets.format import tokens
 from widgets.status.sync import SyncStatus
-
-REQUIRED_CONDITIONS = ("enabled", "not_flushed_this_cycle", "workspace_writable", "failures")
-"""Gate conditions that must all hold for a flush (see shell/lifecycle/gate.py); the first
-that failed is what a "skip" names."""
 
 
 def write_summary(event: MemoryWritten) -> str:
@@ -26,8 +22,8 @@ def write_summary(event: MemoryWritten) -> str:
 
 
 def gate_summary(event: FlushGateEvaluated) -> str:
-    """`gate: skip (1.2k < 3.1k)`, `gate: flush (3.2k ≥ 3.1k)`, the condition that held a
-    flush back (`gate: skip (not_flushed_this_cycle)`), or what else fired it (`gate: flush
+    """`gate: skip (1.2k < 3.1k)`, `gate: flush (3.2k ≥ 3.1k)`, the first condition that held
+    a flush back (`gate: skip (already flushed)`), or what else fired it (`gate: flush
     (before compaction)`)."""
     used, threshold = tokens(event.projected_tokens), tokens(event.flush_threshold)
     held = {c.name for c in event.conditions if c.ok}
@@ -42,9 +38,9 @@ def gate_summary(event: FlushGateEvaluated) -> str:
             return "gate: flush (transcript size)"
         return f"gate: flush (before {event.before.replace('_', ' ')})"
     failed = {c.name for c in event.conditions if not c.ok}
-    for name in REQUIRED_CONDITIONS:
+    for name in GATE_REQUIRED:
         if name in failed:
-            return f"gate: skip ({name})"
+            return f"gate: skip ({GATE_HELD_BACK[name]})"
     return f"gate: skip ({used} < {threshold})"
 
 
@@ -91,6 +87,11 @@ class SideStrip(Horizontal):
     def gate_evaluated(self, event: FlushGateEvaluated) -> None:
         self.last_gate = event
         self.query_one("#strip-gate", Label).update(gate_summary(event))
+
+    def session_started(self) -> None:
+        """A new session (`/new`) has made no gate decision yet."""
+        self.last_gate = None
+        self.query_one("#strip-gate", Label).update("gate: —")
 
     @property
     def sync(self) -> SyncStatus:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import pairwise
-from statistics import median
+from statistics import fmean
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,8 +21,8 @@ from textual.widget import Widget
 
 from widgets.format import tokens
 
-RECENT_DELTAS = 5
-"""The growth per turn is the median of this many recent per-turn growths."""
+RECENT_DELTAS = 8
+"""The growth per turn is the mean of this many recent per-turn growths."""
 BLOCKS = "▁▂▃▄▅▆▇█"
 SPARK_CELLS = 12
 """At most this many turns (the latest) in the sparkline."""
@@ -32,10 +32,15 @@ LONG_COUNTDOWN_CHARS = len("compact in ~99.9k · ~99 turns")
 
 
 def growth_per_turn(sizes: Sequence[int], recent: int = RECENT_DELTAS) -> int | None:
-    """The prompt's growth per turn: the median of the recent turn-to-turn growths, or None
-    before two turns gave one. A drop (a compaction, turns dropped) is not growth: skipped."""
-    deltas = [after - before for before, after in pairwise(sizes) if after > before]
-    return round(median(deltas[-recent:])) if deltas else None
+    """The prompt's growth per turn: the mean of the recent turn-to-turn growths, or None
+    before two turns gave one. A drop (a compaction, turns dropped) is not growth: skipped.
+
+    The mean, not the median: turns come in two sizes (small talk adds a few tokens, a search
+    or a file read hundreds), and a median flips between them from one turn to the next, so
+    the turn estimate jumped (`flush 402·20t`, a turn later `flush 102·5t`); what the next
+    turns add up to is their mean."""
+    deltas = [after - before for before, after in pairwise(sizes) if after >= before]
+    return round(fmean(deltas[-recent:])) if deltas else None
 
 
 def turns_until(left: int, growth: int | None) -> int | None:

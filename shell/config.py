@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 from shell.dream_settings import DreamSettings as DreamSettings
 from shell.readonly import read_only, scratch_state
 from shell.secrets.detect import POLICIES as SECRETS_POLICIES
+from shell.tool_settings import McpServerSettings as McpServerSettings
+from shell.tool_settings import ToolSettings as ToolSettings
 
 DEMO_MODEL = "cairn-demo/brain"
 """The offline demo brain: a litellm custom provider (shell/demo/) the composition root adds."""
@@ -60,50 +62,6 @@ def _now() -> datetime:
 
 
 @dataclass(frozen=True)
-class ToolSettings:
-    """The project tools and their approvals (`shell.tools.approvals`): the config's `[tools]`
-    table, `CAIRN_TOOLS_<NAME>`, and the flags `--yes` and `--allow`."""
-
-    approval: str = "ask"
-    """"ask": calls that write or execute ask first (headless: denied without an allow rule);
-    "yes": everything runs (`--yes`)."""
-    allow: tuple[str, ...] = ()
-    """Allow rules: a tool name, or "tool:pattern" matched against the command line or the
-    path (shell-style: "run_command:pytest*", "run_command:git status", "edit_file:docs/*");
-    an MCP tool by its name ("time__*")."""
-    pass_env: tuple[str, ...] = ()
-    """Variables a command gets beyond the safe few (PATH, HOME, the locale…), by name."""
-    network: bool = False
-    """Whether a sandboxed command may reach the network."""
-    sandbox: str = "auto"
-    """"auto": commands run in a bubblewrap sandbox where it works; "off": never."""
-    project: str = "auto"
-    """Offer the project tools: "auto" (when the window is 4,096 tokens or more), "on" (the
-    CLI's `--project`), "off"."""
-    command_timeout: float = 120.0
-    """A command's default timeout in seconds (the model may ask for up to `max_timeout`)."""
-    max_timeout: float = 1800.0
-
-
-@dataclass(frozen=True)
-class McpServerSettings:
-    """One MCP server of the config's `[mcp.<name>]` tables: `command` (and `args`, `env`,
-    `cwd`) for stdio, or `url` (and `headers`) for streamable HTTP."""
-
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    call_timeout: float = 60.0
-    """Seconds a tool call may take before it is abandoned with a notice."""
-    startup_timeout: float = 20.0
-    enabled: bool = True
-
-
-@dataclass(frozen=True)
 class Settings:
     workspace: Path
     model: str = DEMO_MODEL
@@ -112,6 +70,9 @@ class Settings:
     api_key: str | None = None
     context_window: int | None = None
     """Overrides the window from litellm's model info."""
+    text_tool_calls: str = "auto"
+    """Read tool calls a model writes in its text as calls (`shell.model.textcalls`): "auto"
+    (for a model served on this machine or a private network: `api_base`), "on", "off"."""
     git_author_name: str = "Cairn"
     git_author_email: str = field(default_factory=lambda: f"cairn@{_host()}")
     """The host part names the machine: the git log pane shows where a commit came from."""
@@ -377,6 +338,8 @@ def _validated(values: dict[str, Any]) -> Settings:
     defaults = Settings(workspace=Path("."))
     coerced = {k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()}
     settings = replace(defaults, **coerced)
+    if settings.text_tool_calls not in ("auto", "on", "off"):
+        raise ConfigError(f"text_tool_calls {settings.text_tool_calls!r} must be auto, on or off")
     if settings.secrets not in SECRETS_POLICIES:
         raise ConfigError(f"secrets {settings.secrets!r} must be redact, block or off")
     if settings.context_window is not None and settings.context_window < MIN_CONTEXT_WINDOW:

@@ -18,6 +18,7 @@ from shell.memory.files.door import MemoryFiles
 from shell.memory.service import RecallService
 from shell.memory.tools import memory_tools
 from shell.model import LLM
+from shell.model.textcalls import is_local
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.store import SessionStore
@@ -151,4 +152,5 @@ def _model(settings: Settings) -> LLM:
         max_attempts=settings.max_attempts,
         base_delay=settings.retry_base_delay,
         timeout=settings.request_timeout,
+        ask_count=is_local(settings.api_base),
     )

@@ -13,6 +13,7 @@ import contextlib
 import os
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from shell.config import DEMO_CONTEXT_WINDOW, DEMO_MODEL
@@ -26,7 +27,7 @@ from shell.model.errors import (
     exhausted_message,
 )
 from shell.model.loader import loaded_litellm, preload_litellm, prepare_litellm
-from shell.model.reply import ModelReply, ReplyBuilder, unfinished
+from shell.model.reply import ModelReply, ReplyBuilder, provider_counted, unfinished
 
 DEMO_PROVIDER = DEMO_MODEL.split("/", 1)[0]
 LOCAL_DUMMY_KEY = "sk-cairn-local"
@@ -48,6 +49,7 @@ class LLM:
         base_delay: float = 1.0,
         max_delay: float = 20.0,
         timeout: float = 120.0,
+        ask_count: bool = False,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         jitter: Callable[[], float] = lambda: random.uniform(0.5, 1.0),
     ) -> None:
@@ -58,6 +60,9 @@ class LLM:
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.timeout = timeout
+        self.ask_count = ask_count
+        """After a stream that reported no usage, ask the server for the prompt's count: the
+        same request whole, for one token (a local server's prompt cache makes it cheap)."""
         self._sleep = sleep
         self._jitter = jitter
 
@@ -111,7 +116,10 @@ class LLM:
                 if failure is None and reply.yielded_text:
                     yield TextDelta(text="".join(reply.text))
             if failure is None:
-                yield reply.build()
+                built = reply.build()
+                if streaming and self.ask_count and not built.prompt_tokens:
+                    built = replace(built, prompt_tokens=await self._count(litellm, request))
+                yield built
                 return
             probe = failure is EMPTY and streaming  # the same attempt, asked without streaming
             if not probe and (attempt >= limit or failure is EMPTY):
@@ -154,6 +162,8 @@ class LLM:
                     return
                 if piece := reply.add(chunk):
                     yield piece
+            if not provider_counted(response):
+                reply.forget_usage()
             if unfinished(response):  # a server that gave up mid-answer ends cleanly too
                 yield UNFINISHED if reply.yielded_text or reply.calls else EMPTY
         finally:
@@ -171,6 +181,16 @@ class LLM:
         if not reply.add_response(response):
             return EMPTY
         return None
+
+    async def _count(self, litellm: Any, request: dict[str, Any]) -> int:
+        """The server's count of `request`'s prompt, from a whole response of one token; 0
+        when it will not say (the reply then calibrates nothing)."""
+        probe = {**request, "stream": False, "stream_options": None, "max_tokens": 1}
+        try:
+            response = await litellm.acompletion(**probe)
+            return int(getattr(response.usage, "prompt_tokens", 0) or 0)
+        except Exception:
+            return 0
 
     def preload(self) -> None:
         """Begin loading litellm in the background (see `preload_litellm`)."""

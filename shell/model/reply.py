@@ -16,6 +16,8 @@ class ToolCallRequest:
     name: str
     arguments: str
     """Raw JSON text as the model sent it; possibly malformed (the tool layer reports that)."""
+    from_text: bool = False
+    """Written in the reply's text, read back as a call (`shell.model.textcalls`)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,11 @@ class ReplyBuilder:
         self.text.append(piece)
         return piece
 
+    def forget_usage(self) -> None:
+        """The usage seen was not the provider's (litellm makes one up for a stream that sent
+        none, from a count of the messages alone): the reply says the provider said nothing."""
+        self.prompt_tokens = self.completion_tokens = 0
+
     def add_response(self, response: Any) -> bool:
         """Take a whole (not streamed) response in; False when it held no choice."""
         choices = [c for c in getattr(response, "choices", None) or [] if c.index in (0, None)]
@@ -125,6 +132,19 @@ def _as_chunk(response: Any, choice: Any) -> Any:
     delta = {"content": read_field(message, "content"), "tool_calls": calls}
     finished = SimpleNamespace(index=0, finish_reason=choice.finish_reason, delta=delta)
     return SimpleNamespace(usage=getattr(response, "usage", None), choices=[finished])
+
+
+def provider_counted(response: Any) -> bool:
+    """Whether a finished stream's usage came from the provider.
+
+    Asked for usage (`stream_options.include_usage`), litellm's stream wrapper ends every
+    stream with a usage chunk; when the provider sent none (llama.cpp's server) it estimates
+    the prompt from the messages alone, tools left out (608 tokens for a 1,603-token prompt).
+    The wrapper keeps, in `chunks`, a copy of each provider chunk that carried usage."""
+    chunks = getattr(response, "chunks", None)
+    if chunks is None:  # not litellm's wrapper: what it sent is all there is
+        return True
+    return any(getattr(chunk, "usage", None) is not None for chunk in chunks)
 
 
 def unfinished(response: Any) -> bool:

@@ -276,3 +276,43 @@ def test_shell_llm_imports_litellm_lazily_and_keeps_the_terminal_clean(
         "items: TextDelta ModelRetry TextDelta ModelReply",
         "window: None unknown",
     ]
+
+
+# --- usage a provider did not send ------------------------------------------------------------
+
+
+async def test_usage_a_stream_did_not_carry_is_not_made_up(server: FakeOpenAI) -> None:
+    """litellm ends such a stream with a usage of its own, counted from the messages alone (no
+    tools): a guess that must never calibrate the projection."""
+    server.enqueue(Reply(text="hello there", prompt_tokens=1603, streamed_usage=False))
+
+    reply = (await collect(make_llm(server), TOOLS))[-1]
+
+    assert isinstance(reply, ModelReply)
+    assert (reply.prompt_tokens, reply.completion_tokens) == (0, 0)
+    assert len(server.requests) == 1
+
+
+async def test_a_local_server_is_asked_for_the_count_its_stream_left_out(
+    server: FakeOpenAI,
+) -> None:
+    server.enqueue(
+        Reply(text="hello there", prompt_tokens=1603, streamed_usage=False),
+        Reply(text="h", prompt_tokens=1603),  # the whole response to the count's probe
+    )
+
+    reply = (await collect(make_llm(server, ask_count=True), TOOLS))[-1]
+
+    assert isinstance(reply, ModelReply) and reply.prompt_tokens == 1603
+    stream, probe = server.requests
+    assert not probe.get("stream") and probe["max_tokens"] == 1
+    assert probe["messages"] == stream["messages"] and probe["tools"] == stream["tools"]
+
+
+async def test_a_stream_that_reported_usage_needs_no_probe(server: FakeOpenAI) -> None:
+    server.enqueue(Reply(text="hello", prompt_tokens=900))
+
+    reply = (await collect(make_llm(server, ask_count=True)))[-1]
+
+    assert isinstance(reply, ModelReply) and reply.prompt_tokens == 900
+    assert len(server.requests) == 1

@@ -37,6 +37,9 @@ class Reply:
     """Characters per streamed piece of text or tool arguments."""
     finish_reason: str | None = None
     """Overrides the natural finish reason ("tool_calls" or "stop"), e.g. "length"."""
+    streamed_usage: bool = True
+    """Whether a stream ends with the usage chunk `include_usage` asks for; llama.cpp's server
+    sends none (a whole response carries usage either way)."""
 
 
 @dataclass

@@ -275,7 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
             for piece in _pieces(args, reply.split):
                 delta({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         delta({}, _finish(reply))
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if reply.streamed_usage and (body.get("stream_options") or {}).get("include_usage"):
             self._chunk(body, stream_id, [], usage=_usage(reply))
         self._event("[DONE]")
         self.wfile.write(b"0\r\n\r\n")

@@ -26,12 +26,13 @@ SLOW = "think slowly"
 BUDGET = ContextBudget(window=8192)
 
 
-def usage(tokens: int) -> UsageUpdated:
+def usage(tokens: int, *, calibrated: bool = True) -> UsageUpdated:
     return UsageUpdated(
         prompt_tokens=tokens,
         window=BUDGET.window,
         flush_threshold=BUDGET.flush_threshold,
         compaction_threshold=BUDGET.compaction_threshold,
+        calibrated=calibrated,
     )
 
 

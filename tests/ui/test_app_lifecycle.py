@@ -68,6 +68,29 @@ async def test_gate_decisions_before_the_side_panes_mount_are_shown_once(workspa
         assert [e.summary.split(" ")[0] for e in entries] == ["#1", "#2"]
 
 
+def bar_start(painted_meter: str) -> int:
+    return min(painted_meter.find(cell) for cell in "━─" if cell in painted_meter)
+
+
+async def test_the_meter_marks_our_own_count_until_the_provider_reported_one(
+    workspace: Path,
+) -> None:
+    agent = FakeAgent(workspace)
+    agent.start_script = [usage(1234, calibrated=False)]
+    agent.turns = {"hi": [usage(1300)]}
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        meter = app.status_bar.meter
+        assert painted(meter).startswith("~1.2k / 8.2k ") and meter.tooltip
+        bar = bar_start(painted(meter))
+
+        await send(app, pilot, "hi")
+
+        assert painted(meter).startswith("1.3k / 8.2k ") and meter.tooltip is None
+        assert bar_start(painted(meter)) == bar, "the bar starts where it did"
+
+
 async def test_meter_follows_usage_and_threshold_states(workspace: Path) -> None:
     agent = FakeAgent(workspace)
     near, over = int(BUDGET.flush_threshold * 0.9), BUDGET.flush_threshold + 10

@@ -25,8 +25,11 @@ METER_STATES = ("-ok", "-near-flush", "-over-flush", "-compacting")
 INDEX_SLOT_CHARS = 16
 """The index status is a fixed slot this wide (plus padding), so the meter beside it keeps
 its width and its marks their place as the text changes."""
-USED_CHARS = len("99.9k")
+USED_CHARS = len("~99.9k")
 """The widest used-token count; the meter's label is padded to it so the bar never moves."""
+UNCALIBRATED_TIP = (
+    "~: our own count of the prompt; the provider has not reported one for this model yet"
+)
 MIN_BAR_CELLS = 8
 """Fewer cells than this left for the bar, and the label drops the window (`1.2k`)."""
 
@@ -37,7 +40,8 @@ MeterEvent = (
 
 
 class TokenMeter(Widget):
-    """`1.2k / 8.2k` and a bar with the flush and compaction thresholds marked on it.
+    """`1.2k / 8.2k` and a bar with the flush and compaction thresholds marked on it; `~1.2k`
+    while the figure is our own count, not yet calibrated by what the provider reported.
 
     The state class (one of `METER_STATES`) colours the bar: below 80% of the flush threshold
     `-ok`, then `-near-flush`, `-over-flush` once past it, and `-compacting` while a compaction
@@ -90,6 +94,7 @@ class TokenMeter(Widget):
         self.set_reactive(TokenMeter.window, max(1, window))
         self.set_reactive(TokenMeter.flush_threshold, flush_threshold)
         self.set_reactive(TokenMeter.compaction_threshold, compaction_threshold)
+        self.calibrated = False
         self._sync_state()
 
     def follow(self, event: MeterEvent) -> None:
@@ -98,7 +103,10 @@ class TokenMeter(Widget):
             self.window = event.window
             self.flush_threshold = event.flush_threshold
             self.compaction_threshold = event.compaction_threshold
+            self.calibrated = event.calibrated
+            self.tooltip = None if event.calibrated else UNCALIBRATED_TIP
             self.used = event.prompt_tokens
+            self.refresh()
         else:
             self.compacting = isinstance(event, CompactionStarted)
 
@@ -115,7 +123,11 @@ class TokenMeter(Widget):
 
     @property
     def label(self) -> str:
-        return f"{tokens(self.used)} / {tokens(self.window)}"
+        return f"{self._used_text} / {tokens(self.window)}"
+
+    @property
+    def _used_text(self) -> str:
+        return tokens(self.used) if self.calibrated else f"~{tokens(self.used)}"
 
     def validate_used(self, used: int) -> int:
         return max(0, used)
@@ -141,7 +153,7 @@ class TokenMeter(Widget):
         widest = USED_CHARS + len(f" / {tokens(self.window)}")
         label = f"{self.label:<{widest}} "  # padded: the bar starts at the same column
         if self.size.width - len(label) < MIN_BAR_CELLS:  # narrow: the bar shows the window
-            label = f"{tokens(self.used):<{USED_CHARS}} "
+            label = f"{self._used_text:<{USED_CHARS}} "
         text = Text(label, style=self.get_component_rich_style("token-meter--label"))
         width = max(0, self.size.width - len(label))
         if width < 4:

@@ -12,6 +12,7 @@ import asyncio
 import errno
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, replace
+from uuid import uuid4
 
 from shell.config import Settings
 from shell.context.request import PromptSize, RequestBuilder
@@ -21,6 +22,7 @@ from shell.events import (
     Event,
     Notice,
     StartupPreludeInjected,
+    TextCallsRead,
     TextDelta,
     ToolCallStarted,
     TurnEnding,
@@ -35,6 +37,7 @@ from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
+from shell.model.textcalls import calls_in_text, is_local
 from shell.session.conversation import Conversation
 from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox
@@ -213,6 +216,9 @@ class TurnLoop:
         if self.cancellation.requested and not call.answered:  # cut mid-answer: not kept
             raise TurnEnded("cancelled", "model_call")
         reply = _encodable(call.reply)
+        if (read := self._calls_in_text(reply)) is not None:
+            reply = read
+            yield TextCallsRead(names=[c.name for c in read.tool_calls], prose=read.text)
         self._count_usage(reply)
         p.request_builder.calibrate(reply.prompt_tokens, sent)
         p.conversation.append(reply.message())
@@ -246,6 +252,22 @@ class TurnLoop:
             yield item
         if self.cancellation.requested:
             raise TurnEnded("cancelled", "tool_calls")
+
+    def _calls_in_text(self, reply: ModelReply) -> ModelReply | None:
+        """The reply with the tool calls its text holds as calls, when the setting reads them
+        (`text_tool_calls`) and it holds any; else None."""
+        settings = self.parts.settings
+        reading = settings.text_tool_calls
+        if reply.tool_calls or reading == "off" or not reply.text:
+            return None
+        if reading == "auto" and not is_local(settings.api_base):
+            return None
+        offered = {s["function"]["name"] for s in self.parts.request_builder.tool_schemas}
+        turn = self.parts.conversation.record.turns
+        found = calls_in_text(reply.text, offered, lambda n: f"text-{turn}-{uuid4().hex[:8]}-{n}")
+        if found is None:
+            return None
+        return replace(reply, text=found.prose, tool_calls=found.calls, finish_reason="tool_calls")
 
     def _count_usage(self, reply: ModelReply) -> None:
         record = self.parts.conversation.record

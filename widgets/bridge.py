@@ -59,6 +59,7 @@ from shell.events import (
     SyncRemoteAdded,
     SyncResolved,
     SyncStatusChanged,
+    TextCallsRead,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -144,6 +145,8 @@ class EventBridge:
                 await transcript.add_turn_prompt(prompt)
             case TextDelta(text=text):
                 await transcript.append_text(text)
+            case TextCallsRead():  # the text shown was the calls: their cards follow
+                await transcript.discard_partial()
             case AssistantMessage(text=text):
                 await transcript.finish_text(text)
             case ToolCallStarted():

@@ -121,6 +121,7 @@ from shell.events.turns import (
     Notice,
     NoticeLevel,
     SessionStarted,
+    TextCallsRead,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -224,6 +225,7 @@ __all__ = [
     "SyncStatusChanged",
     "SyncTrigger",
     "Take",
+    "TextCallsRead",
     "TextDelta",
     "Theme",
     "ToolCallFinished",
@@ -254,6 +256,7 @@ Event = (
     | TurnStarted
     | TextDelta
     | AssistantMessage
+    | TextCallsRead
     | ToolCallStarted
     | ToolCallFinished
     | ToolCallStopped

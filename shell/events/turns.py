@@ -77,6 +77,19 @@ class ToolCallStarted(BaseEvent):
     call_id: str
     name: str
     arguments: dict[str, Any]
+    from_text: bool = False
+    """The model wrote the call in its text, not as a tool call (`shell.model.textcalls`)."""
+
+
+@frozen
+class TextCallsRead(BaseEvent):
+    """The model wrote tool calls in its reply's text (`shell.model.textcalls`): they run as
+    the tool calls that follow, and the text streamed so far is void; the prose around the
+    calls, if any, comes as the `AssistantMessage`."""
+
+    type: ClassVar[str] = "text_calls_read"
+    names: list[str]
+    prose: str
 
 
 @frozen

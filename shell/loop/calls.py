@@ -128,7 +128,9 @@ async def run_tool_calls(
             yield ToolCallStopped(call_id=call.id, name=call.name, arguments=shown)
             yield ToolDone(call, ToolResult(NOT_RUN, error="cancelled before it started"))
             continue
-        yield ToolCallStarted(call_id=call.id, name=call.name, arguments=shown)
+        yield ToolCallStarted(
+            call_id=call.id, name=call.name, arguments=shown, from_text=call.from_text
+        )
         live: asyncio.Queue[Event] = asyncio.Queue()
         context = CallContext(call.id, live.put_nowait, cancelled)
         running = asyncio.ensure_future(toolbox.call(call.name, call.arguments, context))

@@ -6,13 +6,17 @@
 A fresh workspace, the production agent (headless, the real index), and `--turns` scripted user
 messages: facts to remember, questions about them, small talk and requests for stories (long
 answers fill a small window fast). Per turn it prints how it ended, the prompt as we count it,
-as calibrated and as the server reported it, and what the memory lifecycle did: flushes and
-their outcomes, compactions (by the model, by rule, failed or skipped), dropped turns, retries
-and errors. A **silent turn** ends "completed" with no answer text and no error: the failure
-this bench exists to catch. The summary gives, for every call of the turns (not the flush's or
-the summariser's), our projection of its prompt against the server's count, and the worst ratio
-of the calls after the model's first (`shell.context.calibration`). Nothing here runs in
-`make test`.
+as calibrated and as the server counted it, the tool calls (those the model wrote as text
+among them), and what the memory lifecycle did: flushes and their outcomes, compactions (by the
+model, by rule, failed or skipped), dropped turns, retries and errors. A **silent turn** ends
+"completed" with no answer text and no error: the failure this bench exists to catch.
+
+The server's count of every call's prompt (the turns', the flush's and the summariser's) comes
+from the server itself: the same request sent again whole, not streamed, for one token (a
+server that sends no usage when streaming, like llama.cpp's, still counts a whole response; its
+prompt cache makes the probe cheap). Next to it: our projection for that call. An answer's
+citations (`path#L3`, `path#L3-L5`) are **real** when the file is in the workspace and holds
+those lines, else **invented**. Nothing here runs in `make test`.
 """
 
 from __future__ import annotations
@@ -21,18 +25,24 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shell import events as ev
+from shell.agent import Agent
 from shell.build import build_agent
 from shell.config import Settings
-from shell.context.calibration import Calibration
+from shell.model import LLM
+from shell.model.loader import prepare_litellm
 from shell.workspace import init_workspace
+
+CITATION = re.compile(r"([\w./-]+\.md)#L(\d+)(?:-L?(\d+))?")
 
 SCRIPT = [
     "Hi! My name is Ada and I live in Tromsø.",
@@ -72,6 +82,13 @@ class TurnRow:
     dropped: int = 0
     retries: int = 0
     errors: list[str] = field(default_factory=list)
+    tool_calls: int = 0
+    from_text: int = 0
+    writes: int = 0
+    searches: int = 0
+    citations: list[str] = field(default_factory=list)
+    """Each `path#Lx` the answers cite."""
+    overflows: int = 0
     notes: list[str] = field(default_factory=list)
     """Why a flush failed or a retry happened."""
     seconds: float = 0.0
@@ -85,6 +102,14 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
     match event:
         case ev.AssistantMessage(text=text):
             row.answer_chars += len(text.strip())
+            row.citations += [m.group(0) for m in CITATION.finditer(text)]
+        case ev.ToolCallStarted(from_text=from_text):
+            row.tool_calls += 1
+            row.from_text += from_text
+        case ev.MemoryWritten(outcome="committed"):
+            row.writes += 1
+        case ev.SearchPerformed():
+            row.searches += 1
         case ev.UsageUpdated():
             row.counted, row.calibrated = event.counted_prompt_tokens, event.prompt_tokens
             row.reported = event.reported_prompt_tokens or row.reported
@@ -105,6 +130,7 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
             row.notes.append(f"retry: {reason[:100]}")
         case ev.Error(kind=kind, message=message):
             row.errors.append(f"{kind}: {message[:100]}")
+            row.overflows += kind == "context_overflow"
         case ev.TurnFinished(reason=reason):
             row.reason = reason
 
@@ -113,23 +139,33 @@ Calls = list[tuple[int, int]]
 """(our projection, the server's count) of a call's prompt, per call."""
 
 
-@dataclass
-class ObservedCalibration(Calibration):
-    """The agent's calibration, noting each call's projection next to the server's count."""
+class ProbedLLM(LLM):
+    """The agent's model, asking the server after each call how many tokens its prompt was."""
 
-    calls: Calls = field(default_factory=list)
+    def __init__(self, llm: LLM, agent: Agent) -> None:
+        super().__init__(llm.model, api_base=llm.api_base, api_key=llm.api_key)
+        self.max_attempts, self.timeout = llm.max_attempts, llm.timeout
+        self.agent = agent
+        self.calls: Calls = []
 
-    def learn(self, counted: int, reported: int) -> bool:
-        self.calls.append((self.project(counted), reported))
-        return super().learn(counted, reported)
+    async def stream(  # type: ignore[override]
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **kw: Any
+    ) -> AsyncIterator[Any]:
+        builder = self.agent.request_builder
+        counted = builder.counter.messages(messages) + builder.counter.tools(tools or [])
+        projected = builder.calibration.project(counted)
+        async for item in super().stream(messages, tools, **kw):
+            yield item
+        request = {**self._request(messages, tools), "stream": False, "stream_options": None}
+        probe = await prepare_litellm().acompletion(**request, max_tokens=1)
+        self.calls.append((projected, int(probe.usage.prompt_tokens)))
 
 
 async def run(settings: Settings, prompts: list[str]) -> tuple[list[TurnRow], Calls]:
     """The turns, and each call's (projected, reported) prompt tokens."""
     agent = build_agent(settings, index_in_background=False)
-    calibration = agent.request_builder.calibration
-    observed = ObservedCalibration(calibration.samples, calibration.slope)
-    agent.request_builder.calibration = observed
+    probed = ProbedLLM(agent.llm, agent)
+    agent.llm = agent.loop.parts.llm = agent.lifecycle.llm = probed
     rows = []
     try:
         async for _ in agent.start():
@@ -141,11 +177,27 @@ async def run(settings: Settings, prompts: list[str]) -> tuple[list[TurnRow], Ca
                 async for event in stream:
                     record(row, event)
             row.seconds = time.perf_counter() - started
+            if probed.calls:
+                row.reported = probed.calls[-1][1]
             rows.append(row)
             print(_line(row), file=sys.stderr, flush=True)
     finally:
         await agent.aclose()
-    return rows, observed.calls
+    return rows, probed.calls
+
+
+def real_citation(workspace: Path, citation: str) -> bool:
+    """Whether `path#Lx(-Ly)` names lines a memory file of `workspace` holds."""
+    match = CITATION.fullmatch(citation)
+    if match is None:
+        return False
+    path = (workspace / match.group(1)).resolve()
+    if not path.is_relative_to(workspace.resolve()) or not path.is_file():
+        return False
+    first = int(match.group(2))
+    last = int(match.group(3) or first)
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return 1 <= first <= last <= len(lines)
 
 
 def _line(row: TurnRow) -> str:
@@ -156,24 +208,31 @@ def _line(row: TurnRow) -> str:
     if row.dropped:
         lifecycle.append(f"dropped {row.dropped} turns")
     ending = "SILENT" if row.silent else row.reason
+    tools = f"{row.tool_calls}/{row.from_text}"
     return (
         f"{row.turn:>3} {ending:<10} {row.answer_chars:>5} {row.counted:>6} {row.calibrated:>6} "
-        f"{row.reported:>6} {row.retries:>3} {row.seconds:>6.1f}  "
+        f"{row.reported:>6} {tools:>5} {row.writes:>2} {row.searches:>2} {row.retries:>3} "
+        f"{row.seconds:>6.1f}  "
         f"{', '.join(lifecycle) or '-'}{'  ' + row.errors[0] if row.errors else ''}"
         + "".join(f"\n      {note}" for note in row.notes)
     )
 
 
-HEADER = "  # ending     chars counted calib. server try      s  memory lifecycle"
+HEADER = (
+    "  # ending     chars counted calib. server tools wr se try      s  memory lifecycle\n"
+    "  (tools: calls/written as text; wr: memory writes; se: searches; server: its own count)"
+)
 
 
 def _off_by(projected: int, reported: int) -> float:
     return round(max(projected / reported, reported / projected), 3) if projected else 0.0
 
 
-def summary(rows: list[TurnRow], calls: Calls) -> dict[str, Any]:
+def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any]:
     compactions = [c for row in rows for c in row.compactions]
     flushes = [f for row in rows for f in row.flushes]
+    cited = [c for row in rows for c in row.citations]
+    real = [c for c in cited if real_citation(workspace, c)]
     return {
         "turns": len(rows),
         "completed": sum(row.reason == "completed" for row in rows),
@@ -182,6 +241,16 @@ def summary(rows: list[TurnRow], calls: Calls) -> dict[str, Any]:
         "flushes": {outcome: flushes.count(outcome) for outcome in sorted(set(flushes))},
         "compactions": {kind: compactions.count(kind) for kind in sorted(set(compactions))},
         "turns_dropped": sum(row.dropped for row in rows),
+        "tool_calls": sum(row.tool_calls for row in rows),
+        "tool_calls_from_text": sum(row.from_text for row in rows),
+        "memory_writes": sum(row.writes for row in rows),
+        "searches": sum(row.searches for row in rows),
+        "answers_citing_a_real_source": sum(
+            any(real_citation(workspace, c) for c in row.citations) for row in rows
+        ),
+        "citations_real": len(real),
+        "citations_invented": len(cited) - len(real),
+        "overflows": sum(row.overflows for row in rows),
         "retries": sum(row.retries for row in rows),
         "projected_vs_server": calls,
         "first_call_off_by": _off_by(*calls[0]) if calls else None,
@@ -211,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     prompts = (SCRIPT * (args.turns // len(SCRIPT) + 1))[: args.turns]
     print(HEADER, file=sys.stderr)
     rows, calls = asyncio.run(run(settings, prompts))
-    report = summary(rows, calls)
+    report = summary(rows, calls, workspace)
     print(json.dumps(report, indent=2), file=sys.stderr if not args.json else sys.stdout)
     print(f"workspace kept at {workspace}", file=sys.stderr)
     return 1 if report["silent_turns"] else 0

@@ -65,7 +65,7 @@ class Prompt(TextArea, inherit_bindings=False):
 
     BINDING_GROUP_TITLE = "Prompt"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "submit", "Send", priority=True),
+        Binding("enter", "submit", "Send"),  # for the keys panel: `_on_key` takes Enter first
         Binding("shift+enter,ctrl+j", "newline", "New line"),
         Binding("up", "cursor_up", "Previous prompt (on the first line)"),
         Binding("down", "cursor_down", "Next prompt (on the last line)"),
@@ -176,9 +176,12 @@ class Prompt(TextArea, inherit_bindings=False):
 
     # --- keys -------------------------------------------------------------------------------
 
-    def on_key(self, event: events.Key) -> None:
+    async def _on_key(self, event: events.Key) -> None:
+        # Enter is handled here, in the prompt's own queue behind the keys typed before it, not
+        # by a priority binding: those run as the app takes the key, and would send a draft
+        # whose last keys are still on their way. (TextArea's `_on_key` runs after this one.)
         typed_ahead = self._mounted_at is not None and event.time < self._mounted_at
-        if event.key == "ctrl+j" and typed_ahead:
+        if event.key == "enter" or (event.key == "ctrl+j" and typed_ahead):
             event.stop()
             event.prevent_default()
             self.action_submit()

@@ -33,8 +33,8 @@ MAX_LINES = 8
 FOLD_LINES = 10
 """A paste of more lines than this goes in as a `[pasted N lines]` chip."""
 
-_NOT_EDITOR_KEYS = {"f6", "f7", "pageup", "pagedown", "up", "down"}
-"""TextArea keys the prompt leaves to the app (or rebinds itself)."""
+_NOT_EDITOR_KEYS = {"f6", "f7", "pageup", "pagedown", "up", "down", "ctrl+c"}
+"""TextArea keys the prompt leaves to the app (ctrl+c is `widgets.keys`'), or rebinds itself."""
 
 
 def _editor_binding(binding: Binding) -> Binding | None:
@@ -65,11 +65,12 @@ class Prompt(TextArea, inherit_bindings=False):
 
     BINDING_GROUP_TITLE = "Prompt"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "submit", "Send"),  # for the keys panel: `_on_key` takes Enter first
-        Binding("shift+enter,ctrl+j", "newline", "New line"),
-        Binding("up", "cursor_up", "Previous prompt (on the first line)"),
-        Binding("down", "cursor_down", "Next prompt (on the last line)"),
-        Binding("ctrl+o", "expand_pastes", "Expand pasted text"),
+        # Shown in the keys panel, not the footer. `_on_key` takes Enter before this binding.
+        Binding("enter", "submit", "Send", show=False),
+        Binding("shift+enter,ctrl+j", "newline", "New line", show=False),
+        Binding("up", "cursor_up", "Previous prompt (on the first line)", show=False),
+        Binding("down", "cursor_down", "Next prompt (on the last line)", show=False),
+        Binding("ctrl+o", "expand_pastes", "Expand pasted text", show=False),
         *_editor_bindings(),
     ]
 
@@ -142,7 +143,7 @@ class Prompt(TextArea, inherit_bindings=False):
 
     def _fold(self, text: str) -> str:
         """What goes in the draft for `text`: itself, or a chip when it is long."""
-        lines = text.count("\n") + 1
+        lines = len(text.splitlines()) or 1  # a paste that ends with a newline: no extra line
         if lines <= FOLD_LINES:
             return text
         label = f"[pasted {lines} lines]"

@@ -27,7 +27,9 @@ from widgets.screens.approval import ApprovalBar
 from widgets.transcript import Transcript
 
 
-class MainScreen(Screen[None]):
+class MainScreen(Screen[None], inherit_bindings=False):
+    # Screen's own bindings, but for ctrl+c: that is the app's (`widgets.keys`), and a screen
+    # binding of it would split the app's keys in the keys panel.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("pageup", "scroll_transcript('page_up')", "Page up", show=False),
         Binding("pagedown", "scroll_transcript('page_down')", "Page down", show=False),
@@ -35,6 +37,8 @@ class MainScreen(Screen[None]):
         Binding("ctrl+end", "scroll_transcript('end')", "End, follow", show=False),
         Binding("tab", "answer_approval", "Answer"),
         Binding("tab", "app.focus_next", "Focus next", show=False),  # what Screen's tab does
+        Binding("shift+tab", "app.focus_previous", "Focus previous", show=False),
+        Binding("super+c", "screen.copy_text", "Copy selected text", show=False),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -49,7 +49,7 @@ class CairnApp(KeysApp):
     AUTO_FOCUS = "#prompt"
     COMMANDS = App.COMMANDS | {CairnCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel_turn", "Cancel"),
+        Binding("escape", "cancel_turn", "Cancel", show=False),  # the footer's ^c says Cancel
         Binding("ctrl+l", "clear_view", "Clear"),
         Binding("f2", "toggle_side", "Panes"),
         Binding("f3", "review", "Review"),

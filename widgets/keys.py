@@ -32,9 +32,9 @@ WIDE_ONLY_ACTIONS = frozenset({"edit_memory", "history", "resolve_conflicts"})
 KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("enter", "send the prompt (queued while a turn runs)"),
     ("shift+enter, ctrl+j", "new line in the prompt"),
-    ("up / down", "previous / next prompt (on the prompt's first / last line)"),
+    ("up / down", "previous / next prompt (from its first / last line)"),
     ("ctrl+o", "expand pasted text folded into a [pasted N lines] chip"),
-    ("ctrl+c", "copy the selection, else cancel the turn, else twice to quit"),
+    ("ctrl+c", "copy selection / cancel turn / quit (press twice)"),
     ("ctrl+q", "quit"),
     ("escape", "cancel the turn under way"),
     ("tab", "answer the approval waiting; else move the focus"),

@@ -14,7 +14,6 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from shell.commands import parse as parse_command
@@ -22,6 +21,7 @@ from shell.events import Error, Event
 from shell.session.trace import TraceWriter
 from widgets.bridge import EventBridge
 from widgets.editor import edit_memory
+from widgets.keys import CairnFooter, KeysApp
 from widgets.messages import AgentEvent
 from widgets.palette import TUI_COMMAND_ACTIONS, CairnCommands
 from widgets.panes.git_log import machine_of
@@ -33,7 +33,6 @@ from widgets.screens.approval import ApprovalBar
 from widgets.screens.main import MainScreen
 from widgets.source import AgentPlan, AgentSource
 from widgets.status.bar import StatusBar
-from widgets.terminal import TerminalApp
 from widgets.transcript import Transcript
 
 IDLE_CHECK_S = 30.0
@@ -42,7 +41,7 @@ CANCEL_GRACE_S = 5.0
 """How long a cancelled turn has to reach its next safe point before its stream is cancelled."""
 
 
-class CairnApp(TerminalApp):
+class CairnApp(KeysApp):
     """The Cairn TUI: transcript, memory panes, meters, and a prompt, driven by one agent."""
 
     CSS_PATH = "app.tcss"
@@ -50,14 +49,13 @@ class CairnApp(TerminalApp):
     AUTO_FOCUS = "#prompt"
     COMMANDS = App.COMMANDS | {CairnCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c,ctrl+q", "quit", "Quit", priority=True),
-        Binding("escape", "cancel_turn", "Cancel"),
+        Binding("escape", "cancel_turn", "Cancel", show=False),  # the footer's ^c says Cancel
         Binding("ctrl+l", "clear_view", "Clear"),
         Binding("f2", "toggle_side", "Panes"),
         Binding("f3", "review", "Review"),
-        Binding("f4", "edit_memory", "Edit", show=False),
-        Binding("f5", "history", "History", show=False),
-        Binding("f6", "resolve_conflicts", "Conflicts", show=False),
+        Binding("f4", "edit_memory", "Edit"),
+        Binding("f5", "history", "History"),
+        Binding("f6", "resolve_conflicts", "Conflicts"),
         Binding("ctrl+t", "cycle_theme", "Theme"),
     ]
 
@@ -120,7 +118,7 @@ class CairnApp(TerminalApp):
         yield SideStrip(id="strip")
         yield ApprovalBar(id="approval-bar")
         yield Prompt(id="prompt")
-        yield Footer()
+        yield CairnFooter()
 
     def on_mount(self) -> None:
         if self.trace_path is not None:
@@ -271,11 +269,11 @@ class CairnApp(TerminalApp):
     def _set_busy(self, busy: bool) -> None:
         self._busy = busy
         self.prompt.show_busy(busy)
+        self.busy_changed()
 
-    @on(Input.Submitted, "#prompt")
-    async def prompt_submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
-        self.prompt.clear()
+    @on(Prompt.Submitted, "#prompt")
+    async def prompt_submitted(self, event: Prompt.Submitted) -> None:
+        text = event.value.strip()  # the prompt cleared itself: keys typed since stay
         if not text:
             playback = self.agent.playback if self.started else None
             if playback is not None and playback.stepped and not self.busy:

@@ -90,6 +90,7 @@ from widgets.format import (
     mcp_notice,
     tokens,
 )
+from widgets.keys import key_lines
 
 if TYPE_CHECKING:
     from widgets.panes.side import SidePanes
@@ -178,7 +179,8 @@ class EventBridge:
                     await transcript.cut_partial()
                 await transcript.add_notice(cancel_receipt(event), "warning")
             case HelpShown():
-                await transcript.add_notice("\n".join(["commands:", *help_lines(event)]))
+                lines = ["commands:", *help_lines(event), "", "keys:", *key_lines()]
+                await transcript.add_notice("\n".join(lines))
             case SearchPerformed():
                 await transcript.show_search(event)
             case UsageUpdated():

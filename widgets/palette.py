@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.widgets import Input
 
 from shell.commands import COMMANDS
 from widgets.prompt import Prompt
@@ -25,7 +24,7 @@ class PaletteHost(Protocol):
     @property
     def theme_cycle(self) -> Sequence[str]: ...
 
-    async def prompt_submitted(self, event: Input.Submitted) -> None: ...
+    async def prompt_submitted(self, event: Prompt.Submitted) -> None: ...
 
     async def run_action(self, action: str) -> bool: ...
 
@@ -107,12 +106,9 @@ class CairnCommands(Provider):
 
     async def _submit(self, text: str) -> None:
         """Send `text` by the prompt's own path (as if typed and sent); what is typed in the
-        prompt stays there."""
-        app = self.cairn
-        prompt = app.prompt
-        typed, cursor = prompt.value, prompt.cursor_position
-        await app.prompt_submitted(Input.Submitted(prompt, text))
-        prompt.value, prompt.cursor_position = typed, cursor
+        prompt stays there (only the prompt's own Enter clears it)."""
+        prompt = self.cairn.prompt
+        await self.cairn.prompt_submitted(Prompt.Submitted(prompt, text))
         prompt.focus()
 
     def _commands(self) -> tuple[PaletteCommand, ...]:

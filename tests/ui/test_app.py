@@ -9,6 +9,7 @@ import contextlib
 import gc
 from pathlib import Path
 
+from textual.events import Key
 from textual.message import Message
 from textual.widgets import Label
 
@@ -158,10 +159,14 @@ async def test_a_prompt_typed_before_the_agent_started_waits_and_is_answered(
     ready = asyncio.Event()
     agent.start_script = [ready, *agent.start_script]  # a start that takes its time
     app = CairnApp(agent)
+    # Keys typed before the app took the terminal are read (and stamped) before the prompt is
+    # mounted; their Enter reaches us as "\n", ctrl+j (the tty's cooked mode, ICRNL).
+    typed_ahead = [Key(c if c != " " else "space", c) for c in QUICK] + [Key("ctrl+j", "\n")]
     async with app.run_test(size=SIZE) as pilot:
         assert app.busy, "until the agent has started, a prompt waits in the queue"
-        await pilot.press(*QUICK)
-        await pilot.press("ctrl+j")  # an Enter typed ahead reaches us as "\n" (the tty's ICRNL)
+        for key in typed_ahead:
+            app.post_message(key)
+        await until(pilot, lambda: bool(app.queued))
         assert list(app.queued) == [QUICK] and agent.submitted == []
         ready.set()
         await until(pilot, lambda: agent.submitted == [QUICK])

@@ -18,6 +18,8 @@ async def test_help_lists_the_commands_with_their_keys(demo_app: MakeApp) -> Non
         shown = app.query(NoticeLine).last().text
         assert shown.startswith("commands:")
         assert "/compact [focus]" in shown and "(F3)" in shown and "(ctrl+q)" in shown
+        keys = shown[shown.index("\nkeys:") :]
+        assert "shift+enter, ctrl+j  new line in the prompt" in keys and "f4 " in keys
         assert app.agent.record.turns == 0
 
 

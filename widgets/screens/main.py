@@ -8,8 +8,9 @@ Approvals: `tab` opens the one waiting in the bar above the prompt (`screens/app
 none waiting it moves the focus as usual.
 
 Focus: whenever this screen comes back (an overlay or the review screen closed) the prompt gets
-the focus, and a printable key typed while the focus is on no input (a pane tab, a summary, or
-nothing after F2 hid the panes) goes to the prompt, with the focus: nothing typed is dropped.
+the focus, and a printable key or a paste while the focus is on no input (a pane tab, a summary,
+or nothing after F2 hid the panes) goes to the prompt, with the focus, before the app routes it
+(`claim`): no key of a burst is dropped or reordered.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from widgets.screens.approval import ApprovalBar
 from widgets.transcript import Transcript
 
 
-class MainScreen(Screen[None]):
+class MainScreen(Screen[None], inherit_bindings=False):
+    # Screen's own bindings, but for ctrl+c: that is the app's (`widgets.keys`), and a screen
+    # binding of it would split the app's keys in the keys panel.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("pageup", "scroll_transcript('page_up')", "Page up", show=False),
         Binding("pagedown", "scroll_transcript('page_down')", "Page down", show=False),
@@ -34,6 +37,8 @@ class MainScreen(Screen[None]):
         Binding("ctrl+end", "scroll_transcript('end')", "End, follow", show=False),
         Binding("tab", "answer_approval", "Answer"),
         Binding("tab", "app.focus_next", "Focus next", show=False),  # what Screen's tab does
+        Binding("shift+tab", "app.focus_previous", "Focus previous", show=False),
+        Binding("super+c", "screen.copy_text", "Copy selected text", show=False),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -66,13 +71,22 @@ class MainScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         self.focus_prompt()
 
-    def on_key(self, event: events.Key) -> None:
-        """A printable key nobody took (the focus is on no input): it is the prompt's."""
-        if not event.is_printable or event.character is None:
-            return
+    def claim(self, event: events.Key | events.Paste) -> None:
+        """Called by the app before it hands `event` to the focused widget: a printable key or a
+        paste that no input would take is the prompt's, and the focus moves to the prompt now.
+        The app routes each key to the widget focused when it takes the key from its queue, so
+        moving the focus here (not once the key has bubbled up to this screen) sends the rest
+        of a fast burst to the prompt as well, in order. A key the focused widget binds (Enter
+        on a summary) stays that widget's: nothing is sent without the prompt's own Enter."""
         if isinstance(self.focused, (Input, TextArea)):
             return
-        if (prompt := self.focus_prompt()) is not None and self.focused is prompt:
-            event.stop()
-            event.prevent_default()
-            prompt.insert_text_at_cursor(event.character)
+        if isinstance(event, events.Key):
+            if not event.is_printable:
+                return
+            bound = self.active_bindings.get(event.key)
+            if bound is not None and bound.node not in (self, self.app):
+                return
+        self.focus_prompt()
+
+    def watch_selections(self) -> None:
+        self.refresh_bindings()  # the footer says whether ctrl+c copies

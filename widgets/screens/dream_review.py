@@ -238,7 +238,8 @@ class DreamReview(ModalScreen[None]):
         at = ids.index(self.selected.proposal.id) if self.selected else 0
         after = [i for i in ids[at:] if i not in decided]
         before = [i for i in ids[:at] if i not in decided]
-        return (after or before[-1:] or [None])[0]
+        rest = after or before[-1:]
+        return rest[0] if rest else None
 
     @work(exclusive=True, group="review")
     async def _decide(self, decisions: list[Decision]) -> None:

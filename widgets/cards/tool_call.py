@@ -107,8 +107,10 @@ class ToolCallCard(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._header_view(), classes="tool-call--header")
-        yield Static("", classes="tool-call--approval")
-        yield Static("", classes="tool-call--search")
+        # All of it as it stands: a resumed past's card is whole before it mounts (`is_mounted`
+        # is still False in on_mount, so its refresh would not reach these).
+        yield Static(self._approval_line(), classes="tool-call--approval")
+        yield Static(self._search_view() if self.search else "", classes="tool-call--search")
         if self.edit is not None:  # edited before it mounted (a resumed past)
             yield DiffView(self.edit.diff, classes="tool-call--diff")
         yield self.command

@@ -222,7 +222,8 @@ class EventBridge:
                 await transcript.add_notice(f"{file} is missing; the prompt goes without it")
             case MemoryWritten():
                 await transcript.add_block(MemoryWriteLine(event))
-                await self.side.memory_written(event.path, event.lines_added)
+                if self.live:  # a past write: the panes show the files as they are now
+                    await self.side.memory_written(event.path, event.lines_added)
                 if self.strip is not None:
                     self.strip.memory_written(event)
             case SecretsRedacted(path=path, kinds=kinds):
@@ -247,6 +248,10 @@ class EventBridge:
                 await transcript.add_notice(
                     f"memory index rebuilt from the files: {reason}", "warning"
                 )
+            case FlushGateEvaluated() if not self.live:
+                self.side.decisions.append(event)  # the log shows the past once (`end_past`)
+                if self.strip is not None:
+                    self.strip.gate_evaluated(event)
             case FlushGateEvaluated():
                 await self.side.add_gate_decision(event)
                 if self.strip is not None:
@@ -347,7 +352,7 @@ class EventBridge:
                 await transcript.add_notice(sync_line(event) or "", "warning")
             case SyncResolved(file=file):
                 self.status.sync.resolved(file)
-                for block in transcript.query(ConflictBlock):
+                for block in transcript.find(ConflictBlock):
                     if block.file == file:
                         block.resolve(event)
                 await transcript.add_notice(sync_line(event) or "")
@@ -364,6 +369,19 @@ class EventBridge:
                     self.strip.sync.show(event)
             case _:
                 assert_never(event)  # a new event type needs a case here (mypy checks)
+
+    def end_past(self) -> list[str]:
+        """A resumed session's past is routed (with `live` False): what was under way when
+        Cairn was closed is interrupted (live events must not finish it); returns what was.
+        The gate log shows the past's decisions on `side.show_decisions()`."""
+        open_parts: dict[str, object] = {"a memory flush": self._flush}
+        open_parts |= {"a compaction": self._compaction, "a dreaming sweep": self._dream}
+        self._flush = self._compaction = self._dream = None
+        said = [name for name, block in open_parts.items() if block is not None]
+        calls = self.transcript.interrupt_open_calls()
+        if calls:
+            said.insert(0, f"{calls} tool call(s)")
+        return said
 
     def _ask(self, event: ApprovalRequested) -> None:
         """A call waits now (never one in the past): the bar shows it, the user opens it."""

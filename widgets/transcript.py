@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from time import monotonic
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
     from widgets.cards.reply import AssistantReply
+
+B = TypeVar("B", bound=Widget)
 
 STREAM_INTERVAL_S = 1 / 20
 """Deltas that come closer together than this are written to the answer together: each write
@@ -81,6 +85,8 @@ class Transcript(VerticalScroll):
         self._written_at = 0.0
         self._cards: dict[str, ToolCallCard] = {}
         self._echoed: list[str] = []
+        self._pending: list[Widget] | None = None
+        """While `holding`: the blocks added, not mounted."""
 
     def compose(self) -> ComposeResult:
         yield FollowMark("new output ↓  ctrl+end")
@@ -126,8 +132,36 @@ class Transcript(VerticalScroll):
             self.unseen = True
 
     async def add_block(self, block: Widget) -> None:
+        if self._pending is not None:
+            self._pending.append(block)
+            return
         self._output_arrived()
         await self.mount(block)
+
+    @contextmanager
+    def holding(self) -> Iterator[list[Widget]]:
+        """Blocks added meanwhile go to the list yielded, not on screen: a resumed session's
+        past is built in one pass, then mounted at once (`widgets.resume`), not one block and
+        one layout at a time."""
+        pending: list[Widget] = []
+        self._pending = pending
+        try:
+            yield pending
+        finally:
+            self._pending = None
+
+    def find(self, kind: type[B]) -> list[B]:
+        """The blocks of `kind`, on screen or held."""
+        held = [block for block in self._pending or [] if isinstance(block, kind)]
+        return [*self.query(kind), *held]
+
+    def interrupt_open_calls(self) -> int:
+        """Mark every call that started and never ended as interrupted (a resumed session's
+        past, where Cairn was closed mid-call); how many were."""
+        open_cards = [c for c in self._cards.values() if c.finished is None and not c.stopped]
+        for card in open_cards:
+            card.interrupt()
+        return len(open_cards)
 
     async def echo_user(self, text: str) -> None:
         """Show what the user submitted now, before the core confirms it with turn_started;
@@ -184,7 +218,9 @@ class Transcript(VerticalScroll):
         self._held.clear()
         reply = self._reply
         await self._close_stream()
-        if reply is not None:
+        if reply is not None and self._pending is not None and reply in self._pending:
+            self._pending.remove(reply)
+        elif reply is not None:
             await reply.remove()
 
     async def cut_partial(self) -> None:

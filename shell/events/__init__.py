@@ -348,7 +348,9 @@ def from_dict(data: dict[str, Any]) -> Event:
 def decode(hint: Any, value: Any) -> Any:
     """`value` (as `json.loads` gives it) made into `hint`: dataclasses, lists, dicts,
     optionals and literals; anything else is taken as it is."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any or hint in _PLAIN:  # most fields: a resumed view decodes thousands
+        return value
+    origin, args = _shape(hint)
     if dataclasses.is_dataclass(hint) and isinstance(hint, type) and isinstance(value, dict):
         hints = _hints(hint)
         return hint(**{name: decode(hints.get(name, Any), item) for name, item in value.items()})
@@ -363,6 +365,14 @@ def decode(hint: Any, value: Any) -> Any:
     if origin is Literal and value not in args:
         raise ValueError(f"{value!r} is not one of {', '.join(map(repr, args))}")
     return value
+
+
+_PLAIN = frozenset({str, int, float, bool})
+
+
+@functools.cache
+def _shape(hint: Any) -> tuple[Any, tuple[Any, ...]]:
+    return typing.get_origin(hint), typing.get_args(hint)
 
 
 @functools.cache

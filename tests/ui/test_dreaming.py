@@ -4,13 +4,18 @@ git log."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, OptionList
 
 from shell.config import DreamSettings
+from shell.dreaming import Decision
+from shell.events import Event
 from tests.conftest import FIXED_NOW
 from tests.ui.conftest import MakeApp, send, settle, started, until
 from widgets.app import CairnApp
@@ -24,6 +29,12 @@ QUESTIONS = [
     "what coffee does Tom drink?",
     "does Tom want milk in his coffee?",
     "what is Tom's coffee order?",
+]
+BILLING_QUESTIONS = [
+    "who leads billing?",
+    "does Priya lead billing?",
+    "is Priya in charge of billing?",
+    "who heads billing?",
 ]
 SIZE = (120, 40)
 
@@ -163,12 +174,7 @@ async def test_accept_all_takes_every_proposal_in_its_own_commit(
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         await send(app, pilot, "remember that Priya leads billing")
-        for question in (
-            "who leads billing?",
-            "does Priya lead billing?",
-            "is Priya in charge of billing?",
-            "who heads billing?",
-        ):
+        for question in BILLING_QUESTIONS:
             await send(app, pilot, question)
         await send(app, pilot, "/dream")
         before = commits(workspace)
@@ -247,3 +253,48 @@ async def test_idle_minutes_start_one_sweep_and_never_during_a_turn(
         now[0] += 10 * 60
         assert app.dream_if_idle()
         await settle(app, pilot)
+
+
+async def test_a_decision_leaves_the_list_at_once_while_its_commit_runs(
+    demo_app: MakeApp, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real core decides, but its stream is held until the test lets it go: meanwhile the
+    list and its count already say what the decision leaves open, and the note what runs."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await asked_four_ways(app, pilot)
+        await send(app, pilot, "remember that Priya leads billing")
+        for question in BILLING_QUESTIONS:
+            await send(app, pilot, question)
+        await send(app, pilot, "/dream")
+        release = asyncio.Event()
+        decide = app.agent.decide
+
+        async def held(decision: Decision) -> AsyncIterator[Event]:
+            await release.wait()
+            async for event in decide(decision):
+                yield event
+
+        monkeypatch.setattr(app.agent, "decide", held)
+        before = commits(workspace)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, DreamReview))
+        screen = app.screen
+        assert isinstance(screen, DreamReview)
+        first, second = [p.proposal.id for p in screen.previews]
+        box = screen.query_one("#review")
+        assert box.border_title == "dreaming proposes · 2 open proposals"
+
+        await pilot.press("a")
+        options = screen.query_one(OptionList)
+        await until(pilot, lambda: options.option_count == 1)
+        assert options.get_option_at_index(0).id == second and screen.selected is not None
+        assert box.border_title == "dreaming proposes · 1 open proposal"
+        note = str(screen.query_one("#review-note", Label).render())
+        assert note == f"accepting {first} — committing…"
+        assert commits(workspace) == before, "the commit has not run yet"
+
+        release.set()
+        await until(pilot, lambda: len(commits(workspace)) == len(before) + 1)
+        await until(pilot, lambda: not str(screen.query_one("#review-note", Label).render()))
+        assert app.screen is screen and [p.proposal.id for p in screen.previews] == [second]

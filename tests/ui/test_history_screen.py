@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from textual.widgets import DataTable, Static
+from textual.widgets._footer import FooterKey
 
 from shell.events import SearchHit
 from shell.git.history import MemoryHistory
@@ -177,3 +178,32 @@ async def test_an_earlier_append_is_reverted_although_later_lines_follow_it(
         text = (workspace / DAILY).read_text()
         assert "Friday 14:00" not in text and FACT in text
         assert MemoryHistory(workspace).commits()[0].kind == "revert"
+
+
+def _footer(screen: HistoryScreen) -> dict[str, str]:
+    """What the screen's footer offers: key → description."""
+    return {key.key: key.description for key in screen.query(FooterKey)}
+
+
+async def test_the_footer_offers_y_and_n_while_a_revert_asks(demo_app: MakeApp) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        await pilot.press("f5")
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        await until(pilot, lambda: bool(screen.commits))
+        await until(pilot, lambda: "r" in _footer(screen))
+        assert "y" not in _footer(screen) and "n" not in _footer(screen)
+
+        await pilot.press("r")
+        await until(pilot, lambda: screen.pending is not None)
+        await until(pilot, lambda: "y" in _footer(screen))
+        assert _footer(screen)["y"] == "Yes, revert" and _footer(screen)["n"] == "No, keep"
+        assert "r" not in _footer(screen), "r does nothing while the screen asks"
+
+        await pilot.press("n")
+        await until(pilot, lambda: "r" in _footer(screen))
+        assert screen.pending is None and "y" not in _footer(screen)

@@ -184,10 +184,23 @@ class CompactionReceipt(Vertical):
         focus = f", focus: {event.focus}" if event.focus else ""
         self.text = f"compacting ({event.trigger}{focus}) at {tokens(event.tokens_before)} tokens …"
         self.summary: str | None = None
+        self.fallback: str | None = None
         self.border_title = "compaction"
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.text), classes="compaction--line")
+        if self.summary is not None:  # finished before it mounted (a resumed past)
+            yield self._summary(self.summary)
+
+    def _summary(self, summary: str) -> Collapsible:
+        title = "summary by rule" if self.fallback else "summary"
+        from textual.widgets import Markdown  # see `widgets.cards.reply`
+
+        return Collapsible(Markdown(summary), title=title, collapsed=True)
+
+    def _show_line(self) -> None:
+        if self.is_mounted:  # else compose shows it
+            self.query_one(".compaction--line", Static).update(Text(self.text))
 
     def finish(self, event: CompactionFinished) -> None:
         self.border_title = f"compaction #{event.compaction_count}"
@@ -201,11 +214,10 @@ class CompactionReceipt(Vertical):
         if event.fallback:
             self.text += f" · summary by rule ({event.fallback})"
         self.summary = event.summary
-        self.query_one(".compaction--line", Static).update(Text(self.text))
-        title = "summary by rule" if event.fallback else "summary"
-        from textual.widgets import Markdown  # see `widgets.cards.reply`
-
-        self.mount(Collapsible(Markdown(event.summary), title=title, collapsed=True))
+        self.fallback = event.fallback
+        self._show_line()
+        if self.is_mounted:
+            self.mount(self._summary(event.summary))
 
     def fail(self, event: CompactionFailed) -> None:
         self.add_class("-failed")
@@ -213,12 +225,12 @@ class CompactionReceipt(Vertical):
             f"failed ({event.trigger}) after {event.attempts} attempts: {event.reason}"
             " — history kept as it was"
         )
-        self.query_one(".compaction--line", Static).update(Text(self.text))
+        self._show_line()
 
     def skip(self, reason: str) -> None:
         self.add_class("-skipped")
         self.text = f"skipped: {reason}"
-        self.query_one(".compaction--line", Static).update(Text(self.text))
+        self._show_line()
 
     def describe(self) -> str:
         summary = f"\nsummary: {self.summary}" if self.summary else ""

@@ -92,7 +92,8 @@ class ConflictBlock(Vertical):
     def resolve(self, event: SyncResolved) -> None:
         self.add_class("-resolved")
         self.hint = sync_line(event) or ""
-        self.query_one(".conflict--hint", Static).update(Text(self.hint))
+        if self.is_mounted:  # else compose shows it (a resumed past is built before it mounts)
+            self.query_one(".conflict--hint", Static).update(Text(self.hint))
 
     async def on_click(self) -> None:
         if not self.has_class("-resolved"):

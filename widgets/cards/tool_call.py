@@ -97,6 +97,8 @@ class ToolCallCard(Vertical):
         self.finished: ToolCallFinished | None = None
         self.stopped = False
         """The turn was cancelled before this call began: it never ran."""
+        self.interrupted = False
+        """Cairn was closed while the call ran: it never reported an end (a resumed past)."""
         self.search: SearchPerformed | None = None
         self.approval: ApprovalRequested | None = None
         self.decision: ApprovalDecided | None = None
@@ -105,8 +107,12 @@ class ToolCallCard(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._header_view(), classes="tool-call--header")
-        yield Static("", classes="tool-call--approval")
-        yield Static("", classes="tool-call--search")
+        # All of it as it stands: a resumed past's card is whole before it mounts (`is_mounted`
+        # is still False in on_mount, so its refresh would not reach these).
+        yield Static(self._approval_line(), classes="tool-call--approval")
+        yield Static(self._search_view() if self.search else "", classes="tool-call--search")
+        if self.edit is not None:  # edited before it mounted (a resumed past)
+            yield DiffView(self.edit.diff, classes="tool-call--diff")
         yield self.command
         yield Static(self._details(), classes="tool-call--details")
 
@@ -128,6 +134,8 @@ class ToolCallCard(Vertical):
         text = Text.assemble((f"{arrow} ", "dim"), self._title())
         if self.stopped:
             text.append("  ■ stopped (not run)", style="italic")
+        elif self.finished is None and self.interrupted:
+            text.append("  ⚠ interrupted (Cairn closed before it ended)", style="italic")
         elif self.finished is None and self.approval is not None and self.decision is None:
             text.append("  ⏸ waiting for approval…", style="bold")
         elif self.finished is None:
@@ -213,6 +221,13 @@ class ToolCallCard(Vertical):
         self.set_class(bool(event.error), "-error")
         self._refresh_parts()
 
+    def interrupt(self) -> None:
+        """The call never ended: Cairn was closed while it ran (or waited for approval)."""
+        self.interrupted = True
+        self.remove_class("-waiting")
+        self.add_class("-interrupted")
+        self._refresh_parts()
+
     def stop(self) -> None:
         self.stopped = True
         self.add_class("-stopped")
@@ -241,6 +256,8 @@ class ToolCallCard(Vertical):
     async def show_edit(self, event: FileEdited) -> None:
         """The diff an edit made, collapsed to its first lines (a click shows it all)."""
         self.edit = event
+        if not self.is_mounted:
+            return  # compose shows it
         diffs = self.query(DiffView)
         if diffs:
             diffs.first().set_diff(event.diff)
@@ -281,6 +298,8 @@ class ToolCallCard(Vertical):
             parts.append(self.edit.diff)
         if self.stopped:
             parts.append("stopped: not run")
+        elif self.interrupted and self.finished is None:
+            parts.append("interrupted: it never ended")
         elif self.finished is not None:
             parts.append(f"error: {self.finished.error}" if self.finished.error else "ok")
         return "\n".join(parts)

@@ -137,6 +137,11 @@ class SidePanes(Vertical):
         if log := next(iter(self.query(GateLog)), None):
             await log.add_decision(event)
 
+    async def show_decisions(self) -> None:
+        """Show `decisions` again, whole (a resumed session's were added to it at once)."""
+        if log := next(iter(self.query(GateLog)), None):
+            await log.recompose()
+
     async def memory_written(self, path: str, lines_added: int = 0) -> None:
         """A memory file was written: show it (re-read, highlight the lines the write added,
         and bring its tab forward) and the log."""

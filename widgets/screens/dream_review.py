@@ -117,6 +117,8 @@ class DreamReview(ModalScreen[None]):
         self.host = host
         self._confirm: str | None = None
         """A proposal that would outgrow MEMORY.md's budget, accepted once: again confirms."""
+        self._committing = ""
+        """What the decisions under way are (the note says it until the list comes back)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="review"):
@@ -158,7 +160,7 @@ class DreamReview(ModalScreen[None]):
         preview = self.selected
         body = detail(preview) if preview else Text("Nothing waits for review.")
         self.query_one("#review-text", Static).update(body)
-        self._note("")
+        self._note(self._committing)
 
     def _note(self, text: str) -> None:
         self.query_one("#review-note", Label).update(text)
@@ -229,16 +231,33 @@ class DreamReview(ModalScreen[None]):
             return False
         return True
 
+    def _next_open(self, decided: set[str]) -> str | None:
+        """The proposal to highlight once `decided` leave the list: the one after the
+        highlighted, else the one before."""
+        ids = [p.proposal.id for p in self.previews]
+        at = ids.index(self.selected.proposal.id) if self.selected else 0
+        after = [i for i in ids[at:] if i not in decided]
+        before = [i for i in ids[:at] if i not in decided]
+        rest = after or before[-1:]
+        return rest[0] if rest else None
+
     @work(exclusive=True, group="review")
     async def _decide(self, decisions: list[Decision]) -> None:
         """Each decision through the app (its events reach the transcript, panes and git log),
-        then the list again."""
-        keep = self.selected.proposal.id if self.selected else None
+        then the list again. The decided leave the list at once, and the note says what is
+        being committed; the list the core gives after is the truth (a stale one comes back)."""
+        decided = {decision.proposal_id for decision in decisions}
+        keep = self._next_open(decided)
+        verbs = {"accept": "accepting", "reject": "rejecting"}
+        done = "; ".join(f"{verbs[d.action]} {d.proposal_id}" for d in decisions)
+        self._committing = f"{done} — committing…"
+        self._show([p for p in self.previews if p.proposal.id not in decided], keep)
         for decision in decisions:
             worker = self.host.run_events(functools.partial(self.host.agent.decide, decision))
             with contextlib.suppress(WorkerError):
                 await worker.wait()
         previews = await asyncio.to_thread(self.host.agent.open_proposals)
+        self._committing = ""
         if not previews:
             self.dismiss()
             return

@@ -20,6 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import WorkerError
@@ -69,10 +70,13 @@ class HistoryScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "revert", "Revert"),
-        Binding("y", "confirm", "Yes", show=False),
-        Binding("n", "cancel", "No", show=False),
+        Binding("y", "confirm", "Yes, revert"),
+        Binding("n", "cancel", "No, keep"),
         Binding("escape", "close", "Close"),
     ]
+
+    pending: var[str | None] = var(None, bindings=True)
+    """The commit whose revert waits for `y` (the footer then offers y and n, not r)."""
 
     def __init__(self, host: AgentHost, settings: SettingsLike, *, select: str = "") -> None:
         super().__init__()
@@ -82,9 +86,13 @@ class HistoryScreen(ModalScreen[None]):
         goes through the agent."""
         self.select = select
         self.commits: list[HistoryCommit] = []
-        self.pending: str | None = None
-        """The commit whose revert waits for `y`."""
         self._noted: str | None = None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While a revert asks y/n, only y, n and escape apply; y and n only then."""
+        if action in ("confirm", "cancel"):
+            return self.pending is not None
+        return action != "revert" or self.pending is None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="history") as box:

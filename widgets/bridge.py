@@ -1,4 +1,4 @@
-"""The one place where core events become widget changes."""
+"""The one place where core events become widget changes (the sync's, through `sync_view.py`)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,6 @@ from shell.events import (
     TurnStarted,
     UsageUpdated,
 )
-from shell.sync.describe import redaction_preview, sync_line
 from shell.text import short_sha
 from widgets.cards.blocks import (
     CompactionReceipt,
@@ -81,7 +80,6 @@ from widgets.cards.blocks import (
     ReinjectionBlock,
 )
 from widgets.cards.dream_block import DreamBlock
-from widgets.cards.sync_blocks import ConflictBlock, SyncBlock
 from widgets.cards.tools_block import ToolsBlock
 from widgets.format import (
     cancel_receipt,
@@ -91,6 +89,7 @@ from widgets.format import (
     tokens,
 )
 from widgets.keys import key_lines
+from widgets.sync_view import SyncView
 
 if TYPE_CHECKING:
     from widgets.panes.side import SidePanes
@@ -102,7 +101,8 @@ if TYPE_CHECKING:
 
 class EventBridge:
     """Routes each core event to the widgets that show it. Holds the little state that spans
-    events (the open flush block, the open compaction receipt, an offline sync said once)."""
+    events (the open flush block, the open compaction receipt, the open dreaming sweep); the
+    sync's events go to `SyncView`."""
 
     def __init__(
         self,
@@ -128,9 +128,7 @@ class EventBridge:
         """False while a resumed session's past is shown: what it asked was answered then."""
         self.approvals = approvals
         """Where a call waits for the user (the bar above the prompt, which opens the modal)."""
-        self._offline_said = False
-        """A background sync found the remote unreachable and said so: its retries stay quiet
-        until a sync completes."""
+        self._sync = SyncView(transcript, status, side, strip)
 
     async def route(self, event: Event, *, background: bool = False) -> None:
         """Show `event`; `background`: it came between turns, not from what the user started."""
@@ -333,40 +331,19 @@ class EventBridge:
                     f"rejected {proposal.id}; it will not be proposed again: {proposal.text}"
                 )
                 self.status.show_review(waiting)
-            case SyncRemoteAdded() | SyncCloned() | SyncRecovered():
-                await transcript.add_notice(sync_line(event) or "")
-            case SyncConflict():
-                self.status.sync.conflict_seen(event)
-                await transcript.add_block(ConflictBlock(event))
-            case SyncFinished(pulled_commits=pulled, conflicts=conflicts):
-                self._offline_said = False
-                await self.side.synced(event.changed)
-                if pulled or conflicts:
-                    await transcript.add_block(SyncBlock(event))
-                elif not background:  # a /sync the user asked for: a quiet line
-                    await transcript.add_notice(sync_line(event) or "")
-            case SyncFailed(kind="offline") if background and self._offline_said:
-                pass  # a retry while offline: said once already
-            case SyncFailed(kind=kind):
-                self._offline_said = self._offline_said or (kind == "offline" and background)
-                await transcript.add_notice(sync_line(event) or "", "warning")
-            case SyncResolved(file=file):
-                self.status.sync.resolved(file)
-                for block in transcript.find(ConflictBlock):
-                    if block.file == file:
-                        block.resolve(event)
-                await transcript.add_notice(sync_line(event) or "")
-            case SyncRedactionPreviewed(findings=found):
-                await transcript.add_notice(
-                    redaction_preview(event), "warning" if found else "info"
-                )
-            case SyncRedacted(files=files):
-                await self.side.synced(files)
-                await transcript.add_notice(sync_line(event) or "")
-            case SyncStatusChanged():
-                self.status.sync.show(event)
-                if self.strip is not None:
-                    self.strip.sync.show(event)
+            case (
+                SyncRemoteAdded()
+                | SyncCloned()
+                | SyncRecovered()
+                | SyncConflict()
+                | SyncFinished()
+                | SyncFailed()
+                | SyncResolved()
+                | SyncRedactionPreviewed()
+                | SyncRedacted()
+                | SyncStatusChanged()
+            ):
+                await self._sync.route(event, background=background)
             case _:
                 assert_never(event)  # a new event type needs a case here (mypy checks)
 

@@ -26,6 +26,7 @@ from shell.events import (
 )
 from widgets.cards.blocks import NoticeLine, UserMessage
 from widgets.cards.tool_call import ToolCallCard
+from widgets.restyle import Restyler
 
 if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
@@ -67,6 +68,8 @@ class Transcript(VerticalScroll):
     Transcript.-unseen > FollowMark { display: block; }
     """
 
+    restyle_lazily = True
+    """A theme switch restyles the blocks in view first, the rest between frames."""
     following: var[bool] = var(True)
     """New output scrolls into view; false once the user scrolled up, until back at the end."""
     unseen: var[bool] = var(False, toggle_class="-unseen")
@@ -105,6 +108,8 @@ class Transcript(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if isinstance(restyler := getattr(self.app, "restyler", None), Restyler):
+            self.call_after_refresh(restyler.restyle_in_view, self)
         if not self.following and new_value >= self.max_scroll_y:
             self.following, self.unseen = True, False  # back at the end (Textual re-anchors)
 

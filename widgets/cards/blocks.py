@@ -203,9 +203,9 @@ class CompactionReceipt(Vertical):
         self.summary = event.summary
         self.query_one(".compaction--line", Static).update(Text(self.text))
         title = "summary by rule" if event.fallback else "summary"
-        from textual.widgets import Markdown  # see `widgets.cards.reply`
+        from widgets.cards.prose import Prose  # see `widgets.cards.reply`
 
-        self.mount(Collapsible(Markdown(event.summary), title=title, collapsed=True))
+        self.mount(Collapsible(Prose(event.summary), title=title, collapsed=True))
 
     def fail(self, event: CompactionFailed) -> None:
         self.add_class("-failed")

@@ -3,11 +3,11 @@
     python -m bench.tui_theme [--turns 200] [--runs 5] [--json]
 
 The real `CairnApp`, headless (`run_test`), on the demo agent of a fresh workspace. Its
-transcript is filled through the bridge, as a session's events reach it: `turns` turns of a
-user prompt, a tool call with its result, and a Markdown answer (a heading, a list, a code block,
-a quote). Then ctrl+t is pressed and timed until the screen has repainted in the new theme (a
-frame composed after the stylesheet was applied to every widget), median of `runs`; and six quick
-presses are timed until the last theme is on screen and nothing more changes (settled).
+transcript holds `turns` turns of the blocks the bridge mounts for one: a user prompt, a tool
+card with its result, and a Markdown answer (a heading, lists, a code block, a quote). Then
+ctrl+t is pressed (as the terminal sends it) and timed until the screen has repainted in the new
+theme (a frame composed after the new stylesheet was applied), median of `runs`; and six quick
+presses are timed until the last theme is on screen and stays (settled).
 """
 
 from __future__ import annotations
@@ -18,24 +18,21 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from textual import events
+from textual.widget import Widget
 
 from bench.tui import ANSWER, bench_settings
 from bench.tui import wait_until as wait_for
 from shell.build import build_agent
-from shell.events import (
-    AssistantMessage,
-    BaseEvent,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnFinished,
-    TurnStarted,
-)
+from shell.events import ToolCallFinished
 from widgets.app import CairnApp
+from widgets.cards.blocks import UserMessage
+from widgets.cards.reply import AssistantReply
+from widgets.cards.tool_call import ToolCallCard
 
 TARGET_MS = 100.0
 """One switch on a 200-turn transcript (issue 33)."""
@@ -56,18 +53,23 @@ async def wait_until(check: Callable[[], bool], timeout_s: float) -> None:
         raise TimeoutError(f"not settled in {timeout_s} s")
 
 
-def turn_events(turns: int, session_id: str) -> list[BaseEvent]:
-    """The events of `turns` realistic turns, as a session's stream has them."""
-    events: list[BaseEvent] = []
-    for n in range(1, turns + 1):
-        events += [
-            TurnStarted(session_id=session_id, turn=n, prompt=f"how do we deploy, step {n}?"),
-            ToolCallStarted(call_id=f"c{n}", name="list_files", arguments={"path": "."}),
-            ToolCallFinished(call_id=f"c{n}", name="list_files", result=RESULT, duration_ms=3),
-            AssistantMessage(text=ANSWER.format(n=n)),
-            TurnFinished(turn=n, reason="completed"),
-        ]
-    return events
+async def fill(app: CairnApp, turns: int) -> None:
+    """`turns` realistic turns in the transcript: the blocks the bridge mounts for a turn (the
+    prompt, a tool card with its result, the Markdown answer), mounted ten turns at a time (one
+    at a time, each mount lays the whole transcript out again: a bench of its own)."""
+    transcript = app.transcript
+    for first in range(1, turns + 1, 10):
+        blocks: list[Widget] = []
+        cards: list[ToolCallCard] = []
+        for n in range(first, min(first + 10, turns + 1)):
+            card = ToolCallCard(f"c{n}", "list_files", {"path": "."})
+            cards.append(card)
+            prompt = UserMessage(f"how do we deploy, step {n}?")
+            blocks += [prompt, card, AssistantReply(ANSWER.format(n=n))]
+        await transcript.mount_all(blocks)
+        for card in cards:
+            card.finish(ToolCallFinished(card.call_id, "list_files", result=RESULT, duration_ms=3))
+    transcript.scroll_end(animate=False)
 
 
 class Frames:
@@ -120,7 +122,8 @@ async def one_switch(app: CairnApp, frames: Frames) -> tuple[float, int]:
     start = time.perf_counter()
     press(app)
     await wait_until(lambda: frames.on_screen(target), 120)
-    return time.perf_counter() - start, len(app.restyler.owed)
+    restyler = getattr(app, "restyler", None)  # (none before this change: the baseline)
+    return time.perf_counter() - start, len(restyler.owed) if restyler else 0
 
 
 async def quick_presses(app: CairnApp, frames: Frames) -> float:
@@ -145,16 +148,8 @@ async def measure_async(turns: int, runs: int) -> dict[str, float]:
         app = CairnApp(agent, config_dir=root / "config")
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(lambda: not app.busy, 60)
-            events = turn_events(turns, agent.session_id)
-
-            async def stream() -> AsyncIterator[BaseEvent]:
-                for event in events:
-                    yield event
-
             filled = time.perf_counter()
-            app.run_events(stream)
-            await pilot.pause()
-            await wait_until(lambda: not app.busy, 600)
+            await fill(app, turns)
             await pilot.pause()
             filled = time.perf_counter() - filled
             frames = Frames(app)

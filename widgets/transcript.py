@@ -84,6 +84,8 @@ class Transcript(VerticalScroll):
         self._written_at = 0.0
         self._cards: dict[str, ToolCallCard] = {}
         self._echoed: list[str] = []
+        self._queued: list[tuple[str, NoticeLine]] = []
+        """Prompts sent while a turn ran, with the notice that says they wait."""
 
     def compose(self) -> ComposeResult:
         yield FollowMark("new output ↓  ctrl+end")
@@ -139,7 +141,24 @@ class Transcript(VerticalScroll):
         sending brings the view back to the end, to follow what it starts."""
         self.follow()
         self._echoed.append(text)
+        if queued := next((entry for entry in self._queued if entry[0] == text), None):
+            self._queued.remove(queued)  # it runs now: its "queued" notice has had its day
+            await queued[1].remove()
         await self.add_block(UserMessage(text))
+
+    async def add_queued(self, text: str, waiting: int) -> None:
+        """A prompt sent while a turn runs waits: a notice says so until it runs."""
+        notice = NoticeLine(f"queued ({waiting} waiting): {text}")
+        self._queued.append((text, notice))
+        await self.add_block(notice)
+
+    async def drop_queued(self) -> None:
+        """The waiting prompts were dropped (esc): their notices say they were not sent."""
+        for text, notice in self._queued:
+            notice.say(f"dropped, not sent: {text}")
+        if dropped := len(self._queued):
+            self._queued.clear()
+            await self.add_notice(f"dropped {dropped} queued prompt(s)")
 
     async def add_turn_prompt(self, prompt: str) -> None:
         """A turn started: show its prompt unless the user's own echo already shows it."""
@@ -278,6 +297,7 @@ class Transcript(VerticalScroll):
         """Remove every block from the view (the session itself is untouched)."""
         await self._close_stream()
         self._cards.clear()
+        self._queued.clear()
         await self.remove_children(self.blocks)
         self.follow()
 

@@ -29,8 +29,10 @@ def new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:
     return fresh, skipped
 
 
-def added_lines(before: bytes, after: bytes) -> int:
+def changed_lines(before: bytes, after: bytes) -> tuple[int, int]:
+    """(added, removed): a changed line counts once each way, as a diff shows it."""
     old = split_lines(before.decode("utf-8", errors="replace"))
     new = split_lines(after.decode("utf-8", errors="replace"))
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    return sum(j2 - j1 for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+    changes = [(j2 - j1, i2 - i1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    return sum(added for added, _ in changes), sum(removed for _, removed in changes)

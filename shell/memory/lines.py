@@ -34,5 +34,5 @@ def changed_lines(before: bytes, after: bytes) -> tuple[int, int]:
     old = split_lines(before.decode("utf-8", errors="replace"))
     new = split_lines(after.decode("utf-8", errors="replace"))
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    changes = [(j2 - j1, i2 - i1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-    return sum(added for added, _ in changes), sum(removed for _, removed in changes)
+    opcodes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    return sum(j2 - j1 for _, _, _, j1, j2 in opcodes), sum(i2 - i1 for _, i1, i2, _, _ in opcodes)

@@ -286,7 +286,7 @@ class CairnApp(KeysApp):
             return
         if self.busy:
             self.queued.append(text)
-            await self.transcript.add_notice(f"queued ({len(self.queued)} waiting): {text}")
+            await self.transcript.add_queued(text, len(self.queued))
             return
         await self._submit(text)
 
@@ -310,12 +310,10 @@ class CairnApp(KeysApp):
             self.action_toggle_side()
             return
         if self.busy:
-            dropped = len(self.queued)
             self.queued.clear()
             if self.started:
                 self._cancel_turn()
-            if dropped:
-                await self.transcript.add_notice(f"dropped {dropped} queued prompt(s)")
+            await self.transcript.drop_queued()
 
     def _cancel_turn(self) -> None:
         """Ask the core to stop the turn at its next safe point: a running tool finishes and

@@ -7,6 +7,10 @@ touched).
 remembered. Textual itself greys every colour then (its `Monochrome` line filter, applied when
 the variable is present at all), so the theme whose bases are pure black and white reads best.
 A switch still works and is still remembered.
+
+A switch restyles the screen in view and leaves the rest of a long transcript for between
+frames (`widgets.restyle`); presses that come faster than the screen repaints coalesce: the
+last one wins.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from textual.theme import Theme
 from shell.fsio import write_atomically
 from themes import APP_VARIABLE_DEFAULTS, BUILTIN_THEMES, DEFAULT_THEME, NO_COLOR_THEME
 from themes.user import load_user_themes
+from widgets.restyle import Restyler
 
 STATE_FILE = "state.toml"
 """What the TUI remembers between runs (the theme), in the config folder."""
@@ -65,6 +70,9 @@ class ThemedApp(App[None]):
         self.config_dir = config_dir
         self.theme_cycle: list[str] = list(BUILTIN_THEMES)
         """The themes ctrl+t goes through: Cairn's, then the user's."""
+        self.restyler = Restyler(self)
+        self._theme_wanted: str | None = None
+        """The theme ctrl+t asked for, applied after the next refresh (None: none waits)."""
         self._theme_errors = self._register_themes()
         # Set before the first frame: a theme set in on_mount re-applies every style (~0.1 s).
         self.theme = self._theme_shown = self._starting_theme()
@@ -86,6 +94,9 @@ class ThemedApp(App[None]):
         saved = remembered_theme(self.config_dir) if self.config_dir is not None else None
         return saved if saved is not None and saved in self.available_themes else DEFAULT_THEME
 
+    def refresh_css(self, animate: bool = True) -> None:
+        self.restyler.refresh_css(animate)
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return {**super().get_theme_variable_defaults(), **APP_VARIABLE_DEFAULTS}
 
@@ -103,19 +114,27 @@ class ThemedApp(App[None]):
         if theme.name == self._theme_shown:
             return
         self._theme_shown = theme.name
-        self.notify(f"theme: {theme.name}", timeout=1.5)
+        self.notify(f"theme: {theme.name}", timeout=1.5, markup=False)
         if self.config_dir is None:
             return
         try:
             remember_theme(self.config_dir, theme.name)
         except OSError as error:
-            self.notify(f"not remembered: {error}", title="Theme", severity="warning")
+            self.notify(f"not remembered: {error}", title="Theme", severity="warning", markup=False)
 
     def action_cycle_theme(self) -> None:
-        """ctrl+t: the next of `theme_cycle`."""
+        """ctrl+t: the next of `theme_cycle`, once the presses queued behind this one are
+        read (each moves the choice on; only the last is applied)."""
         names = self.theme_cycle
-        index = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(index + 1) % len(names)]
+        current = self._theme_wanted or self.theme
+        index = names.index(current) if current in names else -1
+        if self._theme_wanted is None:
+            self.call_after_refresh(self._apply_wanted_theme)
+        self._theme_wanted = names[(index + 1) % len(names)]
+
+    def _apply_wanted_theme(self) -> None:
+        if self._theme_wanted is not None:
+            self.theme, self._theme_wanted = self._theme_wanted, None
 
     def action_use_theme(self, name: str) -> None:
         """The palette's "Theme: <name>"."""

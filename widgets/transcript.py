@@ -28,6 +28,7 @@ from shell.events import (
 )
 from widgets.cards.blocks import NoticeLine, UserMessage
 from widgets.cards.tool_call import ToolCallCard
+from widgets.restyle import Restyler
 
 if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
@@ -71,6 +72,8 @@ class Transcript(VerticalScroll):
     Transcript.-unseen > FollowMark { display: block; }
     """
 
+    restyle_lazily = True
+    """A theme switch restyles the blocks in view first, the rest between frames."""
     following: var[bool] = var(True)
     """New output scrolls into view; false once the user scrolled up, until back at the end."""
     unseen: var[bool] = var(False, toggle_class="-unseen")
@@ -87,6 +90,8 @@ class Transcript(VerticalScroll):
         self._echoed: list[str] = []
         self._pending: list[Widget] | None = None
         """While `holding`: the blocks added, not mounted."""
+        self._queued: list[tuple[str, NoticeLine]] = []
+        """Prompts sent while a turn ran, with the notice that says they wait."""
 
     def compose(self) -> ComposeResult:
         yield FollowMark("new output ↓  ctrl+end")
@@ -111,6 +116,8 @@ class Transcript(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if isinstance(restyler := getattr(self.app, "restyler", None), Restyler):
+            self.call_after_refresh(restyler.restyle_in_view, self)
         if not self.following and new_value >= self.max_scroll_y:
             self.following, self.unseen = True, False  # back at the end (Textual re-anchors)
 
@@ -168,7 +175,24 @@ class Transcript(VerticalScroll):
         sending brings the view back to the end, to follow what it starts."""
         self.follow()
         self._echoed.append(text)
+        if queued := next((entry for entry in self._queued if entry[0] == text), None):
+            self._queued.remove(queued)  # it runs now: its "queued" notice has had its day
+            await queued[1].remove()
         await self.add_block(UserMessage(text))
+
+    async def add_queued(self, text: str, waiting: int) -> None:
+        """A prompt sent while a turn runs waits: a notice says so until it runs."""
+        notice = NoticeLine(f"queued ({waiting} waiting): {text}")
+        self._queued.append((text, notice))
+        await self.add_block(notice)
+
+    async def drop_queued(self) -> None:
+        """The waiting prompts were dropped (esc): their notices say they were not sent."""
+        for text, notice in self._queued:
+            notice.say(f"dropped, not sent: {text}")
+        if dropped := len(self._queued):
+            self._queued.clear()
+            await self.add_notice(f"dropped {dropped} queued prompt(s)")
 
     async def add_turn_prompt(self, prompt: str) -> None:
         """A turn started: show its prompt unless the user's own echo already shows it."""
@@ -309,6 +333,7 @@ class Transcript(VerticalScroll):
         """Remove every block from the view (the session itself is untouched)."""
         await self._close_stream()
         self._cards.clear()
+        self._queued.clear()
         await self.remove_children(self.blocks)
         self.follow()
 

@@ -38,6 +38,7 @@ _REPLACE = re.compile(
 _CALL = re.compile(r"^\W*call\s+(?P<tool>[\w-]+)(?:\s+with\s+(?P<arguments>.+))?$", re.I)
 _PAIR = re.compile(r"(\w+)\s*=\s*(\"[^\"]*\"|\S+)")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_BACKTICKS = re.compile(r"`+")
 _TEST_WORD = re.compile(r"\b(?:py)?tests?\b|\btox\b|\bnox\b", re.IGNORECASE)
 _MAKE_TARGET = re.compile(r"^(tests?)\s*:")
 _COMMAND_START = re.compile(r"^(?:\$\s*)?[a-z][\w.-]*(?:\s|$)")
@@ -83,7 +84,7 @@ def after_project_tools(prompt: str, results: Sequence[ToolOutcome]) -> DemoRepl
     if last.error is not None and (last.name in _PROJECT_TOOLS or _CALL.match(prompt)):
         return DemoReply(text=f"{last.name} did not run: {_sentence(last.error)}")
     if _CALL.match(prompt) and last.name not in _PROJECT_TOOLS:
-        return DemoReply(text=f"{last.name} returned:\n\n{last.content[:600]}")
+        return DemoReply(text=f"{last.name} returned:\n\n{fenced(last.content[:600])}")
     payload = last.payload()
     match last.name:
         case "read_file" if _READ_AND_REMEMBER.search(prompt):
@@ -103,22 +104,23 @@ def after_project_tools(prompt: str, results: Sequence[ToolOutcome]) -> DemoRepl
             return DemoReply(text=_command_report(payload))
         case "list_files":
             files = payload.get("files") or []
-            shown = ", ".join(str(f) for f in files[:8])
+            shown = ", ".join(inline_code(str(f)) for f in files[:8])
             more = f" and {len(files) - 8} more" if len(files) > 8 else ""
             return DemoReply(text=f"{payload.get('total', len(files))} files: {shown}{more}.")
         case "grep":
             found = str(payload.get("text", "")).splitlines()
-            lines = "\n".join(f"- {line}" for line in found[:8])
-            return DemoReply(text=f"{payload.get('matchingLines', 0)} matching lines.\n{lines}")
+            lines = fenced("\n".join(found[:8]))
+            return DemoReply(text=f"{payload.get('matchingLines', 0)} matching lines.\n\n{lines}")
         case "read_file":
             text = str(payload.get("text", ""))
             head = "\n".join(text.splitlines()[:12])
             return DemoReply(
-                text=f"{payload.get('path')}, from line {payload.get('from')}:\n{head}"
+                text=f"{inline_code(str(payload.get('path')))}, from line "
+                f"{payload.get('from')}:\n\n{fenced(head)}"
             )
         case "edit_file" | "write_file":
             return DemoReply(
-                text=f"Changed {payload.get('path')} (+{payload.get('added')} "
+                text=f"Changed {inline_code(str(payload.get('path')))} (+{payload.get('added')} "
                 f"−{payload.get('removed')})."
             )
     return None
@@ -165,7 +167,22 @@ def _command_report(payload: dict[str, Any]) -> str:
         verdict = "was stopped"
     else:
         verdict = "passed" if code == 0 else f"failed with exit code {code}"
-    return f"`{command}` {verdict}.\n\n```\n{tail}\n```" if tail else f"`{command}` {verdict}."
+    said = f"{inline_code(str(command))} {verdict}."
+    return f"{said}\n\n{fenced(tail)}" if tail else said
+
+
+def inline_code(text: str) -> str:
+    """`text` as inline code, whatever backticks it holds (a path, a command)."""
+    ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fenced(text: str) -> str:
+    """`text` (a tool's output, a file's lines) as a code block, shown as it is: the model's
+    Markdown would otherwise bold `__init__`, drop `<file>` and join its lines."""
+    fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def _sentence(text: str) -> str:

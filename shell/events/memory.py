@@ -33,6 +33,8 @@ class MemoryWritten(BaseEvent):
     reason: WriteReason
     lines_added: int = 0
     lines_skipped: int = 0
+    lines_removed: int = 0
+    """Lines the write took out (a changed line is one added and one removed)."""
     commit_error: str | None = None
     outside_edit: bool = False
     """An append found an edit made outside Cairn (an editor's save) since Cairn last wrote or

@@ -358,11 +358,11 @@ class MemoryHistory:
         """A `MemoryWritten` per file commit `new` changed (on top of `head`)."""
         written = []
         for line in self._git.out("diff", "--numstat", head, new).splitlines():
-            added, _, path = line.split("\t", 2)
+            added, removed, path = line.split("\t", 2)
             file = self.root / path
             size = file.stat().st_size if file.is_file() else 0
-            lines = int(added) if added.isdigit() else 0  # "-": a binary file
-            written.append(MemoryWritten(path, size, new, "revert", lines_added=lines))
+            plus, minus = (int(n) if n.isdigit() else 0 for n in (added, removed))  # "-": binary
+            written.append(MemoryWritten(path, size, new, "revert", plus, lines_removed=minus))
         return written
 
     def _abort(self, head: str) -> None:

@@ -29,8 +29,10 @@ def new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:
     return fresh, skipped
 
 
-def added_lines(before: bytes, after: bytes) -> int:
+def changed_lines(before: bytes, after: bytes) -> tuple[int, int]:
+    """(added, removed): a changed line counts once each way, as a diff shows it."""
     old = split_lines(before.decode("utf-8", errors="replace"))
     new = split_lines(after.decode("utf-8", errors="replace"))
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    return sum(j2 - j1 for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+    opcodes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    return sum(j2 - j1 for _, _, _, j1, j2 in opcodes), sum(i2 - i1 for _, i1, i2, _, _ in opcodes)

@@ -14,7 +14,7 @@ from shell.events import (
     SyncRemoteAdded,
     SyncResolved,
 )
-from shell.text import counted, short_sha
+from shell.text import counted, line_change, short_sha
 
 
 def sync_line(event: Event) -> str | None:
@@ -60,15 +60,6 @@ def sync_line(event: Event) -> str | None:
                 f"redacted (HEAD {short_sha(head)}); the pushed commits are untouched"
             )
     return None
-
-
-def line_change(added: int, removed: int) -> str:
-    """ "+2 lines", "−1 line", "+1 −1 lines": a removal is never "+0 lines"."""
-    if not removed:
-        return f"+{counted(added, 'line')}"
-    if not added:
-        return f"−{counted(removed, 'line')}"
-    return f"+{added} −{counted(removed, 'line')}"
 
 
 def redaction_preview(event: SyncRedactionPreviewed) -> str:

@@ -185,9 +185,9 @@ def _same_lines(first: bytes, second: bytes) -> bool:
 def _written(git: Git, file: str, size: int, commit: str | None) -> MemoryWritten:
     """The resolution's commit as a memory write: the panes and the git log show it."""
     numstat = git.run(["diff", "--numstat", "HEAD^", "HEAD", "--", file], check=False).stdout
-    added = numstat.split("\t", 1)[0]
-    lines = int(added) if added.isdigit() else 0
-    return MemoryWritten(file, size, commit, "resolve", lines_added=lines)
+    added, removed, *_ = [*numstat.split("\t", 2), "", ""]
+    plus, minus = (int(n) if n.isdigit() else 0 for n in (added, removed))
+    return MemoryWritten(file, size, commit, "resolve", lines_added=plus, lines_removed=minus)
 
 
 def _both(local: bytes | None, remote: bytes | None) -> bytes | None:

@@ -17,6 +17,7 @@ __all__ = [
     "collapse",
     "counted",
     "display_line",
+    "line_change",
     "normalized",
     "sentences",
     "short_sha",
@@ -121,6 +122,15 @@ def byte_size(count: int) -> str:
 def counted(count: int, noun: str) -> str:
     """`count` and the noun, plural unless the count is one: "1 line", "3 lines"."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def line_change(added: int, removed: int) -> str:
+    """ "+2 lines", "−1 line", "+1 −1 lines": a removal is never "+0 lines"."""
+    if not removed:
+        return f"+{counted(added, 'line')}"
+    if not added:
+        return f"−{counted(removed, 'line')}"
+    return f"+{added} −{counted(removed, 'line')}"
 
 
 def collapse(text: str) -> str:

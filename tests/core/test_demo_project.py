@@ -71,7 +71,7 @@ async def test_an_edit_waits_for_approval_and_shows_its_diff(agent: Agent, proje
     assert asked.diff and "-    return a - b" in asked.diff and "+    return a + b" in asked.diff
     assert [e.path for e in events if isinstance(e, FileEdited)] == ["calc/ops.py"]
     assert (project / "calc" / "ops.py").read_text().endswith("return a + b\n")
-    assert said(events) == "Changed calc/ops.py (+1 −1)."
+    assert said(events) == "Changed `calc/ops.py` (+1 −1)."
 
 
 async def test_a_denied_edit_changes_nothing_and_says_why(agent: Agent, project: Path) -> None:

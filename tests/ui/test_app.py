@@ -128,6 +128,8 @@ async def test_escape_cancels_a_slow_turn_cleanly(workspace: Path) -> None:
         assert agent.closed_streams == 2, "start and the slow turn were both closed"
         notices = [n.text for n in app.query(NoticeLine)]
         assert "turn cancelled" in notices and "dropped 1 queued prompt(s)" in notices
+        assert f"dropped, not sent: {QUICK}" in notices
+        assert not [text for text in notices if text.startswith("queued (")]
         assert "and done" not in app.transcript.describe()
 
         await send(app, pilot, QUICK)
@@ -145,11 +147,13 @@ async def test_a_prompt_sent_during_a_turn_runs_after_it(workspace: Path) -> Non
         app.prompt.value = QUICK
         await pilot.press("enter")
         assert list(app.queued) == [QUICK]
+        assert f"queued (1 waiting): {QUICK}" in [n.text for n in app.query(NoticeLine)]
         release.set()
         await until(pilot, lambda: agent.submitted == [SLOW, QUICK])
         await settle(app, pilot)
         assert app.query(AssistantReply).last().source == QUICK_ANSWER
         assert [u.text for u in app.query(UserMessage)] == [SLOW, QUICK]
+        assert not [n for n in app.query(NoticeLine) if QUICK in n.text], "it ran: not queued"
 
 
 async def test_a_prompt_typed_before_the_agent_started_waits_and_is_answered(

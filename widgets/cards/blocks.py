@@ -18,7 +18,7 @@ from shell.events import (
     MemoryWritten,
 )
 from shell.lifecycle.gate import cycle_label
-from shell.text import counted, short_sha
+from shell.text import counted, line_change, short_sha
 from widgets.format import context_lines, duration, tokens
 
 
@@ -62,6 +62,10 @@ class NoticeLine(Static):
         self.text = text
         self.level = level
 
+    def say(self, text: str) -> None:
+        self.text = text
+        self.update(Text(text))
+
     def describe(self) -> str:
         return f"{self.level}: {self.text}"
 
@@ -70,7 +74,7 @@ def memory_write_text(event: MemoryWritten) -> str:
     if event.outcome == "unchanged":
         lines = counted(event.lines_skipped, "line") if event.lines_skipped else "nothing new"
         return f"✎ {event.path}  unchanged, already in memory ({lines})  ({event.reason})"
-    lines = f"+{counted(event.lines_added, 'line')}"
+    lines = line_change(event.lines_added, event.lines_removed)
     if event.lines_skipped:
         lines += f" ({event.lines_skipped} duplicate skipped)"
     text = f"✎ {event.path}  {lines}  {event.bytes} B  ({event.reason})"
@@ -194,9 +198,9 @@ class CompactionReceipt(Vertical):
 
     def _summary(self, summary: str) -> Collapsible:
         title = "summary by rule" if self.fallback else "summary"
-        from textual.widgets import Markdown  # see `widgets.cards.reply`
+        from widgets.cards.prose import Prose  # see `widgets.cards.reply`
 
-        return Collapsible(Markdown(summary), title=title, collapsed=True)
+        return Collapsible(Prose(summary), title=title, collapsed=True)
 
     def _show_line(self) -> None:
         if self.is_mounted:  # else compose shows it

@@ -76,9 +76,9 @@ class MemoryFilePane(VerticalScroll):
     def compose(self) -> ComposeResult:
         # Textual's Markdown costs 35 ms of imports: the panes mount after the first frame
         # (`SidePanes`), so it is loaded then, not before that frame.
-        from textual.widgets import Markdown
+        from widgets.cards.prose import Prose
 
-        yield Markdown("")
+        yield Prose("")
 
     async def on_mount(self) -> None:
         await self.reload(force=True)

@@ -22,7 +22,7 @@ from shell.events import Event, MemoryWritten, Notice, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
 from shell.memory.files.swap import replace_if_unchanged
-from shell.memory.lines import added_lines
+from shell.memory.lines import changed_lines
 from shell.secrets.door import redacted, write_private
 from shell.seen import digest
 
@@ -44,12 +44,14 @@ def written_event(
     name: str, before: bytes, data: bytes, reason: WriteReason, outcome: CommitOutcome
 ) -> MemoryWritten:
     """The event of a whole-file write of `data` over `before`."""
+    added, removed = changed_lines(before, data)
     return MemoryWritten(
         path=name,
         bytes=len(data),
         commit=outcome.sha,
         reason=reason,
-        lines_added=added_lines(before, data),
+        lines_added=added,
+        lines_removed=removed,
         commit_error=outcome.error,
     )
 

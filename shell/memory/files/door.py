@@ -26,7 +26,7 @@ from shell.git.store import CommitOutcome, GitStore
 from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
-from shell.memory.lines import added_lines, new_lines
+from shell.memory.lines import changed_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
 from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
@@ -337,12 +337,14 @@ class MemoryFiles:
         outcome = self.git.commit([name], f"{subject}: {name}\n")
         if outcome.sha is None and outcome.error is None:
             return None  # nothing to commit after all (an ignored or vanished file)
+        added, removed = changed_lines(committed or b"", current)
         return MemoryWritten(
             path=name,
             bytes=len(current),
             commit=outcome.sha,
             reason="user",
-            lines_added=added_lines(committed or b"", current),
+            lines_added=added,
+            lines_removed=removed,
             commit_error=outcome.error,
             outside_edit=subject == OUTSIDE_EDIT,
         )

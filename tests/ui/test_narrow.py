@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.command import CommandList, CommandPalette
 from textual.widgets import HelpPanel, Label, Static
 from textual.widgets.markdown import MarkdownBlock
 
 from shell.commands import COMMANDS
-from shell.events import FlushGateEvaluated, GateCondition, IndexSyncProgress
+from shell.events import FlushGateEvaluated, GateCondition, IndexSyncProgress, MemoryWritten
 from tests.ui.conftest import MakeApp, send, settle, started, until
 from tests.ui.fakes import FakeAgent
 from tests.ui.pilot_helpers import DAILY, SIZE, TOLD, painted
@@ -21,7 +22,7 @@ from widgets.cards.blocks import CompactionReceipt
 from widgets.cards.tool_call import ToolCallCard
 from widgets.palette import TUI_COMMAND_ACTIONS, palette_commands
 from widgets.panes.memory import MemoryFilePane, written_lines
-from widgets.panes.strip import SideStrip, gate_summary
+from widgets.panes.strip import SideStrip, gate_summary, write_summary
 
 NARROW = (80, 24)
 LONG_TOLD = "remember that the quarterly planning meeting with the whole team is on the 1st"
@@ -54,6 +55,14 @@ async def test_the_strip_shows_the_last_write_and_the_last_gate_verdict(
         await pilot.resize_terminal(*SIZE)
         await pilot.pause()
         assert not strip.display and app.side_panes.display
+
+
+@pytest.mark.parametrize(
+    ("added", "removed", "shown"), [(1, 0, "+1"), (1, 1, "+1 −1"), (0, 2, "−2"), (0, 0, "+0")]
+)
+def test_the_strip_counts_the_lines_a_write_removed(added: int, removed: int, shown: str) -> None:
+    event = MemoryWritten(DAILY, 10, "abc1234", "tool", lines_added=added, lines_removed=removed)
+    assert write_summary(event) == f"✎ {DAILY} {shown}"
 
 
 def test_the_strip_names_what_held_a_flush_back_in_words() -> None:

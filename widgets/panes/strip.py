@@ -14,11 +14,16 @@ from widgets.status.sync import SyncStatus
 
 
 def write_summary(event: MemoryWritten) -> str:
-    """`✎ memory/2026-12-01.md +1`: the file and how many lines the write added."""
+    """`✎ memory/2026-12-01.md +1`: the file and its lines added (`+1 −1`, `−1` when the write
+    removed lines)."""
     if event.outcome == "unchanged":
         return f"✎ {event.path} (no new lines)"
     suffix = " (not committed)" if event.outcome == "failed" else ""
-    return f"✎ {event.path} +{event.lines_added}{suffix}"
+    added, removed = event.lines_added, event.lines_removed
+    change = " ".join(
+        [*([f"+{added}"] if added or not removed else []), *([f"−{removed}"] if removed else [])]
+    )
+    return f"✎ {event.path} {change}{suffix}"
 
 
 def gate_summary(event: FlushGateEvaluated) -> str:

@@ -262,7 +262,7 @@ class Transcript(VerticalScroll):
 
     async def start_tool(self, event: ToolCallStarted) -> None:
         await self._close_stream()
-        card = ToolCallCard(event.call_id, event.name, event.arguments)
+        card = ToolCallCard(event.call_id, event.name, event.arguments, from_text=event.from_text)
         self._cards[event.call_id] = card
         await self.add_block(card)
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from shell.build import build_agent
+from shell.config import Settings
 from shell.events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -24,7 +26,9 @@ from shell.events import (
     TurnFinished,
     TurnStarted,
 )
-from tests.ui.conftest import send, settle, until
+from tests.fakes.openai_script import Reply
+from tests.fakes.openai_server import FakeOpenAI
+from tests.ui.conftest import send, settle, started, until
 from tests.ui.fakes import SESSION_ID, FakeAgent
 from tests.ui.pilot_helpers import SIZE, painted
 from widgets.app import CairnApp
@@ -249,3 +253,19 @@ async def test_an_approval_asked_over_another_screen_rings_and_says_so(
         assert agent.answers == [("c1", "allow_once", "")]
         after.set()
         await settle(app, pilot)
+
+
+async def test_a_call_the_model_wrote_as_text_is_a_card_marked_from_text_not_prose(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    written = '<tool_call>{"name": "memory_search", "arguments": {"query": "deploy"}}</tool_call>'
+    fake_openai.enqueue(Reply(text=written, split=5), Reply(text="Nothing on that yet."))
+    app = CairnApp(build_agent(fake_settings, index_in_background=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, "when is the deploy?")
+
+        [card] = app.query(ToolCallCard)
+        assert card.from_text and "from text" in painted(card.query_one(".tool-call--header"))
+        shown = app.transcript.describe()
+        assert "<tool_call>" not in shown and "Nothing on that yet." in shown

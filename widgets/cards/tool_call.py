@@ -89,11 +89,15 @@ class ToolCallCard(Vertical):
     expanded: var[bool] = var(False, toggle_class="-expanded")
     """Whether the full arguments and result are shown."""
 
-    def __init__(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+    def __init__(
+        self, call_id: str, name: str, arguments: dict[str, Any], *, from_text: bool = False
+    ) -> None:
         super().__init__(classes="-search" if name == "memory_search" else "")
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
+        self.from_text = from_text
+        """The model wrote this call in its text; Cairn read it as a call."""
         self.finished: ToolCallFinished | None = None
         self.stopped = False
         """The turn was cancelled before this call began: it never ran."""
@@ -132,6 +136,8 @@ class ToolCallCard(Vertical):
     def _header(self) -> Text:
         arrow = "▾" if self.expanded else "▸"
         text = Text.assemble((f"{arrow} ", "dim"), self._title())
+        if self.from_text:
+            text.append(" · from text", style="dim italic")
         if self.stopped:
             text.append("  ■ stopped (not run)", style="italic")
         elif self.finished is None and self.interrupted:

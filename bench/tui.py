@@ -17,6 +17,11 @@ medians of `--runs`, interleaved: fresh processes in an 80×24 pseudo-terminal u
 frame is on screen, imports included (as `bench.startup`; what a person waits for; target: Cairn
 within 2× the bare app); and in this process, headless, from `run_test` entered to the first
 refresh after mount (the apps' own composing and painting, imports excluded).
+
+A working day, from the modules that measure each (and run alone too): resume of a 50- and a
+200-turn session against a fresh first frame (`bench.tui_resume`, target ≤ 1.5×), a theme switch
+on a 200-turn transcript (`bench.tui_theme`, target ≤ 100 ms), and a 1,000-line paste into the
+prompt (`bench.tui_paste`, target ≤ 100 ms).
 """
 
 from __future__ import annotations
@@ -60,6 +65,9 @@ TARGET_RATE = 500
 TARGET_FIRST_FRAME_RATIO = 2.0
 SIZE = (120, 40)
 PROMPT = "bench: stream an answer"
+RESUME_TURNS = (50, 200)
+THEME_TURNS = 200
+PASTE_LINES = 1000
 
 ANSWER = """\
 ## Step {n}: deploying the billing service
@@ -258,13 +266,29 @@ async def first_frames(runs: int) -> dict[str, float]:
     return {"bare_s": statistics.median(bare), "cairn_s": statistics.median(cairn)}
 
 
-async def measure(rates: list[int], tokens: int, runs: int) -> dict[str, Any]:
+async def measure(
+    rates: list[int],
+    tokens: int,
+    runs: int,
+    *,
+    resume_turns: tuple[int, ...] = RESUME_TURNS,
+    theme_turns: int = THEME_TURNS,
+    paste_lines: int = PASTE_LINES,
+) -> dict[str, Any]:
     pieces = answer_tokens(tokens)
     process = await asyncio.to_thread(first_frames_in_terminal, runs)
     headless = await first_frames(runs)
     streams = [await stream_once(pieces, rate) for rate in rates]
     kept = [s.rate for s in streams if s.keeps_up]
+    from bench import tui_paste, tui_resume, tui_theme  # they build on this module's answer
+
+    day = {
+        "resume": await tui_resume.measure(list(resume_turns), runs),
+        "theme": await tui_theme.measure_async(theme_turns, runs),
+        "paste": await tui_paste.paste_times(paste_lines, runs),
+    }
     return {
+        **day,
         "first_frame": {
             **{k: round(v, 3) for k, v in process.items()},
             "ratio": round(process["cairn_s"] / process["bare_s"], 2),
@@ -282,6 +306,19 @@ async def measure(rates: list[int], tokens: int, runs: int) -> dict[str, Any]:
 
 
 def table(result: dict[str, Any]) -> str:
+    from bench import tui_paste, tui_resume, tui_theme
+
+    return "\n\n".join(
+        [
+            streaming_table(result),
+            "Resume (`bench.tui_resume`):\n" + tui_resume.table(result["resume"]),
+            "Theme switch (`bench.tui_theme`):\n" + tui_theme.table(result["theme"]),
+            "Paste (`bench.tui_paste`):\n" + tui_paste.table(result["paste"]),
+        ]
+    )
+
+
+def streaming_table(result: dict[str, Any]) -> str:
     frame, headless = result["first_frame"], result["first_frame_headless"]
     met = "met" if frame["ratio"] <= frame["target_ratio"] else "NOT met"
     lines = [

@@ -16,7 +16,9 @@ def test_the_answer_is_markdown_cut_into_tokens() -> None:
 
 
 async def test_the_bench_runs_at_a_tiny_size() -> None:
-    result = await measure([2000], tokens=60, runs=1)
+    result = await measure(
+        [2000], tokens=60, runs=1, resume_turns=(3,), theme_turns=3, paste_lines=20
+    )
 
     assert set(result["first_frame"]) == {"bare_s", "cairn_s", "ratio", "target_ratio"}
     assert set(result["first_frame_headless"]) == {"bare_s", "cairn_s", "ratio"}
@@ -27,3 +29,5 @@ async def test_the_bench_runs_at_a_tiny_size() -> None:
     shown = table(result)
     assert f"| highest streamed rate kept up | {result['max_rate_kept']} tokens/s |" in shown
     assert f"| 2000 | 60 | {run['seconds']:.2f} | {run['lag_s']:.3f} s |" in shown
+    assert "| resume of 3 turns, usable |" in shown
+    assert "| transcript | 3 turns," in shown and "| paste of 20 lines, painted (a chip) |" in shown

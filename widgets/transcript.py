@@ -175,10 +175,10 @@ class Transcript(VerticalScroll):
         sending brings the view back to the end, to follow what it starts."""
         self.follow()
         self._echoed.append(text)
+        await self.add_block(UserMessage(text))
         if queued := next((entry for entry in self._queued if entry[0] == text), None):
             self._queued.remove(queued)  # it runs now: its "queued" notice has had its day
-            await queued[1].remove()
-        await self.add_block(UserMessage(text))
+            queued[1].remove()
 
     async def add_queued(self, text: str, waiting: int) -> None:
         """A prompt sent while a turn runs waits: a notice says so until it runs."""

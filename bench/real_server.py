@@ -161,12 +161,13 @@ class ProbedLLM(LLM):
         self.calls.append((projected, int(probe.usage.prompt_tokens)))
 
 
-async def run(settings: Settings, prompts: list[str]) -> tuple[list[TurnRow], Calls]:
-    """The turns, and each call's (projected, reported) prompt tokens."""
+async def run(settings: Settings, prompts: list[str], rows: list[TurnRow], calls: Calls) -> None:
+    """The turns into `rows`, and each call's (projected, reported) prompt tokens into `calls`
+    (kept as they come: a run stopped with Ctrl-C still reports what it did)."""
     agent = build_agent(settings, index_in_background=False)
     probed = ProbedLLM(agent.llm, agent)
+    probed.calls = calls
     agent.llm = agent.loop.parts.llm = agent.lifecycle.llm = probed
-    rows = []
     try:
         async for _ in agent.start():
             pass
@@ -183,7 +184,6 @@ async def run(settings: Settings, prompts: list[str]) -> tuple[list[TurnRow], Ca
             print(_line(row), file=sys.stderr, flush=True)
     finally:
         await agent.aclose()
-    return rows, probed.calls
 
 
 def real_citation(workspace: Path, citation: str) -> bool:
@@ -279,7 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     init_workspace(settings)
     prompts = (SCRIPT * (args.turns // len(SCRIPT) + 1))[: args.turns]
     print(HEADER, file=sys.stderr)
-    rows, calls = asyncio.run(run(settings, prompts))
+    rows: list[TurnRow] = []
+    calls: Calls = []
+    try:
+        asyncio.run(run(settings, prompts, rows, calls))
+    except KeyboardInterrupt:
+        print(f"stopped after {len(rows)} turns", file=sys.stderr)
     report = summary(rows, calls, workspace)
     print(json.dumps(report, indent=2), file=sys.stderr if not args.json else sys.stdout)
     print(f"workspace kept at {workspace}", file=sys.stderr)

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from shell.model.reply import ToolCallRequest
+from shell.model.reply import ModelReply, ToolCallRequest
 
 _TAGGED = re.compile(
     r"<(tool_call|tools|function_call|functioncall)>\s*(.*?)\s*(?:</\1>|\Z)", re.DOTALL
@@ -101,6 +101,27 @@ def _bare(text: str, at: int) -> tuple[int, str] | None:
         if text.startswith("}", closing):
             return closing + 1, text[begin:end]
     return None
+
+
+def reads_text_calls(setting: str, api_base: str | None) -> bool:
+    """Whether calls written as text are read, by the `text_tool_calls` setting (auto: for a
+    local `api_base`)."""
+    return setting == "on" or (setting == "auto" and is_local(api_base))
+
+
+def with_text_calls(
+    reply: ModelReply, offered: Collection[str], new_id: Callable[[int], str]
+) -> tuple[ModelReply, int] | None:
+    """`reply` with the calls its text holds as its tool calls and the prose before them as
+    its text, and how many characters after them were dropped; None when it has real tool
+    calls or its text holds none."""
+    if reply.tool_calls or not reply.text:
+        return None
+    found = calls_in_text(reply.text, offered, new_id)
+    if found is None:
+        return None
+    read = replace(reply, text=found.prose, tool_calls=found.calls, finish_reason="tool_calls")
+    return read, found.dropped
 
 
 def is_local(api_base: str | None) -> bool:

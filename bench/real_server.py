@@ -43,6 +43,10 @@ from shell.model.loader import prepare_litellm
 from shell.workspace import init_workspace
 
 CITATION = re.compile(r"([\w./-]+\.md)#L(\d+)(?:-L?(\d+))?")
+CLAIMED_SAVE = re.compile(
+    r"\b(saved|updated|remembered|noted|stored|recorded|added to (?:your |the )?memory)\b", re.I
+)
+"""An answer that says it saved something: a false claim in a turn without a write."""
 
 SCRIPT = [
     "Hi! My name is Ada and I live in Tromsø.",
@@ -89,6 +93,7 @@ class TurnRow:
     citations: list[str] = field(default_factory=list)
     """Each `path#Lx` the answers cite."""
     overflows: int = 0
+    claimed_save: bool = False
     notes: list[str] = field(default_factory=list)
     """Why a flush failed or a retry happened."""
     seconds: float = 0.0
@@ -103,6 +108,7 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
         case ev.AssistantMessage(text=text):
             row.answer_chars += len(text.strip())
             row.citations += [m.group(0) for m in CITATION.finditer(text)]
+            row.claimed_save |= bool(CLAIMED_SAVE.search(text))
         case ev.ToolCallStarted(from_text=from_text):
             row.tool_calls += 1
             row.from_text += from_text
@@ -251,6 +257,7 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "citations_real": len(real),
         "citations_invented": len(cited) - len(real),
         "overflows": sum(row.overflows for row in rows),
+        "saves_claimed_without_a_write": sum(row.claimed_save and not row.writes for row in rows),
         "retries": sum(row.retries for row in rows),
         "projected_vs_server": calls,
         "first_call_off_by": _off_by(*calls[0]) if calls else None,

@@ -28,6 +28,8 @@ _PATH_HINT = "MEMORY.md or memory/<name>.md (workspace-relative)."
 _PLACEHOLDER = re.compile(r"YYYY-MM-DD", re.IGNORECASE)
 """The date in the descriptions' `memory/YYYY-MM-DD.md`: a small model copies it as written
 (Qwen2.5-Coder-1.5B: `memory/YYYY-MM-DD.md`, `YYYY-MM-DD/notes.md`), meaning today's note."""
+_BARE_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.md)?")
+"""A date alone (`2026-12-03`, Qwen2.5-Coder-1.5B again): that day's note."""
 
 GET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,9 +51,8 @@ APPEND_SCHEMA: dict[str, Any] = {
         },
         "path": {
             "type": "string",
-            "minLength": 1,
             "maxLength": 500,
-            "description": "A memory/<name>.md file; defaults to today's daily note.",
+            "description": "A memory/<name>.md file; left out or empty: today's daily note.",
         },
     },
     "required": ["text"],
@@ -99,8 +100,7 @@ def memory_tools(
     """
 
     def named(path: str) -> str:
-        """`path`, or today's note for a path with the placeholder date in it."""
-        return daily_note(today()) if _PLACEHOLDER.search(path) else path
+        return _named_note(path, daily_note(today()))
 
     async def get(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         result = await asyncio.to_thread(
@@ -160,8 +160,8 @@ def pinned_append_tool(
     refusal = f"Memory flush writes are restricted to {pinned}; use that path only."
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
-        path = arguments.get("path")
-        if path is not None and path != pinned and not _PLACEHOLDER.search(path):
+        path = _named_note(arguments.get("path") or pinned, pinned)
+        if path != pinned:
             try:
                 same = files.normalize(path) == pinned
             except MemoryPathError:
@@ -185,6 +185,15 @@ def pinned_append_tool(
         },
     }
     return Tool("memory_append", description, schema, append, risk="memory")
+
+
+def _named_note(path: str, today_note: str) -> str:
+    """`path`; `today_note` for a path with the placeholder date in it, a day's note for its
+    date alone."""
+    if _PLACEHOLDER.search(path):
+        return today_note
+    bare = _BARE_DATE.fullmatch(path.strip())
+    return daily_note(bare.group(1)) if bare else path
 
 
 def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:

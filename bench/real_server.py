@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -288,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER, file=sys.stderr)
     rows: list[TurnRow] = []
     calls: Calls = []
+    for stop in (signal.SIGINT, signal.SIGTERM):  # a background job ignores SIGINT otherwise
+        signal.signal(stop, signal.default_int_handler)
     try:
         asyncio.run(run(settings, prompts, rows, calls))
     except KeyboardInterrupt:

@@ -21,8 +21,8 @@ MEMORY_RECALL = """\
 run memory_search over MEMORY.md and memory/*.md, then memory_get only the lines you need. If \
 nothing relevant turns up, say that you checked.
 - When the user asks you to remember something, or states a preference or a decision, append it \
-to today's note with memory_append (one short line per fact): a fact is saved only by that call, \
-every time, never by saying so. Use memory_write only to curate MEMORY.md, after reading it.
+to today's note with memory_append (one short line per fact). Use memory_write only to curate \
+MEMORY.md, after reading it.
 - Cite only lines a memory_search or memory_get result showed you, as `Source: path#Lx-Ly`; \
 never write a source you did not read."""
 

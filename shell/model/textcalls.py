@@ -23,7 +23,9 @@ from shell.model.reply import ModelReply, ToolCallRequest
 _TAGGED = re.compile(
     r"<(tool_call|tools|function_call|functioncall)>\s*(.*?)\s*(?:</\1>|\Z)", re.DOTALL
 )
-_FENCED = re.compile(r"```[ \t]*(?:json|tool_call|tool_code)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+_FENCED = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
+_CALL_FENCES = ("", "json", "tool_call", "tool_code")
+"""The fences a call is written in; another (```markdown, ```python) is prose."""
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal")
 
 
@@ -75,9 +77,11 @@ def _blocks(
 ) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
     """(start, end, call or None) of each tagged or fenced block, and of the bare JSON objects
     the text opens with (one after another)."""
-    for pattern in (_TAGGED, _FENCED):
-        for block in pattern.finditer(text):
-            yield block.start(), block.end(), _call(block.group(block.lastindex or 1), offered)
+    for block in _TAGGED.finditer(text):
+        yield block.start(), block.end(), _call(block.group(2), offered)
+    for block in _FENCED.finditer(text):
+        if block.group(1).lower() in _CALL_FENCES:
+            yield block.start(), block.end(), _call(block.group(2), offered)
     at = len(text) - len(text.lstrip())
     while text.startswith("{", at):
         if (bare := _bare(text, at)) is None:

@@ -42,7 +42,7 @@ def test_each_recorded_reply_reads_as_its_calls_or_stays_prose(record: dict[str,
         return
     assert found is not None
     assert [[c.name, json.loads(c.arguments)] for c in found.calls] == expect["calls"]
-    assert found.prose == ""
+    assert found.prose == expect.get("prose", "")
     assert (found.dropped > 0) is expect.get("dropped", False)
 
 

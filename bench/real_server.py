@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -43,6 +44,10 @@ from shell.model.loader import prepare_litellm
 from shell.workspace import init_workspace
 
 CITATION = re.compile(r"([\w./-]+\.md)#L(\d+)(?:-L?(\d+))?")
+CLAIMED_SAVE = re.compile(
+    r"\b(saved|updated|remembered|noted|stored|recorded|added to (?:your |the )?memory)\b", re.I
+)
+"""An answer that says it saved something: a false claim in a turn without a write."""
 
 SCRIPT = [
     "Hi! My name is Ada and I live in Tromsø.",
@@ -89,6 +94,7 @@ class TurnRow:
     citations: list[str] = field(default_factory=list)
     """Each `path#Lx` the answers cite."""
     overflows: int = 0
+    claimed_save: bool = False
     notes: list[str] = field(default_factory=list)
     """Why a flush failed or a retry happened."""
     seconds: float = 0.0
@@ -103,6 +109,7 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
         case ev.AssistantMessage(text=text):
             row.answer_chars += len(text.strip())
             row.citations += [m.group(0) for m in CITATION.finditer(text)]
+            row.claimed_save |= bool(CLAIMED_SAVE.search(text))
         case ev.ToolCallStarted(from_text=from_text):
             row.tool_calls += 1
             row.from_text += from_text
@@ -161,12 +168,13 @@ class ProbedLLM(LLM):
         self.calls.append((projected, int(probe.usage.prompt_tokens)))
 
 
-async def run(settings: Settings, prompts: list[str]) -> tuple[list[TurnRow], Calls]:
-    """The turns, and each call's (projected, reported) prompt tokens."""
+async def run(settings: Settings, prompts: list[str], rows: list[TurnRow], calls: Calls) -> None:
+    """The turns into `rows`, and each call's (projected, reported) prompt tokens into `calls`
+    (kept as they come: a run stopped with Ctrl-C still reports what it did)."""
     agent = build_agent(settings, index_in_background=False)
     probed = ProbedLLM(agent.llm, agent)
+    probed.calls = calls
     agent.llm = agent.loop.parts.llm = agent.lifecycle.llm = probed
-    rows = []
     try:
         async for _ in agent.start():
             pass
@@ -183,7 +191,6 @@ async def run(settings: Settings, prompts: list[str]) -> tuple[list[TurnRow], Ca
             print(_line(row), file=sys.stderr, flush=True)
     finally:
         await agent.aclose()
-    return rows, probed.calls
 
 
 def real_citation(workspace: Path, citation: str) -> bool:
@@ -251,6 +258,7 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "citations_real": len(real),
         "citations_invented": len(cited) - len(real),
         "overflows": sum(row.overflows for row in rows),
+        "saves_claimed_without_a_write": sum(row.claimed_save and not row.writes for row in rows),
         "retries": sum(row.retries for row in rows),
         "projected_vs_server": calls,
         "first_call_off_by": _off_by(*calls[0]) if calls else None,
@@ -279,7 +287,14 @@ def main(argv: list[str] | None = None) -> int:
     init_workspace(settings)
     prompts = (SCRIPT * (args.turns // len(SCRIPT) + 1))[: args.turns]
     print(HEADER, file=sys.stderr)
-    rows, calls = asyncio.run(run(settings, prompts))
+    rows: list[TurnRow] = []
+    calls: Calls = []
+    for stop in (signal.SIGINT, signal.SIGTERM):  # a background job ignores SIGINT otherwise
+        signal.signal(stop, signal.default_int_handler)
+    try:
+        asyncio.run(run(settings, prompts, rows, calls))
+    except KeyboardInterrupt:
+        print(f"stopped after {len(rows)} turns", file=sys.stderr)
     report = summary(rows, calls, workspace)
     print(json.dumps(report, indent=2), file=sys.stderr if not args.json else sys.stdout)
     print(f"workspace kept at {workspace}", file=sys.stderr)

@@ -23,7 +23,8 @@ nothing relevant turns up, say that you checked.
 - When the user asks you to remember something, or states a preference or a decision, append it \
 to today's note with memory_append (one short line per fact). Use memory_write only to curate \
 MEMORY.md, after reading it.
-- Cite what you recall as `Source: path#Lx-Ly` when it helps the user verify."""
+- Cite only lines a memory_search or memory_get result showed you, as `Source: path#Lx-Ly`; \
+never write a source you did not read."""
 
 
 def project_rules(folder: str) -> str:

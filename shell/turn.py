@@ -37,7 +37,7 @@ from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
-from shell.model.textcalls import calls_in_text, is_local
+from shell.model.textcalls import reads_text_calls, with_text_calls
 from shell.session.conversation import Conversation
 from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox
@@ -217,8 +217,9 @@ class TurnLoop:
             raise TurnEnded("cancelled", "model_call")
         reply = _encodable(call.reply)
         if (read := self._calls_in_text(reply)) is not None:
-            reply = read
-            yield TextCallsRead(names=[c.name for c in read.tool_calls], prose=read.text)
+            reply, dropped = read
+            names = [c.name for c in reply.tool_calls]
+            yield TextCallsRead(names=names, prose=reply.text, dropped_chars=dropped)
         self._count_usage(reply)
         p.request_builder.calibrate(reply.prompt_tokens, sent)
         p.conversation.append(reply.message())
@@ -253,21 +254,16 @@ class TurnLoop:
         if self.cancellation.requested:
             raise TurnEnded("cancelled", "tool_calls")
 
-    def _calls_in_text(self, reply: ModelReply) -> ModelReply | None:
-        """The reply with the tool calls its text holds as calls, when the setting reads them
-        (`text_tool_calls`) and it holds any; else None."""
+    def _calls_in_text(self, reply: ModelReply) -> tuple[ModelReply, int] | None:
+        """The reply with the tool calls its text holds as calls, and how many characters
+        after them were dropped, when the setting reads them (`text_tool_calls`) and it holds
+        any; else None."""
         settings = self.parts.settings
-        reading = settings.text_tool_calls
-        if reply.tool_calls or reading == "off" or not reply.text:
-            return None
-        if reading == "auto" and not is_local(settings.api_base):
+        if not reads_text_calls(settings.text_tool_calls, settings.api_base):
             return None
         offered = {s["function"]["name"] for s in self.parts.request_builder.tool_schemas}
         turn = self.parts.conversation.record.turns
-        found = calls_in_text(reply.text, offered, lambda n: f"text-{turn}-{uuid4().hex[:8]}-{n}")
-        if found is None:
-            return None
-        return replace(reply, text=found.prose, tool_calls=found.calls, finish_reason="tool_calls")
+        return with_text_calls(reply, offered, lambda n: f"text-{turn}-{uuid4().hex[:8]}-{n}")
 
     def _count_usage(self, reply: ModelReply) -> None:
         record = self.parts.conversation.record

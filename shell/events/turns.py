@@ -84,12 +84,14 @@ class ToolCallStarted(BaseEvent):
 @frozen
 class TextCallsRead(BaseEvent):
     """The model wrote tool calls in its reply's text (`shell.model.textcalls`): they run as
-    the tool calls that follow, and the text streamed so far is void; the prose around the
+    the tool calls that follow, and the text streamed so far is void; the prose before the
     calls, if any, comes as the `AssistantMessage`."""
 
     type: ClassVar[str] = "text_calls_read"
     names: list[str]
     prose: str
+    dropped_chars: int = 0
+    """The text after the calls, not kept: written before any result came back."""
 
 
 @frozen

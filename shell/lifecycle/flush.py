@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 from shell import prompts
 from shell.events import (
@@ -20,6 +21,7 @@ from shell.events import (
     MemoryWritten,
 )
 from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
+from shell.model.textcalls import with_text_calls
 from shell.text import shorten
 from shell.tools.toolbox import Tool, Toolbox
 
@@ -91,6 +93,7 @@ async def run_flush(
     now: str,
     max_rounds: int = 3,
     compact_tools: bool = False,
+    text_calls: bool = False,
     timer: Callable[[], float] = time.perf_counter,
 ) -> AsyncIterator[Event | FlushOutcome]:
     """Run one silent flush turn: model → memory_append calls → model, at most `max_rounds`.
@@ -106,6 +109,7 @@ async def run_flush(
         now: The current time, shown to the model.
         max_rounds: Model calls allowed.
         compact_tools: Send the tool's compact schema (a small window: `RequestBuilder`).
+        text_calls: Read a call the model wrote as text as a call (`shell.model.textcalls`).
         timer: Monotonic seconds, for the tool calls' durations.
 
     Yields:
@@ -131,11 +135,14 @@ async def run_flush(
         except ModelError as error:
             tally.model_error = f"{error.kind}: {error.message}"
             break
-        if not call.reply.tool_calls:
-            tally.answer = call.reply.text
+        reply = call.reply
+        if text_calls and (read := with_text_calls(reply, {tool.name}, _flush_id)) is not None:
+            reply = read[0]
+        if not reply.tool_calls:
+            tally.answer = reply.text
             break
-        conversation.append(call.reply.message())
-        async for item in run_tool_calls(toolbox, call.reply.tool_calls):
+        conversation.append(reply.message())
+        async for item in run_tool_calls(toolbox, reply.tool_calls):
             if isinstance(item, ToolDone):
                 conversation.append(item.message())
                 tally.count(item)
@@ -143,3 +150,7 @@ async def run_flush(
                 tally.see(item)
                 yield item
     yield tally.outcome()
+
+
+def _flush_id(n: int) -> str:
+    return f"text-flush-{uuid4().hex[:8]}-{n}"

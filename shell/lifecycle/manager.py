@@ -35,6 +35,7 @@ from shell.memory.files.door import MemoryFiles
 from shell.memory.paths import daily_note
 from shell.memory.tools import pinned_append_tool
 from shell.model import LLM
+from shell.model.textcalls import reads_text_calls
 from shell.session.conversation import Conversation
 from shell.session.record import FlushCycle, SessionRecord
 
@@ -159,6 +160,10 @@ class MemoryLifecycle:
             return 0
         return sum(m.get("role") == "user" for m in self.conversation.messages[seen:])
 
+    def _reads_text_calls(self) -> bool:
+        settings = self.request_builder.settings
+        return reads_text_calls(settings.text_tool_calls, settings.api_base)
+
     async def flush(self, trigger: FlushTrigger) -> AsyncIterator[Event]:
         target = daily_note(self.clock().date())
         cycle = self._cycle.compactions
@@ -174,6 +179,7 @@ class MemoryLifecycle:
             trigger=trigger,
             now=self.clock().isoformat(timespec="minutes"),
             compact_tools=self.request_builder.compact_tools,
+            text_calls=self._reads_text_calls(),
             timer=self.timer,
         ):
             if isinstance(item, FlushOutcome):

@@ -8,6 +8,7 @@ in a worker thread. Write tools return their `MemoryWritten` (and `GitLockCleare
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,11 @@ MAX_GET_LINES = MAX_WINDOW_LINES
 DEFAULT_GET_LINES = 120
 
 _PATH_HINT = "MEMORY.md or memory/<name>.md (workspace-relative)."
+_PLACEHOLDER = re.compile(r"YYYY-MM-DD", re.IGNORECASE)
+"""The date in the descriptions' `memory/YYYY-MM-DD.md`: a small model copies it as written
+(Qwen2.5-Coder-1.5B: `memory/YYYY-MM-DD.md`, `YYYY-MM-DD/notes.md`), meaning today's note."""
+_BARE_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.md)?")
+"""A date alone (`2026-12-03`, Qwen2.5-Coder-1.5B again): that day's note."""
 
 GET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -45,9 +51,8 @@ APPEND_SCHEMA: dict[str, Any] = {
         },
         "path": {
             "type": "string",
-            "minLength": 1,
             "maxLength": 500,
-            "description": "A memory/<name>.md file; defaults to today's daily note.",
+            "description": "A memory/<name>.md file; left out or empty: today's daily note.",
         },
     },
     "required": ["text"],
@@ -71,8 +76,8 @@ GET_DESCRIPTION = (
     "rewriting it with memory_write."
 )
 APPEND_DESCRIPTION = (
-    "Append durable facts, decisions or to-dos to a daily note (default: today's "
-    "memory/YYYY-MM-DD.md). Append-only: nothing existing is changed, and lines already in "
+    "Append durable facts, decisions or to-dos to today's daily note (leave out path for "
+    "it). Append-only: nothing existing is changed, and lines already in "
     "the file are skipped as duplicates. Each write is committed to git."
 )
 WRITE_DESCRIPTION = (
@@ -94,17 +99,20 @@ def memory_tools(
         origin: Returns where a write came from, e.g. "session 3f2a turn 4", for the commit.
     """
 
+    def named(path: str) -> str:
+        return _named_note(path, daily_note(today()))
+
     async def get(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         result = await asyncio.to_thread(
             files.read,
-            arguments["path"],
+            named(arguments["path"]),
             int(arguments.get("from", 1)),
             int(arguments.get("lines", DEFAULT_GET_LINES)),
         )
         return json_result(window_payload(result.path, result))
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
-        path = arguments.get("path") or daily_note(today())
+        path = named(arguments.get("path") or daily_note(today()))
         outcome = await asyncio.to_thread(
             files.append, path, arguments["text"], reason="tool", origin=origin()
         )
@@ -112,7 +120,11 @@ def memory_tools(
 
     async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         outcome = await asyncio.to_thread(
-            files.write, arguments["path"], arguments["content"], reason="tool", origin=origin()
+            files.write,
+            named(arguments["path"]),
+            arguments["content"],
+            reason="tool",
+            origin=origin(),
         )
         payload: dict[str, Any] = {
             "path": outcome.event.path,
@@ -148,8 +160,8 @@ def pinned_append_tool(
     refusal = f"Memory flush writes are restricted to {pinned}; use that path only."
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
-        path = arguments.get("path")
-        if path is not None and path != pinned:
+        path = _named_note(arguments.get("path") or pinned, pinned)
+        if path != pinned:
             try:
                 same = files.normalize(path) == pinned
             except MemoryPathError:
@@ -173,6 +185,15 @@ def pinned_append_tool(
         },
     }
     return Tool("memory_append", description, schema, append, risk="memory")
+
+
+def _named_note(path: str, today_note: str) -> str:
+    """`path`; `today_note` for a path with the placeholder date in it, a day's note for its
+    date alone."""
+    if _PLACEHOLDER.search(path):
+        return today_note
+    bare = _BARE_DATE.fullmatch(path.strip())
+    return daily_note(bare.group(1)) if bare else path
 
 
 def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:

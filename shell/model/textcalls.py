@@ -5,7 +5,7 @@ their output (llama-cpp-python with the GGUF's own template, some Ollama and LM 
 answer a tool request with the call in the content: a `<tool_call>{…}</tool_call>` block (the
 Hermes/Qwen format; Qwen2.5-Coder-1.5B also writes `<tools>`), a fenced JSON object, a bare
 one, or one in doubled braces (`{{…}}`, a Qwen quirk). `calls_in_text` finds such calls to a
-tool that was offered and returns the prose around them; anything else (a JSON object that
+tool that was offered and returns the prose before them; anything else (a JSON object that
 names no offered tool, a malformed one, an example inside other prose) stays text.
 """
 
@@ -13,46 +13,119 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from shell.model.reply import ToolCallRequest
+from shell.model.reply import ModelReply, ToolCallRequest
 
 _TAGGED = re.compile(
     r"<(tool_call|tools|function_call|functioncall)>\s*(.*?)\s*(?:</\1>|\Z)", re.DOTALL
 )
-_FENCED = re.compile(r"```[ \t]*(?:json|tool_call|tool_code)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+_FENCED = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
+_CALL_FENCES = ("", "json", "tool_call", "tool_code")
+"""The fences a call is written in; another (```markdown, ```python) is prose."""
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal")
 
 
 @dataclass(frozen=True)
 class TextCalls:
-    """What a reply's text held: the calls, and the text without them."""
+    """What a reply's text held: the calls, the text before them, and how much text after them
+    was dropped."""
 
     calls: list[ToolCallRequest]
     prose: str
+    dropped: int = 0
+    """Characters after the calls, not kept: the model wrote them before any result came back
+    (Qwen2.5-Coder-1.5B goes on to recite its prompt's `# Tools` section), as vLLM's Hermes
+    parser also drops them."""
 
 
 def calls_in_text(
     text: str, offered: Collection[str], new_id: Callable[[int], str]
 ) -> TextCalls | None:
     """The tool calls written in `text` to tools named in `offered`, or None when it holds
-    none (or any block in it is not a call to an offered tool: then it is prose that shows
-    JSON, and all of it stays prose). `new_id(n)` names the n-th call found (from 1)."""
-    for pattern in (_TAGGED, _FENCED):
-        blocks = list(pattern.finditer(text))
-        if blocks:
-            found = [_call(block.group(block.lastindex or 1), offered) for block in blocks]
-            if any(call is None for call in found):
-                return None
-            calls = [c for c in found if c is not None]
-            prose = pattern.sub("", text).strip()
-            return TextCalls(_named(calls, new_id), prose)
-    if (call := _call(text.strip(), offered)) is not None:
-        return TextCalls(_named([call], new_id), "")
+    none (or a block before the first call is not a call to an offered tool: then it is prose
+    that shows JSON, and all of it stays prose). The calls are the first one and those right
+    after it; the text before them is the prose, the rest is dropped. `new_id(n)` names the
+    n-th call found (from 1)."""
+    blocks = sorted(_blocks(text, offered), key=lambda block: block[:2])
+    calls: list[tuple[str, str]] = []
+    start = end = 0
+    for begin, finish, call in blocks:
+        if begin < end:  # inside the block just read (a fence in a tag)
+            continue
+        if calls and text[end:begin].strip():
+            break
+        if call is None:
+            if calls:
+                break
+            return None
+        if not calls:
+            start = begin
+        calls.append(call)
+        end = finish
+    if not calls:
+        return None
+    dropped = len(text[end:].strip())
+    return TextCalls(_named(calls, new_id), text[:start].strip(), dropped)
+
+
+def _blocks(
+    text: str, offered: Collection[str]
+) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
+    """(start, end, call or None) of each tagged or fenced block, and of the bare JSON objects
+    the text opens with (one after another)."""
+    for block in _TAGGED.finditer(text):
+        yield block.start(), block.end(), _call(block.group(2), offered)
+    for block in _FENCED.finditer(text):
+        if block.group(1).lower() in _CALL_FENCES:
+            yield block.start(), block.end(), _call(block.group(2), offered)
+    at = len(text) - len(text.lstrip())
+    while text.startswith("{", at):
+        if (bare := _bare(text, at)) is None:
+            return
+        yield at, bare[0], _call(bare[1], offered)
+        at = len(text) - len(text[bare[0] :].lstrip())
+
+
+def _bare(text: str, at: int) -> tuple[int, str] | None:
+    """(end, JSON text) of the object at `at` (in doubled braces too), or None."""
+    decoder = json.JSONDecoder()
+    for doubled in (False, True):
+        begin = at + doubled
+        try:
+            _value, end = decoder.raw_decode(text, begin)
+        except json.JSONDecodeError:
+            continue
+        if not doubled:
+            return end, text[begin:end]
+        closing = len(text) - len(text[end:].lstrip())
+        if text.startswith("}", closing):
+            return closing + 1, text[begin:end]
     return None
+
+
+def reads_text_calls(setting: str, api_base: str | None) -> bool:
+    """Whether calls written as text are read, by the `text_tool_calls` setting (auto: for a
+    local `api_base`)."""
+    return setting == "on" or (setting == "auto" and is_local(api_base))
+
+
+def with_text_calls(
+    reply: ModelReply, offered: Collection[str], new_id: Callable[[int], str]
+) -> tuple[ModelReply, int] | None:
+    """`reply` with the calls its text holds as its tool calls and the prose before them as
+    its text, and how many characters after them were dropped; None when it has real tool
+    calls or its text holds none."""
+    if reply.tool_calls or not reply.text:
+        return None
+    found = calls_in_text(reply.text, offered, new_id)
+    if found is None:
+        return None
+    read = replace(reply, text=found.prose, tool_calls=found.calls, finish_reason="tool_calls")
+    return read, found.dropped
 
 
 def is_local(api_base: str | None) -> bool:

@@ -53,7 +53,9 @@ def fake_llm(server: FakeOpenAI) -> LLM:
     return LLM("openai/fake", api_base=server.base_url, max_attempts=1)
 
 
-async def flush(llm: LLM, tool: Tool, max_rounds: int = 3) -> list[object]:
+async def flush(
+    llm: LLM, tool: Tool, max_rounds: int = 3, *, text_calls: bool = False
+) -> list[object]:
     return [
         item
         async for item in run_flush(
@@ -66,6 +68,7 @@ async def flush(llm: LLM, tool: Tool, max_rounds: int = 3) -> list[object]:
             trigger="tokens",
             now=NOW,
             max_rounds=max_rounds,
+            text_calls=text_calls,
         )
     ]
 
@@ -108,6 +111,31 @@ async def test_request_shape_and_no_reply(
     assert system["content"].startswith("You are Cairn.\n\n" + prompts.FLUSH_MARKER)
     assert chat == CHAT  # the conversation as it was, before any compaction
     assert last == {"role": "user", "content": prompts.flush_prompt(TARGET, NOW)}
+
+
+WRITTEN = (
+    '```json\n{"name": "memory_append", "arguments": {"text": "- ship on Friday, OPS-4471", '
+    '"path": "memory/YYYY-MM-DD.md"}}\n```\n\n# Tools\n\nYou may call one or more functions'
+)
+"""A flush reply as Qwen2.5-Coder-1.5B writes one (tests/fakes/recorded/): a call in the text,
+to the placeholder path, and the prompt's tool section recited after it."""
+
+
+@pytest.mark.parametrize("text_calls", [True, False])
+async def test_a_flush_call_written_as_text_writes_when_text_calls_are_read(
+    server: FakeOpenAI, fake_llm: LLM, pinned_tool: Tool, tmp_path: Path, text_calls: bool
+) -> None:
+    server.enqueue(Reply(text=WRITTEN), Reply(text="NO_REPLY"))
+    items = await flush(fake_llm, pinned_tool, text_calls=text_calls)
+    outcome = items[-1]
+    assert isinstance(outcome, FlushOutcome)
+    if not text_calls:
+        assert outcome.outcome == "ignored" and not (tmp_path / TARGET).exists()
+        return
+    assert outcome.outcome == "written" and outcome.lines == 1
+    assert (tmp_path / TARGET).read_text() == "- ship on Friday, OPS-4471\n"
+    assert commit(tmp_path, outcome.commit).files == [TARGET]
+    assert "# Tools" not in str(server.requests[1]["messages"][-2])
 
 
 async def test_a_model_error_fails_the_flush(

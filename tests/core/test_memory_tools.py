@@ -231,6 +231,25 @@ async def test_pinned_append_only_writes_its_target(tool_files: MemoryFiles, too
     assert head.message.endswith("\n\nflush c1\n")
 
 
+@pytest.mark.parametrize(
+    "path", ["memory/YYYY-MM-DD.md", "YYYY-MM-DD/notes.md", "2026-11-30", "2026-11-30.md", ""]
+)
+async def test_the_placeholder_date_a_small_model_copies_means_todays_note(
+    toolbox: Toolbox, tool_files: MemoryFiles, tool_root: Path, path: str
+) -> None:
+    """Qwen2.5-Coder-1.5B copies `memory/YYYY-MM-DD.md` from the descriptions as written
+    (tests/fakes/recorded/), names the day alone, or sends an empty path when told to leave it
+    out: each means today's note, where a path-less append goes."""
+    appended = ok(await toolbox.call("memory_append", {"text": "- deploy Fridays", "path": path}))
+    assert appended["path"] == "memory/2026-11-30.md" and appended["appended"] == 1
+    read = ok(await toolbox.call("memory_get", {"path": path.lower() or "2026-11-30"}))
+    assert read["path"] == "memory/2026-11-30.md" and "- deploy Fridays" in read["text"]
+    assert sorted(p.name for p in (tool_root / "memory").iterdir()) == ["2026-11-30.md"]
+    pinned = pinned_append_tool(tool_files, "memory/2026-11-30.md", origin=lambda: "flush c1")
+    assert ok(await pinned.call({"text": "- flushed", "path": path}))["appended"] == 1
+    assert (tool_root / "memory/2026-11-30.md").read_text() == "- deploy Fridays\n- flushed\n"
+
+
 async def test_a_note_with_a_nul_byte_edited_outside_is_committed_with_a_warning(
     toolbox: Toolbox, tool_root: Path
 ) -> None:

@@ -99,12 +99,25 @@ def test_anything_but_a_well_formed_call_to_an_offered_tool_stays_prose(text: st
     assert read(text) is None
 
 
-def test_one_block_that_is_not_a_call_keeps_the_whole_reply_prose() -> None:
+def test_a_block_before_the_first_call_that_is_not_one_keeps_the_whole_reply_prose() -> None:
     text = (
-        '```json\n{"name": "memory_search", "arguments": {"query": "a"}}\n```\n'
-        'and an example config:\n```json\n{"theme": "dark"}\n```'
+        'An example config:\n```json\n{"theme": "dark"}\n```\nand a call:\n'
+        '```json\n{"name": "memory_search", "arguments": {"query": "a"}}\n```'
     )
     assert read(text) is None
+
+
+def test_what_follows_the_calls_is_dropped_it_was_written_before_any_result() -> None:
+    """The model has not seen a result yet: what it writes after its calls is a guess at one,
+    or (Qwen2.5-Coder-1.5B) its prompt recited. vLLM's Hermes parser drops it too."""
+    tail = '\n\nThe search found it.\n```json\n{"theme": "dark"}\n```'
+    calls = (
+        '{"name": "memory_search", "arguments": {"query": "a"}}\n'
+        '{"name": "memory_get", "arguments": {"path": "MEMORY.md"}}'
+    )
+    found = calls_in_text(calls + tail, OFFERED, lambda n: f"t{n}")
+    assert found is not None and [c.name for c in found.calls] == ["memory_search", "memory_get"]
+    assert found.prose == "" and found.dropped == len(tail.strip())
 
 
 @pytest.mark.parametrize(

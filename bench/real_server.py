@@ -150,7 +150,9 @@ class ProbedLLM(LLM):
     """The agent's model, asking the server after each call how many tokens its prompt was."""
 
     def __init__(self, llm: LLM, agent: Agent) -> None:
-        super().__init__(llm.model, api_base=llm.api_base, api_key=llm.api_key)
+        super().__init__(
+            llm.model, api_base=llm.api_base, api_key=llm.api_key, ask_count=llm.ask_count
+        )
         self.max_attempts, self.timeout = llm.max_attempts, llm.timeout
         self.agent = agent
         self.calls: Calls = []

@@ -178,14 +178,20 @@ class Prompt(TextArea, inherit_bindings=False):
     # --- keys -------------------------------------------------------------------------------
 
     async def _on_key(self, event: events.Key) -> None:
-        # Enter is handled here, in the prompt's own queue behind the keys typed before it, not
-        # by a priority binding: those run as the app takes the key, and would send a draft
-        # whose last keys are still on their way. (TextArea's `_on_key` runs after this one.)
+        # Enter and the new-line keys are handled here, in the prompt's own queue in order with
+        # the keys around them, not by bindings: a priority binding runs as the app takes the
+        # key (it would send a draft whose last keys are on their way), and a plain one once the
+        # key has bubbled up to the app (a burst's next keys are typed before the line breaks:
+        # "alpha⏎beta" pasted by tmux became "alphabeta⏎"). TextArea's `_on_key` runs after.
         typed_ahead = self._mounted_at is not None and event.time < self._mounted_at
         if event.key == "enter" or (event.key == "ctrl+j" and typed_ahead):
             event.stop()
             event.prevent_default()
             self.action_submit()
+        elif event.key in ("shift+enter", "ctrl+j"):
+            event.stop()
+            event.prevent_default()
+            self.action_newline()
 
     def action_submit(self) -> None:
         value = self.value

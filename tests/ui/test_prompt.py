@@ -33,6 +33,24 @@ async def test_shift_enter_and_ctrl_j_break_the_line_and_enter_sends_it_all(
         assert app.prompt.value == ""
 
 
+async def test_a_line_break_in_a_burst_stays_between_the_keys_around_it(
+    workspace: Path,
+) -> None:
+    """tmux sends `alpha C-j beta` in one read: the break must land after alpha, not after
+    beta (a binding ran it once the key had bubbled up to the app, behind the next keys)."""
+    app = CairnApp(FakeAgent(workspace))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        keys = [*"alpha", "ctrl+j", *"beta", "shift+enter", *"gamma"]
+        for key in keys:  # posted at once, none waited for
+            app.post_message(
+                events.Key(key, "\n" if key == "ctrl+j" else key if len(key) == 1 else None)
+            )
+        await pilot.pause()
+        await pilot.pause()
+        assert app.prompt.value == "alpha\nbeta\ngamma"
+
+
 async def test_the_prompt_grows_to_its_cap_then_scrolls(workspace: Path) -> None:
     app = CairnApp(FakeAgent(workspace))
     async with app.run_test(size=SIZE) as pilot:

@@ -272,6 +272,21 @@ def _pending_turn_facts(messages: Sequence[Any]) -> list[str]:
     return []
 
 
+WRITES = frozenset({"memory_append", "memory_write"})
+
+
+def _without_query(result: str) -> str:
+    """A tool result without the query it echoes: memory_search repeats what was asked, which
+    is not what memory holds."""
+    try:
+        value = json.loads(result)
+    except (json.JSONDecodeError, TypeError):
+        return result
+    if isinstance(value, dict):
+        value.pop("query", None)
+    return json.dumps(value)
+
+
 def _flush_turn(messages: Sequence[Any], names: set[str]) -> DemoReply:
     start = last_user_index(messages)
     already_acted = any(
@@ -288,9 +303,10 @@ def _flush_turn(messages: Sequence[Any], names: set[str]) -> DemoReply:
         elif role == "user" and not is_project_request(text):
             stated.extend(durable_facts(text))
         elif role == "tool":
-            known.append(json_strings(text))
+            known.append(json_strings(_without_query(text)))
         for call in tool_calls_of(message):
-            known.append(json_strings(call.arguments))
+            if call.name in WRITES:  # a search's query is what was asked, not what was kept
+                known.append(json_strings(call.arguments))
     memory = normalized("\n".join(known))
     fresh = [fact for fact in stated if normalized(fact) not in memory]
     if not fresh:

@@ -33,11 +33,19 @@ def note(agent: Agent) -> str:
     return "".join(p.read_text() for p in (agent.workspace / "memory").glob("*.md"))
 
 
+ONE_SENTENCE = (
+    "We decided to ship PROJ-1234 on 2026-03-06, when is the design review?",
+    "We decided to ship PROJ-1234 on 2026-03-06",
+)
+"""The fact and the question in one sentence: the turn's search query holds the fact too."""
+
+
+@pytest.mark.parametrize("told", [TOLD_WITH_A_QUESTION, ONE_SENTENCE[0]], ids=["two", "one"])
 async def test_new_flushes_what_no_turn_saved_before_the_session_starts_over(
-    tmp_path: Path,
+    tmp_path: Path, told: str
 ) -> None:
     agent = await demo_agent(tmp_path)
-    for prompt in ("hi", TOLD_WITH_A_QUESTION, "thanks"):
+    for prompt in ("hi", told, "thanks"):
         await collect(agent.submit(prompt))
     assert "PROJ-1234" not in note(agent), "no turn saved it"
     old = agent.session_id

@@ -20,6 +20,7 @@ from shell.events import Event, TurnStarted
 from widgets.bridge import EventBridge
 from widgets.cards.blocks import NoticeLine, UserMessage
 from widgets.source import AgentSource
+from widgets.transcript import Transcript
 
 REVEAL_BLOCKS = 30
 FILL_CHECK_S = 0.3
@@ -127,12 +128,19 @@ class EarlierTurns(Static):
     def _fill(self) -> None:
         """This line is on screen once the view settled (what is below it does not fill the
         view, or the user is at the top): show more."""
-        if self.held and self.region.height > 0:
+        if self.held and self.region.height > 0 and not self._at_the_end():
             self.call_later(self.reveal)
 
     def _scrolled(self, scroll_y: float) -> None:
-        if scroll_y <= 0 and not self._revealing:
+        if scroll_y <= 0 and not self._revealing and not self._at_the_end():
             self.call_later(self.reveal)
+
+    def _at_the_end(self) -> bool:
+        """The transcript follows its end and has more than a screen below this line: a glimpse
+        of it at the top is the view on its way to the end (a loaded machine shows the frame
+        before the scroll), not the user scrolling up."""
+        parent = self.parent
+        return isinstance(parent, Transcript) and parent.following and parent.max_scroll_y > 0
 
     async def on_click(self) -> None:
         await self.reveal()

@@ -168,7 +168,7 @@ class CairnApp(KeysApp):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):  # the app sees every key first, the prompt's too
             self._active()
-            bar = next(iter(self.query(ApprovalBar)), None)  # None before the first compose
+            bar = self.query_one_optional(ApprovalBar)  # None before the first compose
             if bar is not None and await bar.key(event):
                 return  # it opened the approval waiting
         await super().on_event(event)
@@ -302,7 +302,7 @@ class CairnApp(KeysApp):
 
     async def action_cancel_turn(self) -> None:
         """Esc: close the keys panel or the panes overlay if one is open, else cancel the turn."""
-        if self.screen.query("HelpPanel"):
+        if self.help_panel_open:
             self.action_hide_help_panel()
             self.prompt.focus()
             return

@@ -88,10 +88,16 @@ class TerminalApp(ThemedApp):
 
     def action_show_help_panel(self) -> None:
         """The keys panel opens over the side area (in #main, see app.tcss), not beside it."""
-        if not self.screen.query("HelpPanel"):
+        if not self.help_panel_open:
             from textual.widgets import HelpPanel  # 20 ms of imports: loaded when first opened
 
             self.screen.query_one("#main").mount(HelpPanel())
+
+    @property
+    def help_panel_open(self) -> bool:
+        """Whether the keys panel is open (a child of #main: no walk of the transcript)."""
+        main = self.screen.query_one_optional("#main")
+        return main is not None and any(type(c).__name__ == "HelpPanel" for c in main.children)
 
     @property
     def side_overlay_open(self) -> bool:

@@ -43,7 +43,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_approval":  # else the next binding of tab moves the focus
-            return any(bar.waiting for bar in self.query(ApprovalBar))
+            bar = self.query_one_optional(ApprovalBar)
+            return bar is not None and bool(bar.waiting)
         return True
 
     async def action_answer_approval(self) -> None:
@@ -63,7 +64,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def focus_prompt(self) -> Prompt | None:
         """Give the prompt the focus (None when it is not on the screen yet)."""
-        prompt = next(iter(self.query(Prompt)), None)
+        prompt = self.query_one_optional(Prompt)
         if prompt is not None and prompt.display:
             self.set_focus(prompt)
         return prompt

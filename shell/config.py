@@ -73,6 +73,10 @@ class Settings:
     text_tool_calls: str = "auto"
     """Read tool calls a model writes in its text as calls (`shell.model.textcalls`): "auto"
     (for a model served on this machine or a private network: `api_base`), "on", "off"."""
+    memory_assist: str = "auto"
+    """Cairn searches memory before a question and keeps what the user asks it to remember
+    when the model does not (`shell.loop.assist`): "auto" (as `text_tool_calls`), "on",
+    "off"."""
     git_author_name: str = "Cairn"
     git_author_email: str = field(default_factory=lambda: f"cairn@{_host()}")
     """The host part names the machine: the git log pane shows where a commit came from."""
@@ -338,8 +342,9 @@ def _validated(values: dict[str, Any]) -> Settings:
     defaults = Settings(workspace=Path("."))
     coerced = {k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()}
     settings = replace(defaults, **coerced)
-    if settings.text_tool_calls not in ("auto", "on", "off"):
-        raise ConfigError(f"text_tool_calls {settings.text_tool_calls!r} must be auto, on or off")
+    for name in ("text_tool_calls", "memory_assist"):
+        if (value := getattr(settings, name)) not in ("auto", "on", "off"):
+            raise ConfigError(f"{name} {value!r} must be auto, on or off")
     if settings.secrets not in SECRETS_POLICIES:
         raise ConfigError(f"secrets {settings.secrets!r} must be redact, block or off")
     if settings.context_window is not None and settings.context_window < MIN_CONTEXT_WINDOW:

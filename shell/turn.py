@@ -33,10 +33,12 @@ from shell.events import (
 from shell.lifecycle.manager import MemoryLifecycle
 from shell.lifecycle.precall import CallReady, prepare_call
 from shell.lifecycle.reinject import startup_prelude
+from shell.loop.assist import assists, cairn_call, fact_to_remember, question_in
 from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
+from shell.model.reply import ToolCallRequest
 from shell.model.textcalls import reads_text_calls, with_text_calls
 from shell.session.conversation import Conversation
 from shell.session.encodable import escaped
@@ -122,7 +124,7 @@ class TurnLoop:
         self.cancellation.begin()
         unwritable: OSError | None = None
         try:
-            async for event in self._rounds():
+            async for event in self._assisted(prompt, turn):
                 turn.note(event)
                 yield event
         except OSError as error:
@@ -160,6 +162,39 @@ class TurnLoop:
                 yield TurnFinished(turn=turn.number, reason=turn.reason)
             if self._index_in_background:
                 p.recall.start()  # after the first answer, never in its way (once)
+
+    async def _assisted(self, prompt: str, turn: TurnLog) -> AsyncIterator[Event]:
+        """`_rounds`, with the calls Cairn makes for a model that does not (`memory_assist`):
+        a question searched before the first call, a "remember …" kept after an answer that
+        wrote nothing."""
+        settings = self.parts.settings
+        if not assists(settings.memory_assist, settings.api_base):
+            async for event in self._rounds():
+                yield event
+            return
+        if (query := question_in(prompt)) is not None:
+            async for event in self._cairn_call("memory_search", {"query": query}, turn):
+                yield event
+        try:
+            async for event in self._rounds():
+                yield event
+        except TurnEnded as ended:
+            fact = fact_to_remember(prompt)
+            if ended.reason == "completed" and not turn.written and fact is not None:
+                async for event in self._cairn_call("memory_append", {"text": fact}, turn):
+                    yield event
+            raise
+
+    async def _cairn_call(
+        self, name: str, arguments: dict[str, str], turn: TurnLog
+    ) -> AsyncIterator[Event]:
+        """One call Cairn makes for the model, kept in the conversation as the model's own."""
+        if self.parts.toolbox.get(name) is None:
+            return
+        call = cairn_call(name, arguments, turn.number)
+        self.parts.conversation.append(ModelReply("", [call], "tool_calls").message())
+        async for event in self._run_tools([call]):
+            yield event
 
     async def _rounds(self) -> AsyncIterator[Event]:
         """Rounds until one raises `TurnEnded`: the pre-call step, the model call, the tools."""
@@ -227,7 +262,6 @@ class TurnLoop:
 
     async def _answer_or_tools(self, reply: ModelReply, rounds: int) -> AsyncIterator[Event]:
         """The reply's text; the turn ends with an answer without tools, else the tools run."""
-        p = self.parts
         if reply.text:
             yield AssistantMessage(text=reply.text)
         if not reply.tool_calls:
@@ -236,9 +270,15 @@ class TurnLoop:
                 yield Notice("The model returned an empty answer.", level="warning")
             yield self.usage()
             raise TurnEnded("empty" if empty else "completed")
+        async for event in self._run_tools(reply.tool_calls):
+            yield event
+
+    async def _run_tools(self, calls: list[ToolCallRequest]) -> AsyncIterator[Event]:
+        """Run `calls`, each result kept in the conversation as it comes."""
+        p = self.parts
         tools = run_tool_calls(
             p.toolbox,
-            reply.tool_calls,
+            calls,
             side_events=lambda: [*p.recall.drain(), *p.workbench.drain()],
             stop=lambda: self.cancellation.requested,
             cancelled=self.cancellation.event,

@@ -84,6 +84,7 @@ def fake_settings(workspace: Path, clock: Clock, fake_openai: FakeOpenAI) -> Set
         watch=False,
         clock=clock,
         git_author_email="cairn@localhost",  # the default names this host
+        memory_assist="off",  # a loopback server is local: tests of it turn it on
     )
 
 

@@ -262,7 +262,13 @@ class Transcript(VerticalScroll):
 
     async def start_tool(self, event: ToolCallStarted) -> None:
         await self._close_stream()
-        card = ToolCallCard(event.call_id, event.name, event.arguments, from_text=event.from_text)
+        card = ToolCallCard(
+            event.call_id,
+            event.name,
+            event.arguments,
+            from_text=event.from_text,
+            by_cairn=event.by_cairn,
+        )
         self._cards[event.call_id] = card
         await self.add_block(card)
 

@@ -79,6 +79,8 @@ class ToolCallStarted(BaseEvent):
     arguments: dict[str, Any]
     from_text: bool = False
     """The model wrote the call in its text, not as a tool call (`shell.model.textcalls`)."""
+    by_cairn: bool = False
+    """Cairn made the call for the model (`shell.loop.assist`)."""
 
 
 @frozen

@@ -129,7 +129,11 @@ async def run_tool_calls(
             yield ToolDone(call, ToolResult(NOT_RUN, error="cancelled before it started"))
             continue
         yield ToolCallStarted(
-            call_id=call.id, name=call.name, arguments=shown, from_text=call.from_text
+            call_id=call.id,
+            name=call.name,
+            arguments=shown,
+            from_text=call.from_text,
+            by_cairn=call.by_cairn,
         )
         live: asyncio.Queue[Event] = asyncio.Queue()
         context = CallContext(call.id, live.put_nowait, cancelled)

@@ -18,6 +18,8 @@ class ToolCallRequest:
     """Raw JSON text as the model sent it; possibly malformed (the tool layer reports that)."""
     from_text: bool = False
     """Written in the reply's text, read back as a call (`shell.model.textcalls`)."""
+    by_cairn: bool = False
+    """Made by Cairn for the model, not by it (`shell.loop.assist`)."""
 
 
 @dataclass(frozen=True)

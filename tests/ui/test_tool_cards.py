@@ -4,6 +4,7 @@ states the real core reaches only through a model: see test_approvals.py for tho
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,18 @@ async def test_a_call_the_model_wrote_as_text_is_a_card_marked_from_text_not_pro
         assert card.from_text and "from text" in painted(card.query_one(".tool-call--header"))
         shown = app.transcript.describe()
         assert "<tool_call>" not in shown and "Nothing on that yet." in shown
+
+
+async def test_a_call_cairn_made_for_the_model_is_a_card_marked_by_cairn(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply(text="I will keep you posted."))
+    settings = replace(fake_settings, memory_assist="on")
+    app = CairnApp(build_agent(settings, index_in_background=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, "remember that the deploy is on Friday")
+
+        [card] = app.query(ToolCallCard)
+        assert card.by_cairn and card.tool_name == "memory_append"
+        assert "by Cairn" in painted(card.query_one(".tool-call--header"))

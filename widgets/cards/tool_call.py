@@ -90,7 +90,13 @@ class ToolCallCard(Vertical):
     """Whether the full arguments and result are shown."""
 
     def __init__(
-        self, call_id: str, name: str, arguments: dict[str, Any], *, from_text: bool = False
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        from_text: bool = False,
+        by_cairn: bool = False,
     ) -> None:
         super().__init__(classes="-search" if name == "memory_search" else "")
         self.call_id = call_id
@@ -98,6 +104,8 @@ class ToolCallCard(Vertical):
         self.arguments = arguments
         self.from_text = from_text
         """The model wrote this call in its text; Cairn read it as a call."""
+        self.by_cairn = by_cairn
+        """Cairn made this call for the model (`shell.loop.assist`)."""
         self.finished: ToolCallFinished | None = None
         self.stopped = False
         """The turn was cancelled before this call began: it never ran."""
@@ -138,6 +146,8 @@ class ToolCallCard(Vertical):
         text = Text.assemble((f"{arrow} ", "dim"), self._title())
         if self.from_text:
             text.append(" · from text", style="dim italic")
+        if self.by_cairn:
+            text.append(" · by Cairn", style="dim italic")
         if self.stopped:
             text.append("  ■ stopped (not run)", style="italic")
         elif self.finished is None and self.interrupted:

@@ -1,0 +1,64 @@
+"""Memory help for a model that does not use its tools: Cairn makes two calls itself.
+
+Small local models (Qwen2.5-Coder-1.5B on a 4,096 window, measured in `bench/real_server`)
+answer "please remember that …" with "I'll keep you posted" and no write, and answer a
+question about what was said from nothing. Two rules, on by `memory_assist` ("auto": for a
+local `api_base`, as `text_tool_calls`):
+
+- **A question is searched before the model answers:** `memory_search` runs on it, and the
+  call and its result enter the conversation as if the model had made them. With the result
+  the 1.5B model answered a stored date 2 times of 4, without it never.
+- **What the user asks to remember is kept** when the turn ends without a memory write:
+  `memory_append` of the user's own words ("remember that X" keeps "X"), after the answer.
+
+Both run through the toolbox like any call (its approvals, secret redaction and path rules),
+and show as cards marked "by Cairn". A model that does its own writes is never overruled:
+the second rule looks at the turn's writes first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from uuid import uuid4
+
+from shell.model.reply import ToolCallRequest
+from shell.model.textcalls import is_local
+
+_REMEMBER = re.compile(
+    r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind)(?:\s+that)?\s*[:,]?\s+(?P<fact>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+MAX_QUERY_CHARS = 300
+
+
+def assists(setting: str, api_base: str | None) -> bool:
+    """Whether Cairn makes these calls, by the `memory_assist` setting."""
+    return setting == "on" or (setting == "auto" and is_local(api_base))
+
+
+def question_in(prompt: str) -> str | None:
+    """The query to search before answering: the prompt when it asks something."""
+    text = " ".join(prompt.split())
+    if not text.endswith("?") or _REMEMBER.match(text):
+        return None
+    return text[-MAX_QUERY_CHARS:]
+
+
+def fact_to_remember(prompt: str) -> str | None:
+    """What a "remember (that) …" prompt asks to keep, as a line of its own; None for any
+    other prompt (a question, "do you remember …?", a fact said without asking)."""
+    text = " ".join(prompt.split())
+    if text.endswith("?") or (found := _REMEMBER.match(text)) is None:
+        return None
+    fact = found.group("fact").strip()
+    return fact[0].upper() + fact[1:] if fact else None
+
+
+def cairn_call(name: str, arguments: dict[str, str], turn: int) -> ToolCallRequest:
+    return ToolCallRequest(
+        id=f"cairn-{turn}-{uuid4().hex[:8]}",
+        name=name,
+        arguments=json.dumps(arguments, ensure_ascii=False),
+        by_cairn=True,
+    )

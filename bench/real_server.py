@@ -16,7 +16,9 @@ from the server itself: the same request sent again whole, not streamed, for one
 server that sends no usage when streaming, like llama.cpp's, still counts a whole response; its
 prompt cache makes the probe cheap). Next to it: our projection for that call. An answer's
 citations (`path#L3`, `path#L3-L5`) are **real** when the file is in the workspace and holds
-those lines, else **invented**. Nothing here runs in `make test`.
+those lines, else **invented**. A question of the script is answered **right** when the answer
+holds what `ANSWERS` expects. Calls Cairn made for the model (`memory_assist`) are counted apart
+from the model's own. Nothing here runs in `make test`.
 """
 
 from __future__ import annotations
@@ -71,6 +73,16 @@ SCRIPT = [
     "What is the name of our backup bucket?",
     "Thanks, that is all for today.",
 ]
+ANSWERS = {
+    "What is my name?": r"\bAda\b",
+    "When is the Heron design review?": r"9(th)? Dec|Dec\w* 9",
+    "Where do I live?": r"Troms",
+    "How often does the release train leave?": r"second Tuesday|two weeks|fortnight",
+    "What do I drink in the morning?": r"\btea\b",
+    "What runs our API gateway?": r"Envoy",
+    "What is the name of our backup bucket?": r"cairn-backups-eu",
+}
+"""What a right answer to each question of `SCRIPT` holds (a pattern, case-insensitive)."""
 
 
 @dataclass
@@ -88,7 +100,11 @@ class TurnRow:
     retries: int = 0
     errors: list[str] = field(default_factory=list)
     tool_calls: int = 0
+    """The model's, written as text among them."""
     from_text: int = 0
+    by_cairn: int = 0
+    """Made by Cairn for the model (`memory_assist`)."""
+    answer: str = ""
     writes: int = 0
     searches: int = 0
     citations: list[str] = field(default_factory=list)
@@ -100,6 +116,12 @@ class TurnRow:
     seconds: float = 0.0
 
     @property
+    def right(self) -> bool | None:
+        """Whether the answer holds what the question asks for; None for another prompt."""
+        pattern = ANSWERS.get(self.prompt)
+        return None if pattern is None else bool(re.search(pattern, self.answer, re.I))
+
+    @property
     def silent(self) -> bool:
         return self.reason == "completed" and not self.answer_chars and not self.errors
 
@@ -107,9 +129,12 @@ class TurnRow:
 def record(row: TurnRow, event: ev.BaseEvent) -> None:
     match event:
         case ev.AssistantMessage(text=text):
+            row.answer += text
             row.answer_chars += len(text.strip())
             row.citations += [m.group(0) for m in CITATION.finditer(text)]
             row.claimed_save |= bool(CLAIMED_SAVE.search(text))
+        case ev.ToolCallStarted(by_cairn=True):
+            row.by_cairn += 1
         case ev.ToolCallStarted(from_text=from_text):
             row.tool_calls += 1
             row.from_text += from_text
@@ -217,10 +242,12 @@ def _line(row: TurnRow) -> str:
     if row.dropped:
         lifecycle.append(f"dropped {row.dropped} turns")
     ending = "SILENT" if row.silent else row.reason
-    tools = f"{row.tool_calls}/{row.from_text}"
+    tools = f"{row.tool_calls}/{row.from_text}/{row.by_cairn}"
+    if row.right is not None:
+        ending += " ✓" if row.right else " ✗"
     return (
-        f"{row.turn:>3} {ending:<10} {row.answer_chars:>5} {row.counted:>6} {row.calibrated:>6} "
-        f"{row.reported:>6} {tools:>5} {row.writes:>2} {row.searches:>2} {row.retries:>3} "
+        f"{row.turn:>3} {ending:<12} {row.answer_chars:>5} {row.counted:>6} {row.calibrated:>6} "
+        f"{row.reported:>6} {tools:>6} {row.writes:>2} {row.searches:>2} {row.retries:>3} "
         f"{row.seconds:>6.1f}  "
         f"{', '.join(lifecycle) or '-'}{'  ' + row.errors[0] if row.errors else ''}"
         + "".join(f"\n      {note}" for note in row.notes)
@@ -228,8 +255,9 @@ def _line(row: TurnRow) -> str:
 
 
 HEADER = (
-    "  # ending     chars counted calib. server tools wr se try      s  memory lifecycle\n"
-    "  (tools: calls/written as text; wr: memory writes; se: searches; server: its own count)"
+    "  # ending       chars counted calib. server  tools wr se try      s  memory lifecycle\n"
+    "  (tools: the model's calls/those written as text/calls by Cairn; ✓ ✗: a question answered"
+    " right or not;\n   wr: memory writes; se: searches; server: its own count)"
 )
 
 
@@ -252,6 +280,9 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "turns_dropped": sum(row.dropped for row in rows),
         "tool_calls": sum(row.tool_calls for row in rows),
         "tool_calls_from_text": sum(row.from_text for row in rows),
+        "tool_calls_by_cairn": sum(row.by_cairn for row in rows),
+        "questions_answered_right": sum(bool(row.right) for row in rows),
+        "questions": sum(row.right is not None for row in rows),
         "memory_writes": sum(row.writes for row in rows),
         "searches": sum(row.searches for row in rows),
         "answers_citing_a_real_source": sum(

@@ -155,7 +155,6 @@ def test_no_secret_leaves_through_cairn_run(
         CAIRN_API_KEY="sk-test",
         CAIRN_EMBEDDER="hash",
         CAIRN_CONTEXT_WINDOW="32000",
-        CAIRN_MEMORY_ASSIST="off",  # one search: the secret test counts it
     )
 
     assert ran.returncode == 0, ran.stderr

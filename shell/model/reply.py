@@ -33,7 +33,7 @@ class ModelReply:
 
     def message(self) -> dict[str, Any]:
         """The reply as an OpenAI-format assistant message for the transcript."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
         if self.tool_calls:
             message["tool_calls"] = [
                 {

@@ -26,6 +26,16 @@ MEMORY.md, after reading it.
 - Cite only lines a memory_search or memory_get result showed you, as `Source: path#Lx-Ly`; \
 never write a source you did not read."""
 
+ASSISTED_RECALL = """\
+## Memory
+- Before you answer a question, Cairn searches your memory (MEMORY.md and memory/*.md) and \
+gives you the results. Answer from them; if they do not hold the answer, say you do not know.
+- When the user asks you to remember something, call memory_append with one short line."""
+"""The memory rules for a model Cairn searches for (`memory_assist`). No citing line: the
+1.5B model copied `Source: path#Lx-Ly` as a template into its first answer (1 of 3 runs at the
+server's temperature) and then into every later one, 30 invented sources in 30 turns; the
+search card shows what the answer came from."""
+
 
 def project_rules(folder: str) -> str:
     """How to work on the project folder, and what of it to remember (with the project tools)."""

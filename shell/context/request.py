@@ -30,6 +30,7 @@ from shell.context.budget import ContextWindow
 from shell.context.calibration import Calibration, CalibrationStore
 from shell.context.counter import TokenCounter
 from shell.events import BootstrapTruncated, ContextReport, UsageUpdated
+from shell.loop.assist import assists
 from shell.session.conversation import Conversation
 from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
 
@@ -108,7 +109,7 @@ class RequestBuilder:
     def system_prompt(self) -> str:
         parts = [
             prompts.CAIRN_IDENTITY,
-            prompts.MEMORY_RECALL,
+            self._recall_rules(),
             *([prompts.project_rules(str(folder))] if (folder := self._project()) else []),
             f"Current date: {self.settings.today()}",
             f"# Project Context\n\n{self.bootstrap().text}",
@@ -118,6 +119,10 @@ class RequestBuilder:
         if self.conversation.prelude:
             parts.append(self.conversation.prelude)
         return "\n\n".join(parts)
+
+    def _recall_rules(self) -> str:
+        assisted = assists(self.settings.memory_assist, self.settings.api_base)
+        return prompts.ASSISTED_RECALL if assisted else prompts.MEMORY_RECALL
 
     def _project(self) -> Path | None:
         """The project folder, when its tools are offered (`shell.tools.workbench`)."""

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from shell import events as ev
+from shell import prompts
 from shell.config import ConfigError, Settings, load_settings
 from shell.loop.assist import assists, fact_to_remember, question_in
 from tests.core.agent_helpers import collect, of, started
@@ -162,3 +163,19 @@ async def test_a_secret_the_user_asks_to_remember_is_redacted_by_the_same_door(
     kept = blob(agent.workspace, "HEAD", written.path)
     assert token.encode() not in kept and b"the deploy token is" in kept.lower()
     await agent.aclose()
+
+
+async def test_a_model_cairn_searches_for_is_not_shown_a_citing_template(
+    assisted: Settings, fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    systems = []
+    for settings in (assisted, fake_settings):
+        agent = await started(settings)
+        fake_openai.enqueue(Reply(text="Hello."))
+        await collect(agent.submit("hello"))
+        systems.append(fake_openai.requests[-1]["messages"][0]["content"])
+        await agent.aclose()
+
+    assisted_system, hosted_system = systems
+    assert prompts.ASSISTED_RECALL in assisted_system and "Source:" not in assisted_system
+    assert prompts.MEMORY_RECALL in hosted_system and prompts.ASSISTED_RECALL not in hosted_system

@@ -36,6 +36,7 @@ from shell.lifecycle.reinject import startup_prelude
 from shell.loop.assist import assists, cairn_call, fact_to_remember, question_in
 from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
+from shell.loop.citations import ShownLines, unbacked_notice
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.model.reply import ToolCallRequest
@@ -87,6 +88,7 @@ class TurnLoop:
         self.reported = (0, 0)
         """The provider's prompt and completion tokens for this session's last call."""
         self._index_in_background = index_in_background
+        self._shown = ShownLines()
 
     def usage(self, size: PromptSize | None = None) -> UsageUpdated:
         """The meter; `size`: the prompt's count when the pre-call step just took it."""
@@ -265,6 +267,8 @@ class TurnLoop:
         if reply.text:
             yield AssistantMessage(text=reply.text)
         if not reply.tool_calls:
+            if unbacked := self._shown.unbacked(reply.text):
+                yield Notice(unbacked_notice(unbacked), level="warning")
             empty = not reply.text.strip() and not rounds  # no text and no tool call at all
             if empty:
                 yield Notice("The model returned an empty answer.", level="warning")
@@ -290,6 +294,7 @@ class TurnLoop:
                 continue
             if isinstance(item, ToolCallStarted):  # kept before the call runs: see `started`
                 p.conversation.started(item.call_id)
+            self._shown.see(item)
             yield item
         if self.cancellation.requested:
             raise TurnEnded("cancelled", "tool_calls")

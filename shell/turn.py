@@ -33,14 +33,14 @@ from shell.events import (
 from shell.lifecycle.manager import MemoryLifecycle
 from shell.lifecycle.precall import CallReady, prepare_call
 from shell.lifecycle.reinject import startup_prelude
-from shell.loop.assist import assists, cairn_call, fact_to_remember, question_in
+from shell.loop.assist import cairn_call, fact_to_remember, question_in
 from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.loop.citations import ShownLines, unbacked_notice
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.model.reply import ToolCallRequest
-from shell.model.textcalls import reads_text_calls, with_text_calls
+from shell.model.textcalls import assists, reads_text_calls, with_text_calls
 from shell.session.conversation import Conversation
 from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox

@@ -30,7 +30,7 @@ from shell.context.budget import ContextWindow
 from shell.context.calibration import Calibration, CalibrationStore
 from shell.context.counter import TokenCounter
 from shell.events import BootstrapTruncated, ContextReport, UsageUpdated
-from shell.loop.assist import assists
+from shell.model.textcalls import assists
 from shell.session.conversation import Conversation
 from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
 

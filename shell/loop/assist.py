@@ -3,7 +3,7 @@
 Small local models (Qwen2.5-Coder-1.5B on a 4,096 window, measured in `bench/real_server`)
 answer "please remember that …" with "I'll keep you posted" and no write, and answer a
 question about what was said from nothing. Two rules, on by `memory_assist` ("auto": for a
-local `api_base`, as `text_tool_calls`):
+local `api_base`, as `text_tool_calls`; `shell.model.textcalls.assists`):
 
 - **A question is searched before the model answers:** `memory_search` runs on it, and the
   call and its result enter the conversation as if the model had made them. With the result
@@ -23,18 +23,12 @@ import re
 from uuid import uuid4
 
 from shell.model.reply import ToolCallRequest
-from shell.model.textcalls import is_local
 
 _REMEMBER = re.compile(
     r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind)(?:\s+that)?\s*[:,]?\s+(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 MAX_QUERY_CHARS = 300
-
-
-def assists(setting: str, api_base: str | None) -> bool:
-    """Whether Cairn makes these calls, by the `memory_assist` setting."""
-    return setting == "on" or (setting == "auto" and is_local(api_base))
 
 
 def question_in(prompt: str) -> str | None:

@@ -113,6 +113,12 @@ def reads_text_calls(setting: str, api_base: str | None) -> bool:
     return setting == "on" or (setting == "auto" and is_local(api_base))
 
 
+def assists(setting: str, api_base: str | None) -> bool:
+    """Whether Cairn makes the memory calls a small model does not (`shell.loop.assist`), by
+    the `memory_assist` setting (auto: for a local `api_base`, as `reads_text_calls`)."""
+    return setting == "on" or (setting == "auto" and is_local(api_base))
+
+
 def with_text_calls(
     reply: ModelReply, offered: Collection[str], new_id: Callable[[int], str]
 ) -> tuple[ModelReply, int] | None:

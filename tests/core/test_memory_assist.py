@@ -13,7 +13,8 @@ import pytest
 from shell import events as ev
 from shell import prompts
 from shell.config import ConfigError, Settings, load_settings
-from shell.loop.assist import assists, fact_to_remember, question_in
+from shell.loop.assist import fact_to_remember, question_in
+from shell.model.textcalls import assists
 from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply
 from tests.fakes.openai_server import FakeOpenAI

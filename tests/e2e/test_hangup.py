@@ -32,16 +32,24 @@ def test_the_tui_exits_when_its_terminal_hangs_up(tmp_path: Path) -> None:
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
     os.close(slave)
+    poller = select.poll()  # select() refuses a descriptor past 1024, late in a long run
+    poller.register(master, select.POLLIN)
+
+    def read_until(marker: bytes) -> bytes:
+        seen, deadline = b"", time.monotonic() + 60
+        while marker not in seen and time.monotonic() < deadline and process.poll() is None:
+            if poller.poll(100):
+                seen += os.read(master, 65536)
+        return seen
+
+    # Typed before the TUI takes the terminal, "hi" can be flushed with the cooked mode (a CI
+    # run under load lost it): type once the prompt is drawn.
+    assert b"Ask, or" in read_until(b"Ask, or"), "the TUI never drew its prompt"
     os.write(master, b"hi\r")
     # It has no controlling terminal here (a new session, as under `setsid`), and must still
     # keep running while its terminal is open: answer, then live through two more checks.
-    seen, deadline, answer = b"", time.monotonic() + 60, b"Hello! I'm Cairn"
-    poller = select.poll()  # select() refuses a descriptor past 1024, late in a long run
-    poller.register(master, select.POLLIN)
-    while answer not in seen and time.monotonic() < deadline and process.poll() is None:
-        if poller.poll(100):
-            seen += os.read(master, 65536)
-    assert answer in seen, "the TUI never answered"
+    answer = b"Hello! I'm Cairn"
+    assert answer in read_until(answer), "the TUI never answered"
     time.sleep(2 * TERMINAL_CHECK_S + 0.5)
     assert process.poll() is None, "the TUI quit while its terminal was still open"
 

@@ -31,8 +31,6 @@ from widgets.cards.tool_call import ToolCallCard
 from widgets.restyle import Restyler
 
 if TYPE_CHECKING:
-    from textual.widgets.markdown import MarkdownStream
-
     from widgets.cards.reply import AssistantReply
 
 B = TypeVar("B", bound=Widget)
@@ -62,9 +60,8 @@ class Transcript(VerticalScroll):
     back to the end) follows again. A child asking to be seen while the view follows (a summary
     opened) leaves the end in view.
 
-    Streaming: the first text delta of a model call mounts an `AssistantReply` and opens its
-    `MarkdownStream`; later deltas are written to it; a tool call, the final message, a retry or
-    the end of the turn closes it.
+    Streaming: the first text delta of a model call mounts an `AssistantReply`; later deltas
+    are appended to it; a tool call, the final message, a retry or the end of the turn closes it.
     """
 
     DEFAULT_CSS = """
@@ -82,9 +79,9 @@ class Transcript(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, can_focus=False)
         self._reply: AssistantReply | None = None
-        self._stream: MarkdownStream | None = None
+        """The answer streaming now."""
         self._held: list[str] = []
-        """Deltas not yet written to the stream (fewer than `STREAM_INTERVAL_S` ago)."""
+        """Deltas not yet written to the answer (fewer than `STREAM_INTERVAL_S` ago)."""
         self._written_at = 0.0
         self._cards: dict[str, ToolCallCard] = {}
         self._echoed: list[str] = []
@@ -209,12 +206,11 @@ class Transcript(VerticalScroll):
         await self.add_block(NoticeLine(text, level))
 
     async def append_text(self, delta: str) -> None:
-        if self._stream is None:
+        if self._reply is None:
             from widgets.cards.reply import AssistantReply  # loaded by the first answer
 
             self._reply = AssistantReply()
             await self.add_block(self._reply)
-            self._stream = AssistantReply.get_stream(self._reply)
         self._held.append(delta)
         if monotonic() - self._written_at >= STREAM_INTERVAL_S:
             await self._write_held()
@@ -222,15 +218,16 @@ class Transcript(VerticalScroll):
             self.set_timer(STREAM_INTERVAL_S, self._write_held)
 
     async def _write_held(self) -> None:
-        if self._stream is not None and self._held:
+        if self._reply is not None and self._held:
             text = "".join(self._held)
             self._held.clear()
             self._written_at = monotonic()
-            await self._stream.write(text)
+            self._reply.append(text)
+            self._output_arrived()
 
     async def finish_text(self, full_text: str | None = None) -> None:
         """Close the open answer; a complete message that was never streamed is shown whole."""
-        streamed = self._stream is not None
+        streamed = self._reply is not None
         await self._close_stream()
         if not streamed and full_text:
             from widgets.cards.reply import AssistantReply
@@ -255,9 +252,6 @@ class Transcript(VerticalScroll):
 
     async def _close_stream(self) -> None:
         await self._write_held()
-        if self._stream is not None:
-            await self._stream.stop()
-        self._stream = None
         self._reply = None
 
     async def start_tool(self, event: ToolCallStarted) -> None:

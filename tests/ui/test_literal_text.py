@@ -110,9 +110,8 @@ async def test_prose_is_markdown_that_keeps_what_it_quotes(demo_app: MakeApp) ->
         assert shown(app, "a second line, leaning and strong")  # its own line; Markdown still
         for line in LINES:  # a code block shows its lines as they are
             assert shown(app, line), line
-        paragraph = reply.query("MarkdownParagraph").first()
-        content = paragraph._content
-        styles = {content.plain[span.start : span.end]: str(span.style) for span in content.spans}
-        assert "em" in styles["leaning"] and "strong" in styles["strong"]
+        rows = [line.content for line in reply.lines(reply.size.width)[:2]]
+        styles = {row.plain[s.start : s.end]: str(s.style) for row in rows for s in row.spans}
+        assert styles["leaning"] == "italic" and styles["strong"] == "bold"
         assert "README.md" not in styles, "a file name is no link"
         assert "__init__" not in styles and "init" not in styles

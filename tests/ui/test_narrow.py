@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandList, CommandPalette
+from textual.geometry import Region
 from textual.widgets import HelpPanel, Label, Static
-from textual.widgets.markdown import MarkdownBlock
 
 from shell.commands import COMMANDS
 from shell.events import FlushGateEvaluated, GateCondition, IndexSyncProgress, MemoryWritten
@@ -19,6 +19,8 @@ from tests.ui.pilot_helpers import DAILY, SIZE, TOLD, painted
 from tests.ui.scenarios import usage
 from widgets.app import CairnApp
 from widgets.cards.blocks import CompactionReceipt
+from widgets.cards.prose import Prose
+from widgets.cards.prose_layout import STYLES
 from widgets.cards.tool_call import ToolCallCard
 from widgets.palette import TUI_COMMAND_ACTIONS, palette_commands
 from widgets.panes.memory import MemoryFilePane, written_lines
@@ -135,9 +137,10 @@ async def test_panes_follow_their_newest_entries(workspace: Path) -> None:
         today = side.query_one("#pane-today", MemoryFilePane)
         await until(pilot, lambda: today.max_scroll_y > 0)
         await until(pilot, lambda: today.scroll_y == today.max_scroll_y)
-        newest = today.query(MarkdownBlock).last()
-        assert "note 79" in (newest.source or "")
-        assert today.region.contains_region(newest.region)
+        prose = today.query_one(Prose)
+        assert "note 79" in prose.lines(prose.size.width)[-1].content.plain
+        last_row = Region(prose.region.x, prose.region.bottom - 1, prose.region.width, 1)
+        assert today.region.contains_region(last_row)  # the newest note is in view
         assert log.region.contains_region(log.entries[-1].region)
         assert not log.region.contains_region(log.entries[0].region)
 
@@ -154,10 +157,14 @@ async def test_the_lines_of_the_last_write_are_highlighted(demo_app: MakeApp) ->
         await started(app, pilot)
         await send(app, pilot, TOLD)
         await send(app, pilot, "remember that the spare keys are in the blue locker")
-        today = app.side_panes.query_one("#pane-today", MemoryFilePane)
-        marked = [block.source or "" for block in today.query(".-written")]
-        assert marked and all("blue locker" in source for source in marked)
-        assert not any("deploy window" in source for source in marked)
+        prose = app.side_panes.query_one("#pane-today", MemoryFilePane).query_one(Prose)
+        marked = [
+            line.content.plain
+            for line in prose.lines(prose.size.width)
+            if any(span.style == STYLES["written"] for span in line.content.spans)
+        ]
+        assert marked and all("blue locker" in row for row in marked)
+        assert not any("deploy window" in row for row in marked)
 
 
 def test_written_lines_are_the_new_ones_or_the_appended_tail() -> None:

@@ -4,12 +4,12 @@ the receipt counts, never the raw NO_REPLY token."""
 
 from __future__ import annotations
 
-from textual.widgets import Collapsible, Markdown
-from textual.widgets._markdown import MarkdownH2
+from textual.widgets import Collapsible
 
 from tests.ui.conftest import MakeApp, send, settle, started
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD
 from widgets.cards.blocks import CompactionReceipt
+from widgets.cards.prose import Prose
 
 CHAT = (
     "My sister lives in Tromsø.",
@@ -35,14 +35,15 @@ async def test_the_receipt_summary_keeps_one_blank_line_between_sections(
         assert "flush: nothing to save (before compaction #1)" in transcript
         assert "NO_REPLY" not in transcript
         assert receipt.border_title == "compaction #1"
-        blocks = list(receipt.query_one(Markdown).children)
-        headings = [i for i, block in enumerate(blocks) if isinstance(block, MarkdownH2)]
-        assert len(headings) == 5
-        for index in headings[1:]:
-            above, heading = blocks[index - 1].region, blocks[index].region
-            assert heading.y - above.bottom == 1  # one blank line
-        for index in headings:
-            assert blocks[index + 1].region.y == blocks[index].region.bottom  # no blank
+        summary = receipt.query_one(Prose)
+        rows = [line.content.plain.rstrip() for line in summary.lines(summary.size.width)]
+        titles = [line[3:] for line in summary.source.splitlines() if line.startswith("## ")]
+        at = [rows.index(title) for title in titles]
+        assert len(at) == 5
+        for index in at[1:]:
+            assert rows[index - 1] == "" and rows[index - 2] != ""  # one blank line
+        for index in at:
+            assert rows[index + 1] != ""  # no blank under a heading
 
 
 async def test_an_outside_edit_shows_as_its_own_commit(demo_app: MakeApp) -> None:

@@ -38,6 +38,9 @@ async def test_resume_shows_the_earlier_turns_counters_and_gate_log(demo_app: Ma
     resumed = demo_app(resume=True)
     async with resumed.run_test(size=SIZE) as pilot:
         await started(resumed, pilot)
+        while earlier := resumed.transcript.query(EarlierTurns):  # above the last screenful
+            await earlier.first().reveal()
+            await pilot.pause()
         view = resumed.transcript.describe()
         assert f"user: {TOLD}" in view and f"user: {ASKED}" in view
         assert "memory_append" in view and "memory_search" in view

@@ -174,11 +174,7 @@ class CompactionReceipt(Vertical):
         &.-skipped { border: round $muted-text; color: $muted-text; }
         & > Static { height: auto; }
         & > Collapsible { padding: 0; margin: 0; border-top: none; background: transparent; }
-        /* one blank line between the summary's sections, none under a heading */
-        & Markdown { margin: 0; padding: 0; }
-        & MarkdownH2 { margin: 1 0 0 0; }
-        & MarkdownH2:first-child { margin: 0; }
-        & MarkdownBulletList { margin: 0; }
+        & Prose { padding: 0; }
     }
     """
 

@@ -1,8 +1,7 @@
 """The assistant's answer, rendered as Markdown (`Prose`: what it quotes stays as written).
 
-Textual's Markdown costs 35 ms of imports (markdown-it, linkify, Pygments), a seventh of a bare
-Textual app's start: this module is loaded by the first reply (`Transcript`), not before the
-first frame.
+Markdown costs 35 ms of imports (markdown-it, linkify, Pygments), a seventh of a bare Textual
+app's start: this module is loaded by the first reply (`Transcript`), not before the first frame.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ class AssistantReply(Prose):
     """The assistant's streamed answer for one model call."""
 
     DEFAULT_CSS = """
-    AssistantReply { height: auto; margin: 0 0 1 0; padding: 0 1; background: transparent; }
+    AssistantReply { margin: 0 0 1 0; padding: 0 1; background: transparent; }
     AssistantReply.-cut { opacity: 50%; }
     """
 

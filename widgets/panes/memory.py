@@ -11,11 +11,15 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 
 from widgets.panes.follow import follow_end
+
+if TYPE_CHECKING:
+    from widgets.cards.prose import Prose
 
 MAX_PANE_BYTES = 256 * 1024
 """Larger files are shown truncated (the tail is what changes, so the tail is kept)."""
@@ -60,8 +64,7 @@ class MemoryFilePane(VerticalScroll):
 
     DEFAULT_CSS = """
     MemoryFilePane { height: 1fr; padding: 0 1; }
-    MemoryFilePane > Markdown { margin: 0; padding: 0; background: transparent; }
-    MemoryFilePane MarkdownBlock.-written { background: $written-line; }
+    MemoryFilePane > Prose { margin: 0; padding: 0; background: transparent; }
     """
 
     def __init__(self, path_of: Callable[[], Path], *, id: str | None = None) -> None:
@@ -74,8 +77,8 @@ class MemoryFilePane(VerticalScroll):
         they are now (an edit made outside Cairn may move them)."""
 
     def compose(self) -> ComposeResult:
-        # Textual's Markdown costs 35 ms of imports: the panes mount after the first frame
-        # (`SidePanes`), so it is loaded then, not before that frame.
+        # Markdown costs 35 ms of imports: the panes mount after the first frame (`SidePanes`),
+        # so it is loaded then, not before that frame.
         from widgets.cards.prose import Prose
 
         yield Prose("")
@@ -110,9 +113,7 @@ class MemoryFilePane(VerticalScroll):
             self.written = set()  # the daily note moved on to a new date
         self._signature = signature
         self.text = read_for_pane(signature[0])
-        from textual.widgets import Markdown
-
-        await self.query_one(Markdown).update(self.text)
+        self._prose.update(self.text)
         self._mark_written()
         return True
 
@@ -124,15 +125,15 @@ class MemoryFilePane(VerticalScroll):
         self.written = {lines[i].strip() for i in written_lines(before, self.text, lines_added)}
         self._mark_written()
 
+    @property
+    def _prose(self) -> Prose:
+        from widgets.cards.prose import Prose
+
+        return self.query_one(Prose)
+
     def _mark_written(self) -> None:
         """Highlight each block whose lines were all written (a list item, not its list)."""
-        from textual.widgets.markdown import MarkdownBlock
-
-        lines = self.text.splitlines()
-        for block in self.query(MarkdownBlock):
-            start, end = block.source_range
-            filled = {line.strip() for line in lines[start:end] if line.strip()}
-            block.set_class(bool(filled) and filled <= self.written, "-written")
+        self._prose.mark_written(frozenset(self.written))
 
     def shows(self, path: Path) -> bool:
         """Whether this pane displays `path` (absolute, or relative to the workspace)."""

@@ -58,12 +58,13 @@ def narrowed(containers: dict[Widget, list[Widget]]) -> Iterator[None]:
 
 
 @contextmanager
-def refreshed_once() -> Iterator[None]:
+def refreshed_once(restyled: Iterable[Widget]) -> Iterator[None]:
     """While in the block a style set refreshes nothing (Textual refreshes a widget and all its
     descendants for each colour set on it: a dozen colours a widget, times the widgets under it);
-    after the block, each widget whose styles were set is refreshed once, laid out again if a
-    set asked for it. Nothing awaits in the block."""
-    wanted: dict[Widget, bool] = {}
+    after the block, each of `restyled` is refreshed once (one that only inherits its colours
+    must be drawn again too), laid out again if a set asked for it. Nothing awaits in the
+    block."""
+    wanted: dict[Widget, bool] = dict.fromkeys(restyled, False)
 
     def record(styles: Styles, *, layout: bool = False, parent: bool = False, **_: bool) -> None:
         node = styles.node
@@ -84,7 +85,8 @@ def refreshed_once() -> Iterator[None]:
 
 def update(stylesheet: Stylesheet, nodes: Iterable[DOMNode], animate: bool) -> None:
     """`stylesheet.update_nodes`, each widget refreshed once."""
-    with refreshed_once():
+    nodes = list(nodes)
+    with refreshed_once(node for node in nodes if isinstance(node, Widget) and node._is_mounted):
         stylesheet.update_nodes(nodes, animate=animate)
 
 
@@ -108,6 +110,7 @@ class Restyler:
         stylesheet.set_variables(app.get_css_variables())
         self._reparse()
         owed: list[Widget] = []
+        update(stylesheet, [app], animate)  # the colours every widget inherits
         for screen in app.screen_stack:
             now: dict[Widget, list[Widget]] = {}
             for container in lazy_containers(screen):

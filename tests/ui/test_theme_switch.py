@@ -5,11 +5,15 @@ bench/tui_theme.py)."""
 from __future__ import annotations
 
 from textual import events
+from textual.color import Color
+from textual.geometry import Region
 from textual.theme import Theme
+from textual.widget import Widget
 
-from tests.ui.conftest import MakeApp, started, until
+from tests.ui.conftest import MakeApp, send, started, until
 from tests.ui.pilot_helpers import SIZE
 from widgets.cards.blocks import UserMessage
+from widgets.cards.reply import AssistantReply
 
 
 async def test_presses_queued_behind_one_apply_only_the_last(demo_app: MakeApp) -> None:
@@ -56,3 +60,36 @@ async def test_blocks_out_of_view_take_the_new_theme_when_scrolled_to(demo_app: 
         await until(pilot, lambda: first not in app.restyler.owed)
         assert first.styles.border_left[1] == fresh.styles.border_left[1]
         assert first.styles.background == fresh.styles.background
+
+
+def painted_colour(widget: Widget, text: str) -> str:
+    """The colour `widget` paints `text` in now (the first segment that holds it)."""
+    for strip in widget.render_lines(Region(0, 0, *widget.size)):
+        for segment in strip:
+            if text in segment.text and segment.style is not None and segment.style.color:
+                return segment.style.color.name
+    raise AssertionError(f"{text!r} is not painted by {widget}")
+
+
+async def test_what_is_in_view_is_painted_in_the_new_theme(demo_app: MakeApp) -> None:
+    """Blocks that only inherit their colour are drawn in the new one too: a prompt kept the
+    dark theme's near-white text on the light theme's background (the app's own colour, which
+    every widget inherits, was not restyled)."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, "remember that the kiln fires on Tuesdays")
+        prompt = app.transcript.query(UserMessage).last()
+        answer = app.transcript.query(AssistantReply).last()
+        before = painted_colour(prompt, "kiln"), painted_colour(answer, "Noted")
+
+        app.theme = "cairn-light"
+        await pilot.pause()
+        await pilot.pause()
+
+        foreground = Color.parse(app.current_theme.foreground or "").hex.lower()
+        assert (painted_colour(prompt, "kiln"), painted_colour(answer, "Noted")) == (
+            foreground,
+            foreground,
+        )
+        assert foreground not in before

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from textual import events, on
 from textual.app import App
+from textual.message import Message
 from textual.theme import Theme
 
 from shell.fsio import write_atomically
@@ -55,6 +57,54 @@ def remember_theme(config_dir: Path, name: str) -> None:
     write_atomically(config_dir / STATE_FILE, f"theme = {json.dumps(name)}\n")
 
 
+class ThemeNotRemembered(Message):
+    """The theme chosen could not be written to the state file."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ThemeMemory:
+    """Writes the chosen theme off the UI thread (an atomic write fsyncs twice: a slow disk
+    must not hold a key press); a choice made while one is being written is written after it,
+    so the last one wins."""
+
+    def __init__(self, config_dir: Path, failed: Callable[[OSError], None]) -> None:
+        self.config_dir = config_dir
+        self.failed = failed
+        """Called on the writing thread with the error of a write that failed."""
+        self._lock = threading.Lock()
+        self._wanted: str | None = None
+        self._writer: threading.Thread | None = None
+
+    def remember(self, name: str) -> None:
+        with self._lock:
+            self._wanted = name
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write, name="theme-memory")
+                self._writer.start()
+
+    def _write(self) -> None:
+        while True:
+            with self._lock:
+                name, self._wanted = self._wanted, None
+                if name is None:
+                    self._writer = None
+                    return
+            try:
+                remember_theme(self.config_dir, name)
+            except OSError as error:
+                self.failed(error)
+
+    def wait(self, timeout_s: float = 5.0) -> None:
+        """Until the last choice is written (the app is closing)."""
+        with self._lock:
+            writer = self._writer
+        if writer is not None:
+            writer.join(timeout_s)
+
+
 def no_color(environ: Mapping[str, str] = os.environ) -> bool:
     """Whether `NO_COLOR` asks for no colour (https://no-color.org: set and not empty)."""
     return bool(environ.get("NO_COLOR"))
@@ -71,6 +121,9 @@ class ThemedApp(App[None]):
         self.theme_cycle: list[str] = list(BUILTIN_THEMES)
         """The themes ctrl+t goes through: Cairn's, then the user's."""
         self.restyler = Restyler(self)
+        self._theme_memory = (
+            ThemeMemory(config_dir, self._not_remembered) if config_dir is not None else None
+        )
         self._theme_wanted: str | None = None
         """The theme ctrl+t asked for, applied after the next refresh (None: none waits)."""
         self._theme_errors = self._register_themes()
@@ -108,6 +161,11 @@ class ThemedApp(App[None]):
             )
         self.theme_changed_signal.subscribe(self, self._theme_switched)
 
+    @on(events.Unmount)
+    def _theme_written(self) -> None:
+        if self._theme_memory is not None:
+            self._theme_memory.wait()
+
     def _theme_switched(self, theme: Theme) -> None:
         """Any switch (ctrl+t, the palette, Textual's picker) says which theme is on, and is
         remembered for the next run."""
@@ -115,12 +173,13 @@ class ThemedApp(App[None]):
             return
         self._theme_shown = theme.name
         self.notify(f"theme: {theme.name}", timeout=1.5, markup=False)
-        if self.config_dir is None:
-            return
-        try:
-            remember_theme(self.config_dir, theme.name)
-        except OSError as error:
-            self.notify(f"not remembered: {error}", title="Theme", severity="warning", markup=False)
+        if self._theme_memory is not None:
+            self._theme_memory.remember(theme.name)
+
+    def _not_remembered(self, error: OSError) -> None:
+        """A theme could not be written (on the writing thread)."""
+        message = f"not remembered: {error}"
+        self.call_from_thread(self.notify, message, title="Theme", severity="warning", markup=False)
 
     def action_cycle_theme(self) -> None:
         """ctrl+t: the next of `theme_cycle`, once the presses queued behind this one are

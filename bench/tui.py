@@ -6,10 +6,10 @@ Streaming: the real `CairnApp`, headless (`run_test`), on the demo agent of a fr
 whose `submit` is replaced by a paced stream: a Markdown answer (headings, lists, code blocks),
 cut into cl100k tokens, yielded as `TextDelta` events on a wall-clock schedule of `rate` tokens a
 second, then the `AssistantMessage` and `TurnFinished` a real turn ends with. They reach the
-transcript the way a model's do (worker → `AgentEvent` → bridge → `MarkdownStream`). The
+transcript the way a model's do (worker → `AgentEvent` → bridge → the reply's `Prose`). The
 producer runs on the app's own event loop, so a transcript that cannot keep up delays it: the
 backlog shows as lateness against the schedule. A rate **keeps up** when the whole answer is in
-the Markdown widget at most `MAX_LAG_S` after its last token was due, and the producer was never
+the reply at most `MAX_LAG_S` after its last token was due, and the producer was never
 more than `MAX_LAG_S` behind. The highest rate that keeps up is the figure; target ≥ 500/s.
 
 First frame, two ways, each against a bare Textual app (one `Static`) measured in the same run,
@@ -155,7 +155,7 @@ class StreamRun:
     rate: int
     tokens: int
     seconds: float
-    """From the first token to the whole answer in the Markdown widget."""
+    """From the first token to the whole answer in the reply."""
     lag_s: float
     """How long after its last token was due the whole answer was in the widget."""
     worst_late_s: float

@@ -2,11 +2,11 @@
 call, decided purely from the messages and the tools offered.
 
 It saves facts with memory_append at their turn ("remember that …", and every plain statement
-of fact, see `shell.demo.facts`), recalls them with memory_search (or memory_get), answers with a
-citation, and takes part in the pre-compaction flush, which keeps what no turn saved (a fact told
-along with a question, a todo); requests for a compaction summary go to `shell.demo.summary`,
-dreaming's distilling call to `shell.demo.dreams`; work on a project folder (read, remember, run
-the tests) to `shell.demo.project`.
+of fact, see `shell.text.user_facts`), recalls them with memory_search (or memory_get),
+answers with a citation, and takes part in the pre-compaction flush, which keeps what no turn
+saved (a fact told along with a question, a todo); requests for a compaction summary go to
+`shell.demo.summary`, dreaming's distilling call to `shell.demo.dreams`; work on a project
+folder (read, remember, run the tests) to `shell.demo.project`.
 No litellm and no clock (today's date is injectable), so the same input always gives the same
 reply.
 """
@@ -23,7 +23,6 @@ from typing import Any
 
 from shell import prompts
 from shell.demo.dreams import dream_reply
-from shell.demo.facts import durable_facts, is_question, turn_facts
 from shell.demo.messages import (
     DemoReply,
     PlannedCall,
@@ -42,6 +41,7 @@ from shell.memory.paths import daily_note
 from shell.text import collapse, display_line, normalized, sentences, short_sha
 from shell.text.small_talk import SmallTalk, small_talk
 from shell.text.stop_words import STOP_WORDS
+from shell.text.user_facts import durable_facts, is_question, turn_facts
 
 MAX_FLUSH_FACTS = 20
 _CONTROL_HEADERS = (

@@ -90,6 +90,8 @@ class FlushFinished(BaseEvent):
     commit: str | None = None
     error: str | None = None
     failures: int = 0
+    by_rule: bool = False
+    """The model stored nothing and Cairn kept what the user told, by rule (`memory_assist`)."""
 
 
 @frozen

@@ -44,6 +44,8 @@ class FlushOutcome:
     lines: int = 0
     commit: str | None = None
     error: str | None = None
+    by_rule: bool = False
+    """Written by the flush by rule (`shell.lifecycle.rule_flush`), not by the model."""
 
 
 @dataclass

@@ -30,12 +30,13 @@ from shell.lifecycle.compaction import compact as run_compaction
 from shell.lifecycle.flush import FlushOutcome, run_flush
 from shell.lifecycle.gate import Discard, GateInputs, evaluate_flush_gate
 from shell.lifecycle.reinject import reinjection_block
+from shell.lifecycle.rule_flush import flush_by_rule
 from shell.lifecycle.window_fit import oldest_turns_dropped, replies_shortened
 from shell.memory.files.door import MemoryFiles
 from shell.memory.paths import daily_note
 from shell.memory.tools import pinned_append_tool
 from shell.model import LLM
-from shell.model.textcalls import reads_text_calls
+from shell.model.textcalls import assists, reads_text_calls
 from shell.session.conversation import Conversation
 from shell.session.record import FlushCycle, SessionRecord
 
@@ -164,6 +165,12 @@ class MemoryLifecycle:
         settings = self.request_builder.settings
         return reads_text_calls(settings.text_tool_calls, settings.api_base)
 
+    def _assists(self) -> bool:
+        """Whether Cairn keeps what the model does not (`memory_assist`): then a flush that
+        stored nothing is followed by the flush by rule."""
+        settings = self.request_builder.settings
+        return assists(settings.memory_assist, settings.api_base)
+
     async def flush(self, trigger: FlushTrigger) -> AsyncIterator[Event]:
         target = daily_note(self.clock().date())
         cycle = self._cycle.compactions
@@ -187,6 +194,13 @@ class MemoryLifecycle:
             else:
                 yield item
         outcome = outcome or FlushOutcome("failed", error="flush did not finish")
+        if outcome.outcome != "written" and self._assists():
+            said, seen, note = outcome, self._flushable(target), self.files.text(target)
+            async for item in flush_by_rule(tool, seen, note, cycle=cycle, timer=self.timer):
+                if isinstance(item, FlushOutcome):
+                    outcome = replace(item, by_rule=True) if item.outcome != "no_reply" else said
+                else:
+                    yield item
         gave_up = self._settle(outcome)
         yield FlushFinished(
             outcome="exhausted" if gave_up else outcome.outcome,
@@ -196,6 +210,7 @@ class MemoryLifecycle:
             commit=outcome.commit,
             error=outcome.error,
             failures=self._cycle.failures,
+            by_rule=outcome.by_rule,
         )
         if gave_up:
             yield Notice(

@@ -180,3 +180,61 @@ async def test_a_model_cairn_searches_for_is_not_shown_a_citing_template(
     assisted_system, hosted_system = systems
     assert prompts.ASSISTED_RECALL in assisted_system and "Source:" not in assisted_system
     assert prompts.MEMORY_RECALL in hosted_system and prompts.ASSISTED_RECALL not in hosted_system
+
+
+async def test_a_flush_the_model_stores_nothing_in_keeps_what_the_user_told(
+    assisted: Settings, fake_openai: FakeOpenAI
+) -> None:
+    """Small models answer the flush with NO_REPLY: what was told without "remember" is kept by
+    rule, in the user's words, through the pinned tool (a card by Cairn), before it is gone."""
+    agent = await started(assisted)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    told = [
+        "Our release train leaves every second Tuesday.",
+        "Tell me a short story about a fox.",
+        f"The API gateway runs on Envoy and its deploy token is {token}.",
+    ]
+    for prompt in told:
+        fake_openai.enqueue(Reply(text="OK."))
+        await collect(agent.submit(prompt))
+    fake_openai.enqueue(Reply(text=prompts.NO_REPLY))
+
+    events = await collect(agent.submit("/flush"))
+
+    [finished] = of(events, ev.FlushFinished)
+    assert (finished.outcome, finished.by_rule, finished.lines) == ("written", True, 2)
+    [call] = of(events, ev.ToolCallStarted)
+    assert call.by_cairn and call.name == "memory_append"
+    kept = blob(agent.workspace, "HEAD", finished.target).decode()
+    assert "- Our release train leaves every second Tuesday\n" in kept
+    assert "Envoy" in kept and token not in kept  # the same door redacts what the user pasted
+    assert "fox" not in kept  # a request is not a fact
+
+    fake_openai.enqueue(Reply(text=prompts.NO_REPLY))
+    again = await collect(agent.submit("/flush"))
+    [second] = of(again, ev.FlushFinished)
+    assert (second.outcome, second.by_rule) == ("no_reply", False)  # nothing new: no commit
+    assert not of(again, ev.MemoryWritten)
+    await agent.aclose()
+
+
+async def test_a_flush_the_model_writes_itself_gets_no_rule_flush_and_nor_does_a_hosted_one(
+    assisted: Settings, fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(assisted)
+    fake_openai.enqueue(Reply(text="OK."))
+    await collect(agent.submit("Our release train leaves every second Tuesday."))
+    append = ("f1", "memory_append", json.dumps({"text": "- Release train: every 2nd Tuesday"}))
+    fake_openai.enqueue(Reply(tool_calls=[append]), Reply(text=prompts.NO_REPLY))
+    events = await collect(agent.submit("/flush"))
+    [finished] = of(events, ev.FlushFinished)
+    assert (finished.outcome, finished.by_rule) == ("written", False)
+    assert [c.by_cairn for c in of(events, ev.ToolCallStarted)] == [False]
+    await agent.aclose()
+
+    hosted = await started(fake_settings)  # memory_assist off
+    fake_openai.enqueue(Reply(text="OK."), Reply(text=prompts.NO_REPLY))
+    await collect(hosted.submit("Our release train leaves every second Tuesday."))
+    [finished] = of(await collect(hosted.submit("/flush")), ev.FlushFinished)
+    assert (finished.outcome, finished.by_rule) == ("no_reply", False)
+    await hosted.aclose()

@@ -145,6 +145,8 @@ class FlushBlock(Static):
                     f"written {counted(event.lines, 'line')} to {event.target} → "
                     f"{short_sha(event.commit)}"
                 )
+                if event.by_rule:
+                    self.text += " (by Cairn: the model stored nothing, so what you told is kept)"
             case "no_reply":
                 self.text = f"nothing to save ({self.occasion})"
             case "ignored":

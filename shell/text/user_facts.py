@@ -1,11 +1,13 @@
-"""What the offline demo brain keeps of a user message: which facts a turn saves at once
-(`turn_facts`) or the pre-compaction flush keeps (`durable_facts`). Which sentences state a fact
-at all is decided by `shell.text.statements` (shared with dreaming).
+"""What is worth keeping of a user message: which facts a turn saves at once (`turn_facts`) or a
+pre-compaction flush keeps (`durable_facts`). The offline demo brain saves by these rules, and
+so does the flush by rule that stands in for a small model that stores nothing
+(`shell.lifecycle.rule_flush`). Which sentences state a fact at all is decided by
+`shell.text.statements` (shared with dreaming).
 
 The turn saves what a message asks to remember or states as a fact, unless the message asks a
 question (then it searches memory). The flush keeps a superset, cleaned the same way, so it can
 tell what a turn already saved: facts told along with a question, todos, deadlines, identifiers.
-Pure functions over strings, no litellm and no clock, like the rest of the demo brain.
+Pure functions over strings, no litellm and no clock.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from shell import prompts
-from shell.demo.facts import durable_facts, is_statement_of_fact, stated_facts, without_opener
 from shell.demo.rules import decide
+from shell.text.user_facts import durable_facts, is_statement_of_fact, stated_facts, without_opener
 
 FACTS = [
     "Our release train leaves every second Tuesday.",

@@ -17,6 +17,7 @@ from uuid import uuid4
 from shell.config import Settings
 from shell.context.request import PromptSize, RequestBuilder
 from shell.events import (
+    AnswerSourced,
     AssistantMessage,
     Error,
     Event,
@@ -89,6 +90,8 @@ class TurnLoop:
         """The provider's prompt and completion tokens for this session's last call."""
         self._index_in_background = index_in_background
         self._shown = ShownLines()
+        self._prompt = ""
+        """The prompt of the turn running."""
 
     def usage(self, size: PromptSize | None = None) -> UsageUpdated:
         """The meter; `size`: the prompt's count when the pre-call step just took it."""
@@ -123,6 +126,7 @@ class TurnLoop:
             yield TurnFinished(turn=turn.number, reason="error")
             return
         p.conversation.append(message)
+        self._prompt = prompt
         self.cancellation.begin()
         unwritable: OSError | None = None
         try:
@@ -269,6 +273,8 @@ class TurnLoop:
         if not reply.tool_calls:
             if unbacked := self._shown.unbacked(reply.text):
                 yield Notice(unbacked_notice(unbacked), level="warning")
+            elif restated := self._shown.restated(reply.text, self._prompt):
+                yield AnswerSourced(citation=restated[0], snippet=restated[1])
             empty = not reply.text.strip() and not rounds  # no text and no tool call at all
             if empty:
                 yield Notice("The model returned an empty answer.", level="warning")

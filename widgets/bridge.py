@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, assert_never
 
 from shell.events import (
+    AnswerSourced,
     ApprovalDecided,
     ApprovalRequested,
     AssistantMessage,
@@ -204,6 +205,8 @@ class EventBridge:
                 await transcript.add_notice(f"error ({kind}): {message}", "error")
             case Notice(message=message, level=level):
                 await transcript.add_notice(message, level)
+            case AnswerSourced(citation=citation, snippet=snippet):
+                await transcript.add_notice(f"source (matched by Cairn): {citation} · {snippet}")
             case TurnFinished(reason=reason):
                 self.close_approvals()
                 await transcript.end_turn()

@@ -109,6 +109,7 @@ from shell.events.tools import (
     ToolsListed,
 )
 from shell.events.turns import (
+    AnswerSourced,
     AssistantMessage,
     BootstrapMissing,
     BootstrapTruncated,
@@ -139,6 +140,7 @@ __all__ = [
     "EVENT_TYPES",
     "GATE_HELD_BACK",
     "GATE_REQUIRED",
+    "AnswerSourced",
     "ApprovalChoice",
     "ApprovalDecided",
     "ApprovalRequested",
@@ -267,6 +269,7 @@ Event = (
     | ModelRetry
     | Error
     | Notice
+    | AnswerSourced
     | TurnFinished
     | BootstrapTruncated
     | BootstrapMissing

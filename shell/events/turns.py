@@ -185,6 +185,17 @@ class Notice(BaseEvent):
 
 
 @frozen
+class AnswerSourced(BaseEvent):
+    """The answer restates a memory line a search showed this session without citing it: Cairn
+    names that line's citation beside the answer (checked: it is a hit, not the model's word)."""
+
+    type: ClassVar[str] = "answer_sourced"
+    citation: str
+    snippet: str
+    """The line of the hit the answer restates."""
+
+
+@frozen
 class ToolCallStopped(BaseEvent):
     """A tool call the model asked for that never ran: the turn was cancelled before it began.
     It ends the call's card instead of a `ToolCallFinished` (a call already running when the

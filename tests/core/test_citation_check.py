@@ -92,3 +92,74 @@ async def test_lines_a_read_returned_back_a_later_answer(
 
     assert warnings(events) == []  # shown one turn earlier in the same session
     await agent.aclose()
+
+
+def hit(snippet: str, citation: str = "memory/2026-12-01.md#L2-L3") -> ev.SearchHit:
+    return ev.SearchHit(
+        path=citation.split("#")[0],
+        start_line=2,
+        end_line=3,
+        score=0.8,
+        vector_score=0.8,
+        text_score=0.5,
+        snippet=snippet,
+        citation=citation,
+    )
+
+
+def test_an_answer_that_restates_a_hit_line_without_citing_gets_its_source() -> None:
+    shown = ShownLines()
+    shown.see(
+        ev.SearchPerformed(
+            query="q",
+            mode="hybrid",
+            hits=[hit("- Kari lives in Bergen\n- The Heron review is on 9 December")],
+        )
+    )
+    shown.see(
+        ev.SearchPerformed(
+            query="q",
+            mode="hybrid",
+            hits=[hit("- Backups go to cairn-backups-eu", "MEMORY.md#L7-L7")],
+        )
+    )
+
+    heron = ("memory/2026-12-01.md#L2-L3", "- The Heron review is on 9 December")
+    assert shown.restated("It's on 9 December, the Heron review.") == heron
+    assert shown.restated("On 9 December.", "When is the Heron review?") == heron
+    assert shown.restated("They go to the cairn-backups-eu bucket.") == (
+        "MEMORY.md#L7-L7",
+        "- Backups go to cairn-backups-eu",
+    )
+    assert shown.restated("On 9 December. Source: memory/2026-12-01.md#L3") is None  # cites
+    assert shown.restated("The review went well, I think.") is None  # one word is no restating
+    assert shown.restated("Bergen is lovely in December.") is None
+    assert shown.restated("I don't know.", "When is the Heron review?") is None
+    assert shown.restated("Yes, Kari.", "Does Kari live in Bergen?") is None  # told nothing new
+
+
+async def test_an_answer_from_a_search_that_cites_nothing_is_sourced_by_cairn(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(fake_settings)
+    append = ("c1", "memory_append", json.dumps({"text": "The Heron review is on 9 December."}))
+    fake_openai.enqueue(Reply(tool_calls=[append]), Reply(text="Saved."))
+    await collect(agent.submit("remember that the Heron review is on 9 December"))
+    search = ("c2", "memory_search", json.dumps({"query": "Heron review"}))
+    fake_openai.enqueue(
+        Reply(tool_calls=[search]), Reply(text="The Heron review is on 9 December.")
+    )
+
+    events = await collect(agent.submit("When is the Heron review?"))
+
+    [performed] = of(events, ev.SearchPerformed)
+    [sourced] = of(events, ev.AnswerSourced)
+    assert sourced.citation == performed.hits[0].citation
+    assert "Heron review is on 9 December" in sourced.snippet
+    kinds = [type(e) for e in events]
+    assert kinds.index(ev.AssistantMessage) < kinds.index(ev.AnswerSourced)
+    assert warnings(events) == []
+
+    fake_openai.enqueue(Reply(text="A lighthouse keeper lived alone by the sea."))
+    assert not of(await collect(agent.submit("Tell me a story.")), ev.AnswerSourced)
+    await agent.aclose()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from shell import prompts
 from shell.build import build_agent
 from shell.config import Settings
 from shell.events import (
@@ -285,3 +286,26 @@ async def test_a_call_cairn_made_for_the_model_is_a_card_marked_by_cairn(
         [card] = app.query(ToolCallCard)
         assert card.by_cairn and card.tool_name == "memory_append"
         assert "by Cairn" in painted(card.query_one(".tool-call--header"))
+
+
+async def test_what_cairn_kept_or_sourced_for_a_small_model_is_said_on_screen(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    """A flush the model stored nothing in, kept by rule, says so on its block; an answer that
+    restates a search hit without citing it gets the hit's citation beside it."""
+    settings = replace(fake_settings, memory_assist="on")
+    fake_openai.enqueue(
+        Reply(text="OK."), Reply(text=prompts.NO_REPLY), Reply(text="It runs on Envoy.")
+    )
+    app = CairnApp(build_agent(settings, index_in_background=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, "The API gateway runs on Envoy.")
+        await send(app, pilot, "/flush")
+        await send(app, pilot, "What does the API gateway run on?")
+
+        shown = app.transcript.describe()
+        assert "flush: written 1 line to memory/" in shown
+        assert "(by Cairn: the model stored nothing, so what you told is kept)" in shown
+        assert "source (matched by Cairn): memory/" in shown
+        assert "· - The API gateway runs on Envoy" in shown

@@ -16,7 +16,8 @@ from the server itself: the same request sent again whole, not streamed, for one
 server that sends no usage when streaming, like llama.cpp's, still counts a whole response; its
 prompt cache makes the probe cheap). Next to it: our projection for that call. An answer's
 citations (`path#L3`, `path#L3-L5`) are **real** when the file is in the workspace and holds
-those lines, else **invented**. A question of the script is answered **right** when the answer
+those lines, else **invented**; the citation Cairn names beside an answer that restated a hit
+(`AnswerSourced`) is counted apart. A question of the script is answered **right** when the answer
 holds what `ANSWERS` expects. Calls Cairn made for the model (`memory_assist`) are counted apart
 from the model's own. Nothing here runs in `make test`.
 """
@@ -109,6 +110,8 @@ class TurnRow:
     searches: int = 0
     citations: list[str] = field(default_factory=list)
     """Each `path#Lx` the answers cite."""
+    sourced: list[str] = field(default_factory=list)
+    """Each citation Cairn named beside an answer that restated a hit (`AnswerSourced`)."""
     overflows: int = 0
     claimed_save: bool = False
     notes: list[str] = field(default_factory=list)
@@ -145,6 +148,10 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
         case ev.UsageUpdated():
             row.counted, row.calibrated = event.counted_prompt_tokens, event.prompt_tokens
             row.reported = event.reported_prompt_tokens or row.reported
+        case ev.AnswerSourced(citation=citation):
+            row.sourced.append(citation)
+        case ev.FlushFinished(outcome=outcome, error=error, by_rule=True):
+            row.flushes.append(f"{outcome} by rule")
         case ev.FlushFinished(outcome=outcome, error=error):
             row.flushes.append(outcome)
             if error:
@@ -287,6 +294,14 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "searches": sum(row.searches for row in rows),
         "answers_citing_a_real_source": sum(
             any(real_citation(workspace, c) for c in row.citations) for row in rows
+        ),
+        "answers_sourced_by_cairn": sum(
+            any(real_citation(workspace, c) for c in row.sourced) for row in rows
+        ),
+        "right_answers_with_a_real_source": sum(
+            bool(row.right)
+            and any(real_citation(workspace, c) for c in [*row.citations, *row.sourced])
+            for row in rows
         ),
         "citations_real": len(real),
         "citations_invented": len(cited) - len(real),

@@ -120,6 +120,8 @@ class Prose(Widget):
         return self._layout(width)[1]
 
     def _layout(self, width: int) -> tuple[int, list[Line], Content]:
+        if width < 1:  # not laid out yet, or hidden: nothing to fold a document into
+            return (width, [], Content(""))
         if self._laid_out is None or self._laid_out[0] != width:
             if self._tree is None:
                 self._tree = SyntaxTreeNode(prose_parser().parse(self._source))

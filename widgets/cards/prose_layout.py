@@ -74,9 +74,12 @@ def lay_out(tree: SyntaxTreeNode, width: int) -> list[Line]:
 
 def _fit(line: Line, width: int) -> list[Line]:
     """`line` folded to `width` (deep nesting in a narrow pane can overrun the indents)."""
-    if line.content.cell_length <= width:
+    content = line.content
+    if content.cell_length <= width:
         return [line]
-    return [Line(piece, line.source) for piece in line.content.fold(width)]
+    if width < 2:  # `Content.fold` folds to two cells at the least
+        return [Line(content[at : at + 1], line.source) for at in range(len(content))]
+    return [Line(piece, line.source) for piece in content.fold(width)]
 
 
 def _blocks(nodes: Sequence[SyntaxTreeNode], width: int, depth: int, *, gap: bool) -> list[Line]:

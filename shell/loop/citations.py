@@ -21,8 +21,9 @@ from shell.events import Event, SearchHit, SearchPerformed, ToolCallFinished
 from shell.text.stop_words import STOP_WORDS
 
 CITATION = re.compile(r"(?<![\w/.-])(MEMORY\.md|memory/[\w./-]+?\.md)#L(\d+)(?:-L?(\d+))?")
-RESTATED = 0.6
-"""The share of a hit line's words (beyond the question's) an answer holds to restate it."""
+RESTATED = 0.75
+"""The share of a hit line's words (beyond the question's) an answer holds, or of the answer's
+words the line holds, to restate it."""
 MIN_SHARED = 2
 """Words the line shares with the answer and the question together, at least."""
 _WORD = re.compile(r"\w+")
@@ -66,24 +67,24 @@ class ShownLines:
 
     def restated(self, answer: str, question: str = "") -> tuple[str, str] | None:
         """(citation, line) of the hit line `answer` restates best, when it cites no memory
-        line itself; None when it restates none. A line is restated when the answer holds most
-        (`RESTATED`) of what the line says beyond `question` (an answer leaves out the words
-        it was asked with: "What does the gateway run on?" "Envoy."). Newer hits win a tie."""
+        line itself; None when it restates none. Beyond the words of `question` (an answer
+        leaves out what it was asked with), the answer holds most (`RESTATED`) of what the line
+        says, or what the answer says comes mostly from the line ("Your name is Ada." from
+        "- My name is Ada and I live in Tromsø."). Newer hits win a tie."""
         if CITATION.search(answer):
             return None
-        said, asked = _words(answer), _words(question)
+        asked = _words(question)
+        new = _words(answer) - asked
         best: tuple[float, str, str] | None = None
         for hit in reversed(self._hits):
             for line in hit.snippet.splitlines():
                 words = _words(line)
                 told = words - asked
-                shared = len(told & said)
-                if not shared or shared < RESTATED * len(told):
+                shared = len(told & new)
+                if not shared or len(words & (new | asked)) < MIN_SHARED:
                     continue
-                if len(words & (said | asked)) < MIN_SHARED:
-                    continue
-                share = shared / len(told)
-                if best is None or share > best[0]:
+                share = max(shared / len(told), shared / len(new))
+                if share >= RESTATED and (best is None or share > best[0]):
                     best = (share, hit.citation, line.strip())
         return None if best is None else (best[1], best[2])
 

@@ -31,6 +31,34 @@ _PLACEHOLDER = re.compile(r"YYYY-MM-DD", re.IGNORECASE)
 _BARE_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.md)?")
 """A date alone (`2026-12-03`, Qwen2.5-Coder-1.5B again): that day's note."""
 
+_BLOCK_START = re.compile(r"^(?:\s|#|[-*+]\s|\d{1,9}[.)]\s|>|\|)")
+"""A line that opens or continues a Markdown block of its own: an indented continuation, a
+heading, a list item, a quote or a table row."""
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def as_fact_lines(text: str) -> str:
+    """`text` as a daily note's lines: each bare line a list item of its own ("- …").
+
+    A note is read as Markdown blocks, and a bare line continues the block above it: the
+    "Heron review is on 9 December." a small model appended after "My name is Ada." was one
+    unit with it, so "What is my name?" found neither. Headings, items, quotes, table rows,
+    indented continuations and fenced code are kept as they are."""
+    lines: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        opener = _FENCE.match(line)
+        if fence is not None or opener:
+            if opener and (fence is None or opener.group(1) == fence):
+                fence = None if fence is not None else opener.group(1)
+            lines.append(line)
+        elif line.strip() and not _BLOCK_START.match(line):
+            lines.append(f"- {line.strip()}")
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 GET_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -113,9 +141,8 @@ def memory_tools(
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = named(arguments.get("path") or daily_note(today()))
-        outcome = await asyncio.to_thread(
-            files.append, path, arguments["text"], reason="tool", origin=origin()
-        )
+        text = as_fact_lines(arguments["text"])
+        outcome = await asyncio.to_thread(files.append, path, text, reason="tool", origin=origin())
         return _append_result(outcome, files.root)
 
     async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
@@ -168,8 +195,9 @@ def pinned_append_tool(
                 same = False
             if not same:
                 raise ToolError(refusal)
+        text = as_fact_lines(arguments["text"])
         outcome = await asyncio.to_thread(
-            files.append, pinned, arguments["text"], reason=reason, origin=origin()
+            files.append, pinned, text, reason=reason, origin=origin()
         )
         return _append_result(outcome, files.root)
 

@@ -135,6 +135,10 @@ def test_an_answer_that_restates_a_hit_line_without_citing_gets_its_source() -> 
     assert shown.restated("The review went well, I think.") is None  # one word is no restating
     assert shown.restated("Bergen is lovely in December.") is None
     assert shown.restated("I don't know.", "When is the Heron review?") is None
+    kari = ("memory/2026-12-01.md#L2-L3", "- Kari lives in Bergen")
+    assert shown.restated("She lives in Bergen.", "Where does Kari live?") == kari
+    long_story = "Once upon a time Kari sailed from Bergen across a cold and stormy northern sea."
+    assert shown.restated(long_story) is None
     assert shown.restated("Yes, Kari.", "Does Kari live in Bergen?") is None  # told nothing new
 
 

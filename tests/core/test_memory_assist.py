@@ -14,6 +14,7 @@ from shell import events as ev
 from shell import prompts
 from shell.config import ConfigError, Settings, load_settings
 from shell.loop.assist import fact_to_remember, question_in
+from shell.memory.tools import as_fact_lines
 from shell.model.textcalls import assists
 from tests.core.agent_helpers import collect, of, started
 from tests.fakes.openai_script import Reply
@@ -238,3 +239,36 @@ async def test_a_flush_the_model_writes_itself_gets_no_rule_flush_and_nor_does_a
     [finished] = of(await collect(hosted.submit("/flush")), ev.FlushFinished)
     assert (finished.outcome, finished.by_rule) == ("no_reply", False)
     await hosted.aclose()
+
+
+def test_bare_lines_appended_to_a_note_become_facts_of_their_own() -> None:
+    assert as_fact_lines("My name is Ada.\nThe review is on 9 December.") == (
+        "- My name is Ada.\n- The review is on 9 December."
+    )
+    kept = "- an item\n  its continuation\n## 14:00\n```\nplain code\n```\n> quoted\n| a |\n2. two"
+    assert as_fact_lines(kept) == kept
+
+
+async def test_facts_a_small_model_appends_bare_are_each_found_on_their_own(
+    assisted: Settings, fake_openai: FakeOpenAI
+) -> None:
+    """Qwen2.5-Coder-1.5B appended "My name is Ada …" and then Cairn "The Heron …", both bare:
+    one Markdown paragraph, one unit of recall, and "What is my name?" found nothing."""
+    agent = await started(assisted)
+    append = ("c1", "memory_append", json.dumps({"text": "My name is Ada and I live in Tromsø."}))
+    fake_openai.enqueue(Reply(tool_calls=[append]), Reply(text="Nice to meet you, Ada."))
+    await collect(agent.submit("Hi! My name is Ada and I live in Tromsø."))
+    fake_openai.enqueue(Reply(text="I will."))
+    await collect(agent.submit("Please remember that the Heron design review is on 9 December."))
+    fake_openai.enqueue(Reply(text="Your name is Ada."))
+
+    events = await collect(agent.submit("What is my name?"))
+
+    [search] = of(events, ev.SearchPerformed)
+    assert not search.nothing_relevant
+    first = search.hits[0]
+    assert first.snippet == "- My name is Ada and I live in Tromsø."
+    assert first.citation == f"{today_note(assisted)}#L1-L1"
+    [sourced] = of(events, ev.AnswerSourced)
+    assert sourced.citation == first.citation
+    await agent.aclose()

@@ -109,7 +109,7 @@ def test_an_unrelated_query_abstains(searcher: MemorySearch) -> None:
     payload = result.to_model_json()
     assert payload["nothingRelevant"] is True
     assert NOTHING_RELEVANT in payload["note"]
-    assert "do not guess" in payload["note"]
+    assert payload["note"].endswith("Tell the user you checked memory and found nothing.")
     assert payload["results"] == []
 
 

@@ -91,9 +91,10 @@ class SearchResult:
                 if self.best_score is not None
                 else " (the index returned no candidates at all: it may be empty or not built)"
             )
+            # One sentence a model may repeat: Qwen2.5-Coder-1.5B said a second, "do not guess
+            # or invent a memory", to the user word for word (the system prompt says it too).
             parts.append(
-                f"{NOTHING_RELEVANT}{best}. Tell the user you checked memory and found nothing; "
-                "do not guess or invent a memory."
+                f"{NOTHING_RELEVANT}{best}. Tell the user you checked memory and found nothing."
             )
         else:
             parts.append(

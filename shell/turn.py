@@ -34,7 +34,7 @@ from shell.events import (
 from shell.lifecycle.manager import MemoryLifecycle
 from shell.lifecycle.precall import CallReady, prepare_call
 from shell.lifecycle.reinject import startup_prelude
-from shell.loop.assist import cairn_call, fact_to_remember, question_in
+from shell.loop.assist import cairn_call, facts_to_keep, question_in
 from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.loop.citations import ShownLines, unbacked_notice
@@ -171,8 +171,8 @@ class TurnLoop:
 
     async def _assisted(self, prompt: str, turn: TurnLog) -> AsyncIterator[Event]:
         """`_rounds`, with the calls Cairn makes for a model that does not (`memory_assist`):
-        a question searched before the first call, a "remember …" kept after an answer that
-        wrote nothing."""
+        a question searched before the first call, a "remember …" or a fact told kept after an
+        answer that wrote nothing."""
         settings = self.parts.settings
         if not assists(settings.memory_assist, settings.api_base):
             async for event in self._rounds():
@@ -185,9 +185,10 @@ class TurnLoop:
             async for event in self._rounds():
                 yield event
         except TurnEnded as ended:
-            fact = fact_to_remember(prompt)
-            if ended.reason == "completed" and not turn.written and fact is not None:
-                async for event in self._cairn_call("memory_append", {"text": fact}, turn):
+            facts = facts_to_keep(prompt)
+            if ended.reason == "completed" and not turn.written and facts:
+                text = "\n".join(facts)
+                async for event in self._cairn_call("memory_append", {"text": text}, turn):
                     yield event
             raise
 

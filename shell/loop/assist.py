@@ -8,8 +8,12 @@ local `api_base`, as `text_tool_calls`; `shell.model.textcalls.assists`):
 - **A question is searched before the model answers:** `memory_search` runs on it, and the
   call and its result enter the conversation as if the model had made them. With the result
   the 1.5B model answered a stored date 2 times of 4, without it never.
-- **What the user asks to remember is kept** when the turn ends without a memory write:
-  `memory_append` of the user's own words ("remember that X" keeps "X"), after the answer.
+- **What the user asks to remember, or tells as a fact, is kept** when the turn ends without
+  a memory write: `memory_append` of the user's own words ("remember that X" keeps "X"; "Our
+  release train leaves every second Tuesday." is kept as it is told, by the rules the demo
+  brain and the flush by rule use, `shell.text.user_facts`), after the answer. The model
+  answered such facts "I remember that …" and wrote nothing, so a question a few turns later
+  found nothing (5 of 9 questions in `bench/real_server`).
 
 Both run through the toolbox like any call (its approvals, secret redaction and path rules),
 and show as cards marked "by Cairn". A model that does its own writes is never overruled:
@@ -23,6 +27,7 @@ import re
 from uuid import uuid4
 
 from shell.model.reply import ToolCallRequest
+from shell.text.user_facts import is_question, stated_facts
 
 _REMEMBER = re.compile(
     r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind)(?:\s+that)?\s*[:,]?\s+(?P<fact>\S.*)$",
@@ -47,6 +52,14 @@ def fact_to_remember(prompt: str) -> str | None:
         return None
     fact = found.group("fact").strip()
     return fact[0].upper() + fact[1:] if fact else None
+
+
+def facts_to_keep(prompt: str) -> list[str]:
+    """What a turn keeps of `prompt` for the model: what it asks to remember, else the facts
+    it states; nothing for a question (the turn searches instead)."""
+    if (fact := fact_to_remember(prompt)) is not None:
+        return [fact]
+    return [] if is_question(prompt) else stated_facts(prompt)
 
 
 def cairn_call(name: str, arguments: dict[str, str], turn: int) -> ToolCallRequest:

@@ -190,10 +190,10 @@ async def test_a_flush_the_model_stores_nothing_in_keeps_what_the_user_told(
     rule, in the user's words, through the pinned tool (a card by Cairn), before it is gone."""
     agent = await started(assisted)
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    told = [
-        "Our release train leaves every second Tuesday.",
+    told = [  # facts told with a question: the turn searches, and keeps nothing
+        "Our release train leaves every second Tuesday, when is the next one?",
         "Tell me a short story about a fox.",
-        f"The API gateway runs on Envoy and its deploy token is {token}.",
+        f"The API gateway runs on Envoy and its deploy token is {token}, is that safe?",
     ]
     for prompt in told:
         fake_openai.enqueue(Reply(text="OK."))
@@ -203,7 +203,7 @@ async def test_a_flush_the_model_stores_nothing_in_keeps_what_the_user_told(
     events = await collect(agent.submit("/flush"))
 
     [finished] = of(events, ev.FlushFinished)
-    assert (finished.outcome, finished.by_rule, finished.lines) == ("written", True, 2)
+    assert (finished.outcome, finished.by_rule, finished.lines) == ("written", True, 3)
     [call] = of(events, ev.ToolCallStarted)
     assert call.by_cairn and call.name == "memory_append"
     kept = blob(agent.workspace, "HEAD", finished.target).decode()
@@ -224,7 +224,7 @@ async def test_a_flush_the_model_writes_itself_gets_no_rule_flush_and_nor_does_a
 ) -> None:
     agent = await started(assisted)
     fake_openai.enqueue(Reply(text="OK."))
-    await collect(agent.submit("Our release train leaves every second Tuesday."))
+    await collect(agent.submit("Our release train leaves every second Tuesday, right?"))
     append = ("f1", "memory_append", json.dumps({"text": "- Release train: every 2nd Tuesday"}))
     fake_openai.enqueue(Reply(tool_calls=[append]), Reply(text=prompts.NO_REPLY))
     events = await collect(agent.submit("/flush"))
@@ -271,4 +271,29 @@ async def test_facts_a_small_model_appends_bare_are_each_found_on_their_own(
     assert first.citation == f"{today_note(assisted)}#L1-L1"
     [sourced] = of(events, ev.AnswerSourced)
     assert sourced.citation == first.citation
+    await agent.aclose()
+
+
+async def test_a_fact_told_without_remember_is_kept_at_its_turn(
+    assisted: Settings, fake_openai: FakeOpenAI
+) -> None:
+    """The model answered "I remember that our release train …" and wrote nothing: a question
+    a few turns later found nothing, until the flush."""
+    agent = await started(assisted)
+    fake_openai.enqueue(
+        Reply(text="I remember that our release train leaves every second Tuesday.")
+    )
+
+    events = await collect(agent.submit("Our release train leaves every second Tuesday."))
+
+    [call] = of(events, ev.ToolCallStarted)
+    assert call.by_cairn and call.arguments == {
+        "text": "Our release train leaves every second Tuesday"
+    }
+    [written] = of(events, ev.MemoryWritten)
+    kept = blob(agent.workspace, "HEAD", written.path).decode()
+    assert kept == "- Our release train leaves every second Tuesday\n"
+    fake_openai.enqueue(Reply(text="Once upon a time."))
+    story = await collect(agent.submit("Tell me a short story about a fox."))
+    assert not of(story, ev.ToolCallStarted)  # a request is no fact
     await agent.aclose()

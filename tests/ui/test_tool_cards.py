@@ -300,7 +300,7 @@ async def test_what_cairn_kept_or_sourced_for_a_small_model_is_said_on_screen(
     app = CairnApp(build_agent(settings, index_in_background=False))
     async with app.run_test(size=SIZE) as pilot:
         await started(app, pilot)
-        await send(app, pilot, "The API gateway runs on Envoy.")
+        await send(app, pilot, "The API gateway runs on Envoy, can you note that?")
         await send(app, pilot, "/flush")
         await send(app, pilot, "What does the API gateway run on?")
 

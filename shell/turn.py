@@ -41,7 +41,7 @@ from shell.loop.citations import ShownLines, unbacked_notice
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.model.reply import ToolCallRequest
-from shell.model.textcalls import assists, reads_text_calls, with_text_calls
+from shell.model.textcalls import assists, offered_tools, reads_text_calls, with_text_calls
 from shell.session.conversation import Conversation
 from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox
@@ -313,7 +313,7 @@ class TurnLoop:
         settings = self.parts.settings
         if not reads_text_calls(settings.text_tool_calls, settings.api_base):
             return None
-        offered = {s["function"]["name"] for s in self.parts.request_builder.tool_schemas}
+        offered = offered_tools(self.parts.request_builder.tool_schemas)
         turn = self.parts.conversation.record.turns
         return with_text_calls(reply, offered, lambda n: f"text-{turn}-{uuid4().hex[:8]}-{n}")
 

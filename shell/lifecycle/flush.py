@@ -21,7 +21,7 @@ from shell.events import (
     MemoryWritten,
 )
 from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
-from shell.model.textcalls import with_text_calls
+from shell.model.textcalls import offered_tools, with_text_calls
 from shell.text import shorten
 from shell.tools.toolbox import Tool, Toolbox
 
@@ -138,7 +138,8 @@ async def run_flush(
             tally.model_error = f"{error.kind}: {error.message}"
             break
         reply = call.reply
-        if text_calls and (read := with_text_calls(reply, {tool.name}, _flush_id)) is not None:
+        offered = offered_tools(toolbox.schemas())
+        if text_calls and (read := with_text_calls(reply, offered, _flush_id)) is not None:
             reply = read[0]
         if not reply.tool_calls:
             tally.answer = reply.text

@@ -4,16 +4,23 @@ Small local models (Qwen2.5, Hermes, Llama 3.x fine-tunes) behind servers that d
 their output (llama-cpp-python with the GGUF's own template, some Ollama and LM Studio set-ups)
 answer a tool request with the call in the content: a `<tool_call>{…}</tool_call>` block (the
 Hermes/Qwen format; Qwen2.5-Coder-1.5B also writes `<tools>`), a fenced JSON object, a bare
-one, or one in doubled braces (`{{…}}`, a Qwen quirk). `calls_in_text` finds such calls to a
-tool that was offered and returns the prose before them; anything else (a JSON object that
-names no offered tool, a malformed one, an example inside other prose) stays text.
+one, or one in doubled braces (`{{…}}`, a Qwen quirk); or, as vLLM's `pythonic` parser reads
+Llama 3.2's calls, in Python syntax at the start of the reply: `[memory_search(query="…")]`,
+`Memory_append("…", "memory/….md")` (Qwen2.5-Coder-1.5B: the name capitalised, the arguments
+positional, in the order of the tool's parameters). `calls_in_text` finds such calls to a tool
+that was offered and returns the prose before them; anything else (a JSON object that names no
+offered tool, a malformed one, an example inside other prose, a Python call whose arguments are
+not plain values) stays text.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import re
-from collections.abc import Callable, Collection, Iterator
+import tokenize
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +34,21 @@ _FENCED = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
 _CALL_FENCES = ("", "json", "tool_call", "tool_code")
 """The fences a call is written in; another (```markdown, ```python) is prose."""
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal")
+_PYTHONIC = re.compile(r"\s*\[?\s*([A-Za-z_]\w*)\s*\(")
+"""The start of a call in Python syntax, `name(` or `[name(`."""
+
+Offered = Mapping[str, Sequence[str]]
+"""The tools offered: each name, and its parameters in order (for positional arguments)."""
+
+
+def offered_tools(schemas: Sequence[dict[str, Any]]) -> Offered:
+    """`Offered` from the OpenAI tool schemas a request sends."""
+    offered: dict[str, list[str]] = {}
+    for schema in schemas:
+        function = schema.get("function", {})
+        parameters = function.get("parameters", {}).get("properties", {})
+        offered[str(function.get("name", ""))] = list(parameters)
+    return offered
 
 
 @dataclass(frozen=True)
@@ -42,9 +64,7 @@ class TextCalls:
     parser also drops them."""
 
 
-def calls_in_text(
-    text: str, offered: Collection[str], new_id: Callable[[int], str]
-) -> TextCalls | None:
+def calls_in_text(text: str, offered: Offered, new_id: Callable[[int], str]) -> TextCalls | None:
     """The tool calls written in `text` to tools named in `offered`, or None when it holds
     none (or a block before the first call is not a call to an offered tool: then it is prose
     that shows JSON, and all of it stays prose). The calls are the first one and those right
@@ -72,11 +92,10 @@ def calls_in_text(
     return TextCalls(_named(calls, new_id), text[:start].strip(), dropped)
 
 
-def _blocks(
-    text: str, offered: Collection[str]
-) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
-    """(start, end, call or None) of each tagged or fenced block, and of the bare JSON objects
-    the text opens with (one after another)."""
+def _blocks(text: str, offered: Offered) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
+    """(start, end, call or None) of each tagged or fenced block, of the bare JSON objects the
+    text opens with (one after another), and of the Python calls it opens with."""
+    yield from _pythonic_calls(text, offered)
     for block in _TAGGED.finditer(text):
         yield block.start(), block.end(), _call(block.group(2), offered)
     for block in _FENCED.finditer(text):
@@ -120,7 +139,7 @@ def assists(setting: str, api_base: str | None) -> bool:
 
 
 def with_text_calls(
-    reply: ModelReply, offered: Collection[str], new_id: Callable[[int], str]
+    reply: ModelReply, offered: Offered, new_id: Callable[[int], str]
 ) -> tuple[ModelReply, int] | None:
     """`reply` with the calls its text holds as its tool calls and the prose before them as
     its text, and how many characters after them were dropped; None when it has real tool
@@ -145,7 +164,7 @@ def is_local(api_base: str | None) -> bool:
     return bool(re.match(r"^(10|192\.168|172\.(1[6-9]|2\d|3[01]))\.", host))
 
 
-def _call(block: str, offered: Collection[str]) -> tuple[str, str] | None:
+def _call(block: str, offered: Offered) -> tuple[str, str] | None:
     """(name, arguments JSON) of one written call, or None when it is not one."""
     value = _json_object(block)
     if value is None:
@@ -165,6 +184,67 @@ def _call(block: str, offered: Collection[str]) -> tuple[str, str] | None:
     if set(value) - allowed:  # more than a call: an object the prose is showing
         return None
     return name, json.dumps(arguments, ensure_ascii=False)
+
+
+def _pythonic_calls(
+    text: str, offered: Offered
+) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
+    """The calls in Python syntax the text opens with, one after another (in a list or not),
+    each only when it names an offered tool (any case) and its arguments are plain values."""
+    at = 0
+    while (start := _PYTHONIC.match(text, at)) is not None:
+        name = next((tool for tool in offered if tool.lower() == start.group(1).lower()), None)
+        end = _call_end(text, start.end() - 1)
+        if name is None or end is None:
+            return
+        arguments = _python_arguments(text[start.start(1) : end], offered[name])
+        if arguments is None:
+            return
+        closing = re.match(r"\s*[\],]?", text[end:])
+        end += closing.end() if closing else 0
+        yield start.start(), end, (name, arguments)
+        at = end
+
+
+def _call_end(text: str, opening: int) -> int | None:
+    """The offset just after the `)` that closes the `(` at `opening` (strings skipped)."""
+    depth = 0
+    lines = text[opening:].splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text[opening:]).readline):
+            if token.type != tokenize.OP or token.string not in "()":
+                continue
+            depth += 1 if token.string == "(" else -1
+            if depth == 0:
+                row, column = token.end
+                return opening + starts[row - 1] + column
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return None
+
+
+def _python_arguments(call: str, parameters: Sequence[str]) -> str | None:
+    """The arguments of `name(…)` as a JSON object, positional ones named in the order of
+    `parameters`; None when any is not a plain value (a name, an expression, a call)."""
+    try:
+        tree = ast.parse(call.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, ast.Call) or len(tree.args) > len(parameters):
+        return None
+    try:
+        named = zip(parameters, tree.args, strict=False)  # fewer positional than parameters
+        arguments = {name: ast.literal_eval(value) for name, value in named}
+        for keyword in tree.keywords:
+            if keyword.arg is None:
+                return None
+            arguments[keyword.arg] = ast.literal_eval(keyword.value)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def _json_object(block: str) -> dict[str, Any] | None:

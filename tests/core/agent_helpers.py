@@ -30,3 +30,18 @@ def of(events: list[ev.BaseEvent], kind: type[ev.BaseEvent]) -> list[Any]:
 
 def summary_text(*extra: str) -> str:
     return "\n".join(f"{h}\n- {' '.join(extra) or 'none'}" for h in SUMMARY_HEADINGS)
+
+
+def memory_tools_offered() -> dict[str, list[str]]:
+    """The memory tools a turn offers, each with its parameters in order (`Offered`), as the
+    real schemas declare them."""
+    from shell.memory.search.tool import parameters_schema
+    from shell.memory.tools import APPEND_SCHEMA, GET_SCHEMA, WRITE_SCHEMA
+
+    schemas = {
+        "memory_search": parameters_schema(),
+        "memory_get": GET_SCHEMA,
+        "memory_append": APPEND_SCHEMA,
+        "memory_write": WRITE_SCHEMA,
+    }
+    return {name: list(schema["properties"]) for name, schema in schemas.items()}

@@ -7,7 +7,7 @@ falls back on a summary by rule, the flush falls back on the user's own words wh
 the model with memory (`memory_assist`): the durable facts of each user message the flush saw
 (`shell.text.user_facts.durable_facts`), appended in one call Cairn makes through the same
 pinned tool. Its card says "by Cairn"; facts the note holds already (as the door would write
-them, redacted) are left out, and make no call at all.
+them, redacted; in any case, with or without a full stop) are left out, and make no call at all.
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ from shell.messages import is_summary_message
 from shell.secrets.door import redacted
 from shell.text.user_facts import durable_facts
 from shell.tools.toolbox import Tool, Toolbox
+
+
+def _key(line: str) -> str:
+    """A fact as two writers may word it alike: "- The review is on 9 May." and "the review
+    is on 9 May" (a turn keeps the user's "remember that …" as said, the flush cleaned)."""
+    return " ".join(line.strip().lstrip("-*+ ").rstrip(".!").split()).casefold()
 
 
 def facts_told(messages: Sequence[dict[str, Any]]) -> list[str]:
@@ -55,8 +61,8 @@ async def flush_by_rule(
     """Append the `facts_told(messages)` that `note` (the target's text) does not hold with
     `tool`; the events of the call, then the outcome ("written" when a line was added, else
     "no_reply": nothing new to keep)."""
-    held = {line.strip() for line in note.splitlines()}
-    lines = [f"- {fact}" for fact in facts_told(messages) if redacted(f"- {fact}") not in held]
+    held = {_key(line) for line in note.splitlines()}
+    lines = [f"- {fact}" for fact in facts_told(messages) if _key(redacted(fact)) not in held]
     if not lines:
         yield FlushOutcome("no_reply")
         return

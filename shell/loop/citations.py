@@ -27,6 +27,7 @@ words the line holds, to restate it."""
 MIN_SHARED = 2
 """Words the line shares with the answer and the question together, at least."""
 _WORD = re.compile(r"\w+")
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
 
 
 class ShownLines:
@@ -90,10 +91,11 @@ class ShownLines:
 
 
 def _words(text: str) -> set[str]:
-    """The words that carry meaning: not stop words, and a number or longer than two letters."""
+    """The words that carry meaning: not stop words, and a number or longer than two letters;
+    an ordinal is its number ("December 9th" restates "9 December")."""
     return {
         word
-        for word in _WORD.findall(text.lower())
+        for word in _WORD.findall(_ORDINAL.sub(r"\1", text.lower()))
         if word not in STOP_WORDS and (len(word) > 2 or word.isdigit())
     }
 

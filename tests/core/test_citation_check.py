@@ -127,6 +127,7 @@ def test_an_answer_that_restates_a_hit_line_without_citing_gets_its_source() -> 
     heron = ("memory/2026-12-01.md#L2-L3", "- The Heron review is on 9 December")
     assert shown.restated("It's on 9 December, the Heron review.") == heron
     assert shown.restated("On 9 December.", "When is the Heron review?") == heron
+    assert shown.restated("It is on December 9th.", "When is the Heron review?") == heron
     assert shown.restated("They go to the cairn-backups-eu bucket.") == (
         "MEMORY.md#L7-L7",
         "- Backups go to cairn-backups-eu",

@@ -211,6 +211,8 @@ async def test_a_flush_the_model_stores_nothing_in_keeps_what_the_user_told(
     assert "Envoy" in kept and token not in kept  # the same door redacts what the user pasted
     assert "fox" not in kept  # a request is not a fact
 
+    fake_openai.enqueue(Reply(text="OK."))  # kept at its turn, as said; the flush, cleaned
+    await collect(agent.submit("Please remember that the Heron review is on 9 May."))
     fake_openai.enqueue(Reply(text=prompts.NO_REPLY))
     again = await collect(agent.submit("/flush"))
     [second] = of(again, ev.FlushFinished)

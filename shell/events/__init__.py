@@ -100,6 +100,7 @@ from shell.events.tools import (
     CommandOutput,
     DecidedBy,
     FileEdited,
+    McpCallServed,
     McpServerChanged,
     McpServerInfo,
     McpState,
@@ -187,6 +188,7 @@ __all__ = [
     "JunkKind",
     "LightSleepFinished",
     "Loading",
+    "McpCallServed",
     "McpServerChanged",
     "McpServerInfo",
     "McpState",
@@ -304,6 +306,7 @@ Event = (
     | CommandFinished
     | FileEdited
     | McpServerChanged
+    | McpCallServed
     | ToolsListed
     | SyncEvent
 )

@@ -35,6 +35,8 @@ from shell.git.store import CommitInfo, GitStore
 from shell.text import short_sha
 
 _ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
+_CLIENT = re.compile(r"^mcp client (?P<client>\S+)", re.MULTILINE)
+"""The line `cairn mcp` writes in a commit's body (`shell.mcp_server.origin`)."""
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
 REVERT_JOURNAL = Path(".cairn") / "revert.json"  # while a revert is under way (`recover`)
 MEMORY_LOCK = Path(".cairn") / "locks" / "memory.lock"
@@ -53,11 +55,14 @@ class HistoryCommit:
     when: datetime
     subject: str
     kind: str
-    """Why it was made: tool, flush, dream, user edit, outside edit, seed, revert or other."""
+    """Why it was made: tool, flush, dream, user edit, mcp (another agent's call through `cairn
+    mcp`), outside edit, seed, revert or other."""
     session: str | None
     turn: int | None
     files: list[str] = field(default_factory=list)
     body: str = ""
+    client: str | None = None
+    """The MCP client whose call made it (`cairn mcp`), as it named itself; None for Cairn's."""
 
     @property
     def message(self) -> str:
@@ -71,6 +76,7 @@ class HistoryCommit:
             "subject": self.subject,
             "session": self.session,
             "turn": self.turn,
+            "client": self.client,
             "files": self.files,
         }
 
@@ -384,7 +390,8 @@ async def revert_events(history: MemoryHistory, sha: str) -> AsyncGenerator[Even
 
 def _history_commit(info: CommitInfo) -> HistoryCommit:
     subject, _, body = info.message.partition("\n")
-    origin = _ORIGIN.search(info.message)
+    client = _CLIENT.search(body)
+    origin = None if client else _ORIGIN.search(info.message)
     return HistoryCommit(
         sha=info.sha.strip(),
         short=info.short,
@@ -395,4 +402,5 @@ def _history_commit(info: CommitInfo) -> HistoryCommit:
         turn=int(origin["turn"]) if origin else None,
         files=info.files,
         body=body.strip(),
+        client=client["client"] if client else None,
     )

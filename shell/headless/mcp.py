@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -81,8 +79,13 @@ def run_mcp(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     log = ServedLog(Printable(sys.stderr), args.trace)
     try:
         if not args.http:
+            from shell.mcp_server.stdio import serve_stdio
+
             server = MemoryServer(settings, read_only=args.read_only, transport="stdio", emit=log)
-            return asyncio.run(_stdio(server, log))
+            where = f"serving {settings.workspace} over stdio" + _read_only(server)
+            log.say(where)
+            asyncio.run(serve_stdio(server, log.say))
+            return 0
         token = server_token(args.token, os.environ, TOKEN_ENV)
         sock = bind(args.host, args.port)
         plan = HttpPlan(args.host, sock.getsockname()[1], token)
@@ -98,27 +101,6 @@ def run_mcp(settings: Settings, args: argparse.Namespace, out: Out) -> int:
         return 0
     finally:
         log.close()
-
-
-async def _stdio(server: MemoryServer, log: ServedLog) -> int:
-    """Serve the client on stdin and stdout until it hangs up, or until SIGTERM."""
-    from mcp.server.stdio import stdio_server
-
-    sdk = server.sdk()
-    log.say(f"serving {server.settings.workspace} over stdio" + _read_only(server))
-    task = asyncio.current_task()
-    assert task is not None
-    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
-    await server.start()
-    try:
-        async with stdio_server() as (read, write):
-            await sdk.run(read, write, sdk.create_initialization_options())
-    except asyncio.CancelledError:
-        log.say("stopped (SIGTERM)")
-    finally:
-        await server.aclose()
-    return 0
 
 
 def _read_only(server: MemoryServer) -> str:

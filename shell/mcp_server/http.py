@@ -11,9 +11,11 @@ own checks (its Host and Origin allow-lists, a 4 MiB body limit) run behind thes
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from shell.access import token_matches
@@ -156,8 +158,17 @@ async def serve_http(
     )
     config = uvicorn.Config(Guard(app, plan), log_level="warning", access_log=False, lifespan="on")
     await server.start()
+    # uvicorn raises the signal that stopped it again once it is done, which would end the
+    # process before the push the writes owe: the signal it raises again finds a no-op.
+    previous = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         say(plan.line)
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         await server.aclose()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stopped(_signal: int, _frame: FrameType | None) -> None:
+    """What a signal uvicorn raised again does here: nothing (it has stopped serving)."""

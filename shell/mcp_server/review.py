@@ -125,6 +125,7 @@ def _diff(history: MemoryHistory, sha: str) -> ToolResult:
 
 def _decided(events: list[Event]) -> ToolResult:
     """A decision's result: what it committed, or why it was refused (an error result)."""
+    payload: dict[str, Any]
     for event in events:
         match event:
             case Error(message=message):
@@ -133,8 +134,7 @@ def _decided(events: list[Event]) -> ToolResult:
                 payload = {"accepted": proposal.id, "text": text, "commit": commit}
                 return json_result({**payload, "open": waiting}, events)
             case ProposalRejected(proposal=proposal, commit=commit, open=waiting):
-                payload: dict[str, Any] = {"rejected": proposal.id, "commit": commit}
-                payload["open"] = waiting
+                payload = {"rejected": proposal.id, "commit": commit, "open": waiting}
                 return json_result(payload, events)
     raise ToolError("the decision reported nothing")
 

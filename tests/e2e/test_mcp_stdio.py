@@ -165,20 +165,30 @@ async def test_four_clients_appending_at_once_lose_no_line_and_make_one_commit_e
 
 async def test_writes_are_pushed_by_the_sync_like_any_other(tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--bare", "-q", "-b", "main", str(remote)], check=True)
-    ws = seeded(tmp_path)
-    added = cairn("remote", "add", str(remote), "--workspace", str(ws), home=tmp_path)
-    assert added.returncode == 0, added.stderr + added.stdout
+    ws = await asyncio.to_thread(_with_remote, tmp_path, remote)
     async with connected(ws, tmp_path) as client:
         done = payload(await client.call_tool("memory_append", {"text": "- pushed from MCP"}))
     # the client hung up: the server made the push its write owed before it exited
-    pushed = subprocess.run(
+    pushed = await asyncio.to_thread(_log, remote)
+    assert done["commit"] in pushed
+
+
+def _with_remote(home: Path, remote: Path) -> Path:
+    subprocess.run(["git", "init", "--bare", "-q", "-b", "main", str(remote)], check=True)
+    ws = seeded(home)
+    added = cairn("remote", "add", str(remote), "--workspace", str(ws), home=home)
+    assert added.returncode == 0, added.stderr + added.stdout
+    return ws
+
+
+def _log(remote: Path) -> list[str]:
+    done = subprocess.run(
         ["git", "--git-dir", str(remote), "log", "--format=%H", "main"],
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.split()
-    assert done["commit"] in pushed
+    )
+    return done.stdout.split()
 
 
 def test_sigterm_stops_the_server_at_once_and_it_says_so(tmp_path: Path) -> None:

@@ -20,7 +20,6 @@ from acp.stdio import spawn_agent_process
 from tests.e2e.mcp_helpers import git, seeded
 from tests.e2e.test_cli import CAIRN, cairn_env
 
-
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from shell.agent import Agent
 
 AGENT_NAME = "cairn"
+CANCELLED = "the client cancelled the turn"
 STOPS: dict[TurnEnding, StopReason] = {
     "completed": "end_turn",
     "empty": "end_turn",
@@ -61,6 +62,9 @@ class _Session:
     """What the session's start said, for the first prompt to show."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One turn at a time."""
+    cancelled: bool = False
+    """The client cancelled the turn under way (`session/cancel`, or a question it answered
+    "cancelled"): the prompt's answer says so, whatever the turn had done by then."""
 
 
 class CairnAcp:
@@ -75,6 +79,7 @@ class CairnAcp:
         self.settings = settings
         self._conn: Client | None = None
         self._sessions: dict[str, _Session] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -127,6 +132,10 @@ class CairnAcp:
             note = "the MCP servers the client passed are not started; Cairn's come from its config"
             session.said.append(Notice(note, "warning"))
         self._sessions[agent.session_id] = session
+        # after the response: the client learns the session first, then its commands
+        task = asyncio.get_running_loop().create_task(self._offer_commands(agent.session_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         return NewSessionResponse(session_id=agent.session_id)
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
@@ -135,6 +144,7 @@ class CairnAcp:
         session = self._session(session_id)
         stop: StopReason = "end_turn"
         async with session.lock:
+            session.cancelled = False
             said, session.said = session.said, []
             for event in said:
                 await self._show(session_id, event)
@@ -145,6 +155,8 @@ class CairnAcp:
                         case ApprovalRequested():
                             await self._show(session_id, event)
                             choice, reason = await self._ask(session_id, event)
+                            if reason == CANCELLED:  # the client's stop, as its answer says
+                                self._cancel(session)
                             agent.answer_approval(event.call_id, choice, reason)
                             continue
                         case TurnFinished(reason=reason):
@@ -154,11 +166,11 @@ class CairnAcp:
                     await self._show(session_id, event)
             for event in agent.pending_events():  # the background's: a sync, the index
                 await self._show(session_id, event)
-        return PromptResponse(stop_reason=stop)
+        return PromptResponse(stop_reason="cancelled" if session.cancelled else stop)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         if session := self._sessions.get(session_id):
-            session.agent.cancel()
+            self._cancel(session)
 
     async def aclose(self) -> None:
         """Close every session: saved, its writes pushed (`Agent.aclose`)."""
@@ -168,6 +180,12 @@ class CairnAcp:
 
     # --- internals ----------------------------------------------------------------------
 
+    def _cancel(self, session: _Session) -> None:
+        """Stop the turn under way at its next safe point (as esc does in the TUI)."""
+        if session.lock.locked():
+            session.cancelled = True
+            session.agent.cancel()
+
     def _session(self, session_id: str) -> _Session:
         from acp import RequestError
 
@@ -175,6 +193,28 @@ class CairnAcp:
         if session is None:
             raise RequestError.invalid_params({"sessionId": f"no session {session_id!r}"})
         return session
+
+    async def _offer_commands(self, session_id: str) -> None:
+        """The slash commands a client may send as a prompt (`/compact`, `/flush`, …): all of
+        `COMMANDS` but those that act on the TUI's screen."""
+        from acp.helpers import update_available_commands
+        from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+        from shell.commands import COMMANDS
+
+        assert self._conn is not None
+        offered = [
+            AvailableCommand(
+                name=command.name.removeprefix("/"),
+                description=command.help,
+                input=AvailableCommandInput(UnstructuredCommandInput(hint=command.args))
+                if command.args
+                else None,
+            )
+            for command in COMMANDS
+            if not command.tui_only
+        ]
+        await self._conn.session_update(session_id, update_available_commands(offered))
 
     async def _show(self, session_id: str, event: Event) -> None:
         assert self._conn is not None
@@ -222,7 +262,7 @@ class CairnAcp:
             return "allow_session", ""
         if isinstance(outcome, AllowedOutcome):
             return "deny", "denied in the client"
-        return "deny", "the client cancelled the question"
+        return "deny", CANCELLED
 
 
 def prompt_text(blocks: list[Any]) -> str:

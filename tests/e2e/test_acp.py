@@ -27,6 +27,7 @@ class Person:
     """The client's side: what it was shown, and how it answers each approval."""
 
     def __init__(self, answers: list[str]) -> None:
+        self.conn: Any = None
         self.updates: list[Any] = []
         self.asked: list[tuple[Any, list[str]]] = []
         self.answers = answers
@@ -42,6 +43,9 @@ class Person:
     ) -> RequestPermissionResponse:
         self.asked.append((tool_call, [option.option_id for option in options]))
         answer = self.answers.pop(0)
+        if answer == "cancel the turn":  # the person presses stop while asked
+            await self.conn.cancel(session_id=session_id)
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         if answer == "cancelled":
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -64,7 +68,9 @@ class Person:
 
 
 @contextlib.asynccontextmanager
-async def driving(home: Path, person: Person, *options: str) -> AsyncIterator[ClientSideConnection]:
+async def driving(
+    home: Path, person: Person, *options: str, embedder: str = "hash"
+) -> AsyncIterator[ClientSideConnection]:
     ws = home / "ws" if (home / "ws").exists() else seeded(home)
     with (home / "acp-stderr.log").open("w") as log:
         async with spawn_agent_process(
@@ -75,9 +81,10 @@ async def driving(home: Path, person: Person, *options: str) -> AsyncIterator[Cl
             "--workspace",
             str(ws),
             *options,
-            env=cairn_env(home, CAIRN_EMBEDDER="hash"),
+            env=cairn_env(home, CAIRN_EMBEDDER=embedder),
             transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": 60},
         ) as (conn, _process):
+            person.conn = conn
             hello = await conn.initialize(protocol_version=PROTOCOL_VERSION)
             assert hello.agent_info is not None and hello.agent_info.name == "cairn"
             yield conn
@@ -105,6 +112,9 @@ async def test_a_prompt_streams_the_reply_its_tool_calls_and_what_memory_did(
         assert person.calls() == [("tool_call", "memory_append"), ("tool_call_update", "completed")]
         assert any(t.startswith("memory: memory/") and sha[:7] in t for t in person.thoughts())
         assert sha[:7] in person.said()
+        [offered] = [u for u in person.updates if u.session_update == "available_commands_update"]
+        names = [command.name for command in offered.available_commands]
+        assert {"compact", "flush", "new", "context"} <= set(names) and "review" not in names
         person.updates.clear()
         asked = await conn.prompt(
             session_id=session.session_id, prompt=[text_block("when is our deploy window?")]
@@ -141,7 +151,8 @@ async def test_an_edit_waits_for_the_clients_answer(
             session_id=session.session_id,
             prompt=[text_block('replace "a - b" with "a + b" in calc/ops.py')],
         )
-    assert done.stop_reason == "end_turn"
+    # a question answered "cancelled" is the client's stop (ACP): the turn ends as cancelled
+    assert done.stop_reason == ("cancelled" if answer == "cancelled" else "end_turn")
     [(call, options)] = person.asked
     assert options == ["allow_once", "allow_session", "deny"]
     assert call.title == "edit calc/ops.py (+1 −1)" and call.status == "pending"
@@ -174,3 +185,16 @@ def test_stdout_carries_the_protocol_alone(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     [line] = done.stdout.splitlines()
     assert '"id":1' in line.replace(" ", "") and '"agentInfo"' in line
+
+
+async def test_a_cancel_while_an_approval_waits_ends_the_turn_as_cancelled(tmp_path: Path) -> None:
+    person = Person(["cancel the turn"])
+    folder = project(tmp_path)
+    (folder / "README.md").write_text("# Calc\nRun the tests with `python -m pytest -q`.\n")
+    async with driving(tmp_path, person, embedder="minilm") as conn:  # the note must be found
+        session = await conn.new_session(cwd=str(folder), mcp_servers=[])
+        for prompt in ("read README.md and remember how to run the tests", "run the tests"):
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block(prompt)])
+    assert done.stop_reason == "cancelled"
+    [(call, _)] = person.asked
+    assert "python -m pytest -q" in call.content[0].content.text

@@ -46,7 +46,7 @@ from shell.events import (
 )
 from shell.fsio import LockBusy
 from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
-from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome
+from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome, written_facts
 from shell.memory.hit_log import dreams_dir
 from shell.secrets.door import redacted
 from shell.text import collapse, normalized
@@ -288,7 +288,7 @@ class Dreamer:
                     text=final if final != proposal.text else None,
                 )
                 state.remember("accepted", *record.keys)
-                events += _written(written)
+                events += written_facts(written)
                 events.append(
                     ProposalAccepted(
                         proposal, final, final != proposal.text, commit, len(state.open()), budget
@@ -371,7 +371,7 @@ class Dreamer:
         except LookupError as error:
             return [Error("dream", str(error))]
         commit = written[0].event.commit if written else None
-        return [*_written(written), ProposalRejected(proposal, commit, len(state.open()))]
+        return [*written_facts(written), ProposalRejected(proposal, commit, len(state.open()))]
 
     # --- internals ---------------------------------------------------------------------------
 
@@ -390,14 +390,6 @@ class Dreamer:
         except StaleProposal as error:
             return Preview(proposal, [], self.budget(memory, window), str(error))
         return Preview(proposal, changed_lines(memory, after), self.budget(after, window))
-
-
-def _written(outcomes: list[WriteOutcome]) -> list[Event]:
-    events: list[Event] = []
-    for outcome in outcomes:
-        events += [e for e in (outcome.lock_cleared, outcome.redaction) if e is not None]
-        events.append(outcome.event)
-    return events
 
 
 def _proposed(proposals: list[Proposal]) -> str:

@@ -30,11 +30,11 @@ def test_a_clients_name_becomes_one_short_token(name: object, version: object, o
 
 
 def test_the_history_reads_the_client_back_and_no_session_from_it() -> None:
-    from shell.git.history import _history_commit
+    from shell.git.history_commit import history_commit
 
     body = "memory(mcp): append 1 line to memory/2026-12-01.md\n\nmcp client opencode 1 over http"
     info = CommitInfo("a" * 40, "aaaaaaa", body, "2026-12-01T09:30:00+00:00", ["memory/x.md"])
-    commit = _history_commit(info)
+    commit = history_commit(info)
     assert (commit.kind, commit.client, commit.session, commit.turn) == (
         "mcp",
         "opencode",

@@ -3,6 +3,7 @@ sends them (no token, a wrong one, another site's Origin, a rebinding Host, a hu
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 from pathlib import Path
@@ -64,6 +65,33 @@ async def test_the_sdk_client_with_the_token_reads_and_writes_as_itself(
     assert done["commit"] == head(ws)
     assert git(ws, "log", "-1", "--format=%b").strip() == "mcp client claude-code 2.0 over http"
     assert found["results"][0]["citation"].startswith(f"{NOTE}#L1")
+
+
+async def test_three_sessions_of_one_server_appending_at_once_lose_nothing(tmp_path: Path) -> None:
+    ws = seeded(tmp_path)
+    before = head(ws)
+    with serving_http(ws, tmp_path) as served:
+
+        async def appends(number: int) -> list[str]:
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {served.token}"})
+            info = Implementation(name=f"web-{number}", version="1")
+            transport = streamable_http_client(served.url, http_client=http)
+            async with http, Client(transport, client_info=info) as client:
+                return [
+                    payload(await client.call_tool("memory_append", {"text": f"- {number}.{i}"}))[
+                        "commit"
+                    ]
+                    for i in range(6)
+                ]
+
+        made = await asyncio.gather(*(appends(n) for n in range(3)))
+    lines = (ws / NOTE).read_text().splitlines()
+    assert sorted(lines) == sorted(f"- {n}.{i}" for n in range(3) for i in range(6))
+    listed = git(ws, "rev-list", f"{before}..HEAD").split()
+    assert sorted(listed) == sorted(sha for shas in made for sha in shas)
+    for number in range(3):
+        named = git(ws, "log", f"{before}..HEAD", f"--grep=mcp client web-{number} ", "--format=%H")
+        assert sorted(named.split()) == sorted(made[number])
 
 
 async def test_a_request_without_the_right_token_gets_401_and_changes_nothing(

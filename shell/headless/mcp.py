@@ -29,7 +29,7 @@ from shell.events import (
 from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out, Printable
 from shell.sync.describe import sync_line
-from shell.text import short_sha
+from shell.text import counted, short_sha
 
 if TYPE_CHECKING:
     from shell.mcp_server.server import MemoryServer
@@ -139,7 +139,7 @@ def served_line(event: Event) -> str | None:
             return f"{done}: {error}" if error else done
         case MemoryWritten(path=path, commit=commit, lines_added=added, reason=reason):
             where = short_sha(commit) if commit else event.commit_error or "nothing new"
-            return f"{path} written ({reason}, +{added} lines) → {where}"
+            return f"{path} written ({reason}, +{counted(added, 'line')}) → {where}"
         case SecretsRedacted(path=path, kinds=kinds):
             return f"redacted {', '.join(kinds)} before writing {path}"
         case Error(message=message) | Notice(message=message):

@@ -49,6 +49,6 @@ def test_what_the_server_says_names_no_memory_text() -> None:
     hit = SearchHit("memory/x.md", 1, 1, 0.9, 0.9, 0.5, "- a secret plan", "memory/x.md#L1")
     assert served_line(SearchPerformed(query="the plan", mode="hybrid", hits=[hit])) is None
     written = MemoryWritten("memory/x.md", 20, "abcdef1234", "mcp", lines_added=1)
-    assert served_line(written) == "memory/x.md written (mcp, +1 lines) → abcdef1"
+    assert served_line(written) == "memory/x.md written (mcp, +1 line) → abcdef1"
     served = McpCallServed("opencode", "stdio", "memory_get", "no such file", 3.2)
     assert served_line(served) == "opencode called memory_get (3 ms): no such file"

@@ -38,6 +38,7 @@ from shell.events import (
     IndexSyncProgress,
     LightSleepFinished,
     Loading,
+    McpCallServed,
     McpServerChanged,
     MemoryWritten,
     ModelRetry,
@@ -171,6 +172,10 @@ class EventBridge:
             case McpServerChanged(server=server):
                 text, level = mcp_notice(server)
                 await transcript.add_notice(text, level)
+            case McpCallServed(client=client, tool=tool, error=error):
+                # only in the replay of a `cairn mcp --trace`: the calls it served
+                served = f"{tool} served to {client} over MCP"
+                await transcript.add_notice(f"{served}: {error}" if error else served)
             case ToolsListed():
                 await transcript.add_block(ToolsBlock(event))
             case TurnCancelled():

@@ -15,6 +15,8 @@
     cairn remote add URL | sync | init --remote URL   one memory on every machine
     cairn history [--json] [-n N]                 the memory's commits
     cairn revert SHA [--yes]                      undo one memory commit as a new commit
+    cairn mcp [--read-only] [--http [--port P]]   this memory for any agent, over MCP
+    cairn acp [--demo] [--yes] [--allow RULE]     Cairn as an ACP agent (Toad, Zed) on stdio
 
 The headless commands live in `shell.headless` (`commands.HEADLESS`); this module adds the TUI,
 `serve` and `replay`, parses, and dispatches. Errors print one clear line and exit non-zero;
@@ -98,7 +100,7 @@ FAMILIES = (
     *(HEADLESS[name] for name in ("init", "run", "search", "index", "dream")),
     Family(_add_replay, {"replay": _replay}),
     Family(_add_serve, {"serve": _serve}, runs_agent=True),
-    *(HEADLESS[name] for name in ("history", "tools", "sync")),
+    *(HEADLESS[name] for name in ("history", "tools", "sync", "mcp", "acp")),
 )
 """Every subcommand, in the order `cairn --help` lists them."""
 

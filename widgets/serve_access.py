@@ -6,17 +6,21 @@ bind and the `Origin` check stop a browser's other pages, not a client that send
 
 from __future__ import annotations
 
-import hmac
-import re
-import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-TOKEN_ENV = "CAIRN_SERVE_TOKEN"
+from shell.access import TOKEN_SHAPE, server_token, token_matches
 
-TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,}")
-"""What `--token` and `$CAIRN_SERVE_TOKEN` may be: URL-safe (it travels in the page's query and
-the websocket's path, unquoted) and long enough not to be guessed."""
+__all__ = [
+    "SECURITY_HEADERS",
+    "TOKEN_ENV",
+    "TOKEN_SHAPE",
+    "Sessions",
+    "serve_token",
+    "token_matches",
+]
+
+TOKEN_ENV = "CAIRN_SERVE_TOKEN"
 
 SECURITY_HEADERS: Mapping[str, str] = {
     "Content-Security-Policy": "frame-ancestors 'none'",
@@ -28,23 +32,8 @@ SECURITY_HEADERS: Mapping[str, str] = {
 
 
 def serve_token(given: str | None, environ: Mapping[str, str]) -> str:
-    """`--token`, else `$CAIRN_SERVE_TOKEN`, else a new random one."""
-    from shell.config import ConfigError
-
-    token = given if given is not None else environ.get(TOKEN_ENV)
-    if token is None:
-        return secrets.token_urlsafe(32)
-    if not TOKEN_SHAPE.fullmatch(token):
-        source = "--token" if given is not None else TOKEN_ENV
-        raise ConfigError(f"{source} must be at least 16 characters of A-Z, a-z, 0-9, '_' and '-'")
-    return token
-
-
-def token_matches(expected: str, offered: str | None) -> bool:
-    """Whether `offered` is the token, compared in constant time (bytes: any text is allowed)."""
-    if offered is None:
-        return False
-    return hmac.compare_digest(expected.encode(), offered.encode())
+    """`--token`, else `$CAIRN_SERVE_TOKEN`, else a new random one (`shell.access`)."""
+    return server_token(given, environ, TOKEN_ENV)
 
 
 class Sessions:

@@ -46,7 +46,7 @@ from shell.events import (
 )
 from shell.fsio import LockBusy
 from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
-from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome
+from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome, written_facts
 from shell.memory.hit_log import dreams_dir
 from shell.secrets.door import redacted
 from shell.text import collapse, normalized
@@ -254,9 +254,11 @@ class Dreamer:
         *,
         window: int,
         over_budget: bool = False,
+        origin: str = "",
     ) -> list[Event]:
         """Accept an open proposal (as `text`, when a person edited it): its line goes into
-        MEMORY.md and its DREAMS.md entry says so, in one commit.
+        MEMORY.md and its DREAMS.md entry says so, in one commit (`origin`: who passed the
+        decision on, below the proposal's reason in its message).
 
         Without `over_budget`, an acceptance that would push MEMORY.md past its bootstrap
         budget is refused with a clear error instead (its tail would be cut from every prompt).
@@ -269,7 +271,7 @@ class Dreamer:
                 final = redacted(collapse(text)) if text and text.strip() else proposal.text
                 for attempt in range(3):  # an editor that saves MEMORY.md meanwhile: again
                     try:
-                        applying = self._apply(proposal, final, window, over_budget)
+                        applying = self._apply(proposal, final, window, over_budget, origin)
                         break
                     except MemoryWriteError as error:
                         if attempt == 2:
@@ -286,7 +288,7 @@ class Dreamer:
                     text=final if final != proposal.text else None,
                 )
                 state.remember("accepted", *record.keys)
-                events += _written(written)
+                events += written_facts(written)
                 events.append(
                     ProposalAccepted(
                         proposal, final, final != proposal.text, commit, len(state.open()), budget
@@ -297,7 +299,7 @@ class Dreamer:
         return events
 
     def _apply(
-        self, proposal: Proposal, final: str, window: int, over_budget: bool
+        self, proposal: Proposal, final: str, window: int, over_budget: bool, origin: str
     ) -> Error | tuple[list[WriteOutcome], MemoryBudget]:
         """MEMORY.md and DREAMS.md as they are now, with the proposal accepted, in one commit:
         both files or neither (`MemoryFiles.rewrite`).
@@ -320,17 +322,21 @@ class Dreamer:
             edits,
             reason="dream",
             summary=commit_summary("accept", proposal, final),
-            origin=proposal.reason,
+            origin="\n".join(part for part in (proposal.reason, origin) if part),
         )
         return written, budget
 
     def decide(self, decision: Decision, *, window: int) -> list[Event]:
         """The decision's events, after what reading the state set aside (`notices`)."""
         if decision.action == "reject":
-            events = self.reject(decision.proposal_id)
+            events = self.reject(decision.proposal_id, origin=decision.origin)
         else:
             events = self.accept(
-                decision.proposal_id, decision.text, window=window, over_budget=decision.over_budget
+                decision.proposal_id,
+                decision.text,
+                window=window,
+                over_budget=decision.over_budget,
+                origin=decision.origin,
             )
         return [*self.notices(), *events]
 
@@ -339,9 +345,9 @@ class Dreamer:
         hit_log = self.recall.hit_log
         return [*self.store.take_notices(), *(hit_log.take_notices() if hit_log else [])]
 
-    def reject(self, proposal_id: str) -> list[Event]:
+    def reject(self, proposal_id: str, *, origin: str = "") -> list[Event]:
         """Reject an open proposal: remembered by its source and text, so it does not come back,
-        and marked in DREAMS.md."""
+        and marked in DREAMS.md (`origin`: who passed the decision on, for its commit)."""
         try:
             with self.store.editing() as state:
                 record = self._open_record(proposal_id, state.records)
@@ -353,6 +359,7 @@ class Dreamer:
                         [Edit(DIARY_FILE, journal, marked)],
                         reason="dream",
                         summary=commit_summary("reject", proposal, proposal.text),
+                        origin=origin,
                     )
                     if marked != journal
                     else []
@@ -364,7 +371,7 @@ class Dreamer:
         except LookupError as error:
             return [Error("dream", str(error))]
         commit = written[0].event.commit if written else None
-        return [*_written(written), ProposalRejected(proposal, commit, len(state.open()))]
+        return [*written_facts(written), ProposalRejected(proposal, commit, len(state.open()))]
 
     # --- internals ---------------------------------------------------------------------------
 
@@ -383,14 +390,6 @@ class Dreamer:
         except StaleProposal as error:
             return Preview(proposal, [], self.budget(memory, window), str(error))
         return Preview(proposal, changed_lines(memory, after), self.budget(after, window))
-
-
-def _written(outcomes: list[WriteOutcome]) -> list[Event]:
-    events: list[Event] = []
-    for outcome in outcomes:
-        events += [e for e in (outcome.lock_cleared, outcome.redaction) if e is not None]
-        events.append(outcome.event)
-    return events
 
 
 def _proposed(proposals: list[Proposal]) -> str:

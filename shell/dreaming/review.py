@@ -26,12 +26,14 @@ _BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
 @dataclass(frozen=True)
 class Decision:
     """A person's decision on an open proposal: accept it (as `text`, when edited; past the
-    bootstrap budget only with `over_budget`) or reject it."""
+    bootstrap budget only with `over_budget`) or reject it. `origin`: who passed it on, for its
+    commit, when not Cairn's own review (an MCP client's, `shell.mcp_server`)."""
 
     action: Literal["accept", "reject"]
     proposal_id: str
     text: str | None = None
     over_budget: bool = False
+    origin: str = ""
 
 
 class StaleProposal(Exception):

@@ -100,6 +100,7 @@ from shell.events.tools import (
     CommandOutput,
     DecidedBy,
     FileEdited,
+    McpCallServed,
     McpServerChanged,
     McpServerInfo,
     McpState,
@@ -189,6 +190,7 @@ __all__ = [
     "JunkKind",
     "LightSleepFinished",
     "Loading",
+    "McpCallServed",
     "McpServerChanged",
     "McpServerInfo",
     "McpState",
@@ -307,6 +309,7 @@ Event = (
     | CommandFinished
     | FileEdited
     | McpServerChanged
+    | McpCallServed
     | ToolsListed
     | SyncEvent
 )

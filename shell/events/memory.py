@@ -7,9 +7,10 @@ from typing import ClassVar, Literal
 
 from shell.events.base import BaseEvent, frozen
 
-WriteReason = Literal["tool", "flush", "dream", "user", "revert", "resolve"]
+WriteReason = Literal["tool", "flush", "dream", "user", "revert", "resolve", "mcp"]
 """Why a file was written: a tool call, a flush, a dream decision, the user's edit, a revert of
-an earlier commit (`shell.git.history`), or the settling of a sync conflict (`shell.sync`)."""
+an earlier commit (`shell.git.history`), the settling of a sync conflict (`shell.sync`), or a
+call of another agent through `cairn mcp` (`shell.mcp_server`), whose commit names its client."""
 WriteState = Literal["committed", "unchanged", "failed"]
 SearchMode = Literal["hybrid", "keyword-only", "vector-only"]
 SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "rebuild", "pull"]

@@ -144,3 +144,17 @@ class ToolsListed(BaseEvent):
     servers: list[McpServerInfo] = field(default_factory=list)
     project: str = ""
     sandbox: str = ""
+
+
+@frozen
+class McpCallServed(BaseEvent):
+    """`cairn mcp` answered a tool call of an MCP client: Cairn's memory serving another agent
+    (`shell.mcp_server`). `client`: the name the client gave itself (untrusted, cleaned);
+    `error`: why the call failed or was refused; None when it succeeded."""
+
+    type: ClassVar[str] = "mcp_call_served"
+    client: str
+    transport: McpTransport
+    tool: str
+    error: str | None = None
+    duration_ms: float = 0.0

@@ -21,58 +21,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from shell.events import Event, MemoryWritten, Notice
 from shell.fsio import exclusive_lock, write_atomically
+from shell.git.history_commit import HistoryCommit, commit_kind, history_commit
 from shell.git.note_undo import NoteUndo, added_lines, is_daily_note, undo_diff, undo_lines
 from shell.git.runner import GitFailure, one_line
-from shell.git.store import CommitInfo, GitStore
+from shell.git.store import GitStore
 from shell.text import short_sha
 
-_ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
-_REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
+__all__ = ["HistoryCommit", "MemoryHistory", "RevertOutcome", "RevertPreview", "commit_kind"]
+
 REVERT_JOURNAL = Path(".cairn") / "revert.json"  # while a revert is under way (`recover`)
 MEMORY_LOCK = Path(".cairn") / "locks" / "memory.lock"
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _PICKAXE_LINES = 5
 """How many of a commit's lines are looked for in later commits, to name the one that
 changed them."""
-
-
-@dataclass(frozen=True)
-class HistoryCommit:
-    """One commit of the workspace, as the history view shows it."""
-
-    sha: str
-    short: str
-    when: datetime
-    subject: str
-    kind: str
-    """Why it was made: tool, flush, dream, user edit, outside edit, seed, revert or other."""
-    session: str | None
-    turn: int | None
-    files: list[str] = field(default_factory=list)
-    body: str = ""
-
-    @property
-    def message(self) -> str:
-        return self.subject if not self.body else f"{self.subject}\n\n{self.body}"
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "sha": self.sha,
-            "when": self.when.isoformat(),
-            "kind": self.kind,
-            "subject": self.subject,
-            "session": self.session,
-            "turn": self.turn,
-            "files": self.files,
-        }
 
 
 @dataclass(frozen=True)
@@ -110,22 +78,6 @@ class _Plan:
     """Every other file: git's revert."""
 
 
-def commit_kind(subject: str) -> str:
-    """The kind of a commit, from its subject line."""
-    if match := _REASON.match(subject):
-        reason = match["reason"]
-        return "user edit" if reason == "user" else reason
-    if subject.startswith("edit made outside Cairn"):
-        return "outside edit"
-    if subject.startswith("edit by the user"):  # files.USER_EDIT: the TUI's $EDITOR key
-        return "user edit"
-    if subject.startswith("workspace:"):
-        return "seed"
-    if subject.startswith("Revert "):
-        return "revert"
-    return "other"
-
-
 class MemoryHistory:
     """The workspace's commits, read and reverted, through its store (`GitStore`): a revert is
     a commit of the store, so whatever listens to its commits (the sync's push) hears of it.
@@ -141,7 +93,7 @@ class MemoryHistory:
 
     def commits(self, limit: int = 50) -> list[HistoryCommit]:
         """The newest `limit` commits, newest first; [] without a repository or commit."""
-        return [_history_commit(info) for info in self.store.log(limit)]
+        return [history_commit(info) for info in self.store.log(limit)]
 
     def diff(self, sha: str) -> str:
         """The unified diff `sha` made (against its parent; a first commit against nothing)."""
@@ -380,19 +332,3 @@ async def revert_events(history: MemoryHistory, sha: str) -> AsyncGenerator[Even
         return
     for event in outcome.written:
         yield event
-
-
-def _history_commit(info: CommitInfo) -> HistoryCommit:
-    subject, _, body = info.message.partition("\n")
-    origin = _ORIGIN.search(info.message)
-    return HistoryCommit(
-        sha=info.sha.strip(),
-        short=info.short,
-        when=datetime.fromisoformat(info.when),
-        subject=subject.strip(),
-        kind=commit_kind(subject),
-        session=origin["session"] if origin else None,
-        turn=int(origin["turn"]) if origin else None,
-        files=info.files,
-        body=body.strip(),
-    )

@@ -62,6 +62,7 @@ def history_command(settings: Settings, *, limit: int, as_json: bool, out: Out) 
             out.write(json.dumps(commit.as_json()) + "\n")
             continue
         where = f"s:{commit.session[:8]} t:{commit.turn}" if commit.session else ""
+        where = f"mcp:{commit.client}"[:16] if commit.client else where
         out.write(
             f"{commit.short}  {commit.when:%Y-%m-%d %H:%M}  {commit.kind:<12} {where:<16}"
             f" {commit.subject}  [{', '.join(commit.files)}]\n"

@@ -117,7 +117,11 @@ WRITE_DESCRIPTION = (
 
 
 def memory_tools(
-    files: MemoryFiles, *, today: Callable[[], str], origin: Callable[[], str]
+    files: MemoryFiles,
+    *,
+    today: Callable[[], str],
+    origin: Callable[[], str],
+    reason: WriteReason = "tool",
 ) -> list[Tool]:
     """The model's memory tools: memory_get, memory_append and memory_write.
 
@@ -125,6 +129,8 @@ def memory_tools(
         files: The one door to the memory files.
         today: Returns today's date as YYYY-MM-DD (the default daily note).
         origin: Returns where a write came from, e.g. "session 3f2a turn 4", for the commit.
+        reason: Why their writes are made, for the commit: "tool" (the model's call in a
+            turn), "mcp" (another agent's, through `cairn mcp`).
     """
 
     def named(path: str) -> str:
@@ -142,7 +148,7 @@ def memory_tools(
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = named(arguments.get("path") or daily_note(today()))
         text = as_fact_lines(arguments["text"])
-        outcome = await asyncio.to_thread(files.append, path, text, reason="tool", origin=origin())
+        outcome = await asyncio.to_thread(files.append, path, text, reason=reason, origin=origin())
         return _append_result(outcome, files.root)
 
     async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
@@ -150,7 +156,7 @@ def memory_tools(
             files.write,
             named(arguments["path"]),
             arguments["content"],
-            reason="tool",
+            reason=reason,
             origin=origin(),
         )
         payload: dict[str, Any] = {
@@ -160,6 +166,8 @@ def memory_tools(
         }
         if outcome.event.commit_error:
             payload["commitError"] = outcome.event.commit_error
+        if outcome.redaction is not None:
+            payload["redacted"] = outcome.redaction.kinds
         return json_result(payload, _events(outcome, files.root))
 
     return [
@@ -234,6 +242,8 @@ def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:
     }
     if event.commit_error:
         payload["commitError"] = event.commit_error
+    if outcome.redaction is not None:
+        payload["redacted"] = outcome.redaction.kinds  # what was written holds [REDACTED <kind>]
     return json_result(payload, _events(outcome, root))
 
 

@@ -44,7 +44,7 @@ __all__ = [
     "MemoryPathError",
 ]
 
-REASONS = frozenset({"tool", "flush", "dream", "user"})
+REASONS = frozenset({"tool", "flush", "dream", "user", "mcp"})
 OUTSIDE_EDIT = "edit made outside Cairn"
 """The message of the commit of an edit made outside Cairn (followed by ": <path>")."""
 USER_EDIT = "edit by the user in $EDITOR"

@@ -7,9 +7,10 @@ refused or failed write raises (`MemoryWriteError`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from shell.events import GitLockCleared, MemoryWritten, SecretsRedacted
+from shell.events import Event, GitLockCleared, MemoryWritten, SecretsRedacted
 from shell.tools.toolbox import ToolError
 
 
@@ -48,3 +49,12 @@ class WriteOutcome:
     outside: MemoryWritten | None = None
     """The commit of an edit made outside Cairn that the file held before this write, made on
     its own just before this write's commit (`MemoryFiles.commit_outside_edits`)."""
+
+
+def written_facts(outcomes: Iterable[WriteOutcome]) -> list[Event]:
+    """The events of writes, each in order: a cleared lock, a redaction, the write."""
+    events: list[Event] = []
+    for outcome in outcomes:
+        events += [e for e in (outcome.lock_cleared, outcome.redaction) if e is not None]
+        events.append(outcome.event)
+    return events

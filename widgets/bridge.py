@@ -241,7 +241,7 @@ class EventBridge:
                     f"cleared a stale git lock {path} ({age_s:.0f} s old)", "warning"
                 )
             case IndexSyncProgress(files_done=done, files_total=total):
-                self.status.index_status.show_progress(done, total)
+                self.status.index_status.show_progress(done, total, event.embedded, event.to_embed)
             case IndexSynced(chunks_total=chunks):
                 self.status.index_status.show_synced(chunks)
                 if event.trigger == "session_start":  # the core's watcher starts after it

@@ -95,12 +95,16 @@ class SearchHit:
     unit: str = ""
     """The id of the unit that matched (`Chunk.id`: path, lines and text hash), which the
     window around it cites; the hit log counts recalls by it."""
+    rerank_score: float | None = None
+    """The cross-encoder's calibrated relevance (0 to 1) when the search was reranked; `score`
+    is then this value. None when no cross-encoder read the hit."""
 
 
 @frozen
 class SearchPerformed(BaseEvent):
     """One memory search. `time_frame`: the time the query named ("last week: 2026-11-23 to
-    …"). `call_id`: the memory_search call it answered ("" for `cairn search`)."""
+    …"). `call_id`: the memory_search call it answered ("" for `cairn search`). `reranker`: the
+    cross-encoder that reordered the hits (None: the hybrid order answered)."""
 
     type: ClassVar[str] = "search_performed"
     query: str
@@ -111,15 +115,20 @@ class SearchPerformed(BaseEvent):
     nothing_relevant: bool = False
     time_frame: str | None = None
     call_id: str = ""
+    reranker: str | None = None
 
 
 @frozen
 class IndexSyncProgress(BaseEvent):
+    """A sync under way: files chunked of those changed, then texts embedded of those no cache
+    holds (`to_embed`, 0 while files are still being chunked)."""
+
     type: ClassVar[str] = "index_sync_progress"
     files_done: int
     files_total: int
     chunks: int
     embedded: int
+    to_embed: int = 0
 
 
 @frozen

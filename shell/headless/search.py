@@ -15,6 +15,7 @@ from shell.config import ConfigError, Settings
 from shell.events import Error
 from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
+from shell.headless.progress import ProgressLines
 from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 from shell.secrets.door import event_line
 
@@ -80,14 +81,14 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
     from shell.workspace import READ_ONLY, existing_workspace
 
     existing_workspace(settings)
-    service = RecallService(settings)
+    service = RecallService(settings, on_progress=ProgressLines())
     service.sync("manual")
     result = service.searcher.search(query, max_results=k)
     service.index.close()
     if as_json:
         out.write(json.dumps(result.to_model_json(), ensure_ascii=False, indent=2) + "\n")
         return 0
-    out.write(f"{result.mode} search for {query!r}")
+    out.write(f"{result.answered_by} search for {query!r}")
     out.write(f" (degraded: {result.degraded_reason})\n" if result.degraded_reason else "\n")
     if read_only(settings.workspace):
         out.write(READ_ONLY + ".\n")
@@ -98,9 +99,10 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
         return 0
     for hit in result.hits:
         snippet = " ".join(hit.snippet.split())[:160]
+        rerank = f", rerank {hit.rerank_score:.2f}" if hit.rerank_score is not None else ""
         out.write(
             f"{hit.score:.3f}  {hit.citation}  "
-            f"(vector {hit.vector_score:.2f}, text {hit.text_score:.2f})\n"
+            f"(vector {hit.vector_score:.2f}, text {hit.text_score:.2f}{rerank})\n"
             f"       {snippet}\n"
         )
     return 0
@@ -113,12 +115,13 @@ def index_command(settings: Settings, *, action: str, out: Out) -> int:
     from shell.workspace import existing_workspace
 
     existing_workspace(settings)
-    service = RecallService(settings)
+    progress = ProgressLines()
+    service = RecallService(settings, on_progress=progress)
     match action:
         case "sync":
             events = service.sync("manual")
         case "rebuild":
-            events = service.index.rebuild("manual")
+            events = service.index.rebuild("manual", progress=progress)
         case _:
             events = []
     for event in events:

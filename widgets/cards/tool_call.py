@@ -25,6 +25,7 @@ from shell.events import (
     ApprovalRequested,
     CommandFinished,
     FileEdited,
+    SearchHit,
     SearchPerformed,
     ToolCallFinished,
 )
@@ -45,8 +46,20 @@ def _score(value: float) -> str:
     return f"{value:.2f}" if value else "—"
 
 
+def _mode(search: SearchPerformed) -> str:
+    return f"{search.mode} + rerank" if search.reranker else search.mode
+
+
+def _hit_scores(hit: SearchHit, reranked: bool) -> list[str]:
+    scores = [_score(hit.score), _score(hit.vector_score), _score(hit.text_score)]
+    if reranked:
+        scores.append(_score(hit.rerank_score or 0.0))
+    return scores
+
+
 def hits_table(search: SearchPerformed) -> RenderableType:
-    """The hits of one search as a small table: citation, score, vector and text scores."""
+    """The hits of one search as a small table: citation, score, vector and text scores, and
+    the cross-encoder's when it reranked them."""
     if search.nothing_relevant or not search.hits:
         return Text("memory holds nothing relevant", style="italic")
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
@@ -54,10 +67,11 @@ def hits_table(search: SearchPerformed) -> RenderableType:
     table.add_column("score", justify="right")
     table.add_column("vec", justify="right")
     table.add_column("text", justify="right")
+    reranked = search.reranker is not None
+    if reranked:
+        table.add_column("rerank", justify="right")
     for hit in search.hits:
-        table.add_row(
-            hit.citation, _score(hit.score), _score(hit.vector_score), _score(hit.text_score)
-        )
+        table.add_row(hit.citation, *_hit_scores(hit, reranked))
     return table
 
 
@@ -196,7 +210,9 @@ class ToolCallCard(Vertical):
     def _search_view(self) -> RenderableType:
         assert self.search is not None
         search = self.search
-        heading = Text.assemble(("query ", "bold"), search.query, ("  mode ", "bold"), search.mode)
+        heading = Text.assemble(
+            ("query ", "bold"), search.query, ("  mode ", "bold"), _mode(search)
+        )
         if search.time_frame:
             heading.append(f"\ntime named: {search.time_frame} (its notes rank first)")
         if search.degraded_reason:
@@ -289,7 +305,7 @@ class ToolCallCard(Vertical):
         """A plain-text account of the card (for tests and replay comparisons)."""
         parts = [f"tool {self.tool_name}({one_line(self.arguments, 200)})"]
         if self.search is not None:
-            parts.append(f"search {self.search.query!r} mode={self.search.mode}")
+            parts.append(f"search {self.search.query!r} mode={_mode(self.search)}")
             if self.search.time_frame:
                 parts.append(f"time named: {self.search.time_frame}")
             if self.search.degraded_reason:
@@ -297,10 +313,8 @@ class ToolCallCard(Vertical):
             if self.search.nothing_relevant or not self.search.hits:
                 parts.append("memory holds nothing relevant")
             for hit in self.search.hits:
-                parts.append(
-                    f"hit {hit.citation} {_score(hit.score)} "
-                    f"{_score(hit.vector_score)} {_score(hit.text_score)}"
-                )
+                scores = _hit_scores(hit, self.search.reranker is not None)
+                parts.append(f"hit {hit.citation} {' '.join(scores)}")
         if self.decision is not None:
             parts.append(f"approval: {approval_text(self.decision)}")
         elif self.approval is not None:

@@ -201,9 +201,14 @@ class IndexStatus(Widget):
 
     text: reactive[str] = reactive("index —")
 
-    def show_progress(self, files_done: int, files_total: int) -> None:
+    def show_progress(
+        self, files_done: int, files_total: int, embedded: int = 0, to_embed: int = 0
+    ) -> None:
         self.add_class("-syncing")
-        self.text = f"indexing {files_done}/{files_total}"
+        if to_embed:
+            self.text = f"embed {tokens(embedded)}/{tokens(to_embed)}"
+        else:
+            self.text = f"indexing {files_done}/{files_total}"
 
     def show_synced(self, chunks_total: int) -> None:
         self.remove_class("-syncing")

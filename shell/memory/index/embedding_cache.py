@@ -20,6 +20,10 @@ from shell.memory.index.embed import Embedder
 
 EMBED_BATCH = 64
 """Texts per embedder call; progress is reported after each."""
+KEEP_EVERY = 1024
+"""Embedded texts are written to the cache table at least this often, so a sync killed half-way
+(a crash, SIGKILL, a power cut) loses at most this many when it starts again: a rebuild of a
+ten-year workspace resumes where it stopped instead of from zero."""
 
 
 class EmbeddingFailed(RuntimeError):
@@ -49,6 +53,12 @@ class EmbeddingCache:
         """Open the cache table of the embedder's model (creating it if needed)."""
         self._table = self._store.cache_table(self._embedder.name)
 
+    def missing(self, chunks: Sequence[Chunk], found: dict[str, np.ndarray]) -> int:
+        """How many distinct texts of `chunks` neither `found` nor the cache table holds."""
+        if self._hashes is None:
+            self._hashes = store.cache_hashes(self._table)
+        return len({c.hash for c in chunks} - found.keys() - self._hashes)
+
     def complete(
         self,
         chunks: Sequence[Chunk],
@@ -77,6 +87,7 @@ class EmbeddingCache:
         texts = {c.hash: c.embed_text for c in chunks if c.hash not in found}
         hashes = list(texts)
         fresh: dict[str, np.ndarray] = {}
+        unkept: dict[str, np.ndarray] = {}
         try:
             for start in range(0, len(hashes), EMBED_BATCH):
                 batch = hashes[start : start + EMBED_BATCH]
@@ -85,19 +96,26 @@ class EmbeddingCache:
                 except Exception as exc:
                     message = f"embedding failed: {type(exc).__name__}: {exc}"
                     raise EmbeddingFailed(message) from exc
-                fresh.update(zip(batch, np.asarray(vectors, dtype=np.float32), strict=True))
+                embedded = dict(zip(batch, np.asarray(vectors, dtype=np.float32), strict=True))
+                fresh.update(embedded)
+                unkept.update(embedded)
+                if len(unkept) >= KEEP_EVERY:
+                    self._keep(unkept)
                 if on_batch is not None:
                     on_batch(len(fresh))
         finally:  # what was embedded is kept, even when the sync stops half-way
-            if fresh:
-                rows = store.cache_rows(
-                    list(fresh), np.stack(list(fresh.values())), self._embedder.dim
-                )
-                self._table.add(rows)
-                self._hashes = (self._hashes or set()) | fresh.keys()
-            self._hashes.update(fresh)
+            self._keep(unkept)
         found.update(fresh)
         return len(fresh)
+
+    def _keep(self, vectors: dict[str, np.ndarray]) -> None:
+        """Write embedded vectors to the cache table (and forget them from `vectors`)."""
+        if not vectors:
+            return
+        rows = store.cache_rows(list(vectors), np.stack(list(vectors.values())), self._embedder.dim)
+        self._table.add(rows)
+        self._hashes = (self._hashes or set()) | vectors.keys()
+        vectors.clear()
 
     def salvage(self) -> Any | None:
         """The cache table's rows if they can still be read (before a wipe), else None."""

@@ -165,18 +165,20 @@ class MemoryIndex(IndexReader):
                 self._pending_rebuild or "manual", trigger, progress, started
             )
 
-    def rebuild(self, reason: str = "manual") -> list[Event]:
+    def rebuild(
+        self, reason: str = "manual", progress: ProgressCallback | None = None
+    ) -> list[Event]:
         """Rebuild from the files into a new generation and swap it in.
 
         Embeddings come from the cache, so a rebuild with the same model embeds nothing that
-        was embedded before.
+        was embedded before. `progress` is told as files are chunked and texts embedded.
 
         Returns:
             `[IndexRebuilt(reason), IndexSynced(trigger="rebuild")]`.
         """
         with self._write_lock:
             self._ensure_open()
-            return self._rebuild_locked(reason, "rebuild", None, time.perf_counter())
+            return self._rebuild_locked(reason, "rebuild", progress, time.perf_counter())
 
     def _sync_incremental(
         self,

@@ -315,9 +315,13 @@ class IndexWriter:
         if previous is not None and previous is not generation:
             found.update(previous.vectors.vectors_for_hashes(needed - found.keys()))
 
+        to_embed = self._cache.missing(chunks, found) if progress is not None else 0
+
         def report(embedded: int) -> None:
             if progress is not None:  # may raise SyncCancelled
-                progress(IndexSyncProgress(files_total, files_total, len(chunks), embedded))
+                progress(
+                    IndexSyncProgress(files_total, files_total, len(chunks), embedded, to_embed)
+                )
 
         embedded = self._cache.complete(chunks, found, report)
         return found, embedded

@@ -9,7 +9,7 @@ one's (`ranking.DUPLICATE_JACCARD`) is dropped as a near-duplicate. Each window 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from shell.events import SearchHit
@@ -25,9 +25,11 @@ def cite(
     ranked: Sequence[tuple[float, bool, ranking.Scored, Chunk]],
     files: FileViews,
     max_results: int,
+    reranked: Mapping[str, float] | None = None,
 ) -> list[SearchHit]:
     """Best first, each hit's unit grown into its window; a unit an earlier hit cites adds
-    nothing, and a window repeating a chosen one's words is dropped."""
+    nothing, and a window repeating a chosen one's words is dropped. `reranked`: the
+    cross-encoder's relevance by chunk id, shown on the hits it read."""
     hits: list[SearchHit] = []
     chosen: list[frozenset[str]] = []
     for _, framed, scored, chunk in ranked:
@@ -40,13 +42,19 @@ def cite(
             continue  # a near-duplicate of a better hit
         files.take(cited)
         chosen.append(words)
-        hits.append(_hit(scored, cited, text, framed))
+        hits.append(_hit(scored, cited, text, framed, (reranked or {}).get(scored.chunk_id)))
         if len(hits) == max_results:
             break
     return hits
 
 
-def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool) -> SearchHit:
+def _hit(
+    scored: ranking.Scored,
+    cited: Sequence[Chunk],
+    text: str,
+    framed: bool,
+    rerank_score: float | None,
+) -> SearchHit:
     path, start, end = cited[0].path, cited[0].start_line, cited[-1].end_line
     day = note_date(path)
     return SearchHit(
@@ -61,4 +69,5 @@ def _hit(scored: ranking.Scored, cited: Sequence[Chunk], text: str, framed: bool
         date=day.isoformat() if day else None,
         in_time_frame=framed,
         unit=scored.chunk_id,
+        rerank_score=rerank_score,
     )

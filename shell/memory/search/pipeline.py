@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,9 @@ from shell.memory.search.request import (
     describe_error,
     validate_request,
 )
+from shell.memory.search.rerank import Reranker
+from shell.memory.search.reranked import RERANK_POOL, RERANK_WEIGHT
+from shell.memory.search.reranked import rerank as rerank_pool
 from shell.memory.search.result import (
     DEFAULT_MIN_SCORE,
     MODE_HYBRID,
@@ -104,6 +107,8 @@ class MemorySearch:
         clock: the current time for recency, named times and recall stamps (UTC now by default).
         recency_weight: the most recency adds to a hit's order (`ranking.RECENCY_WEIGHT`).
         half_life_days: the age at which that bonus has halved.
+        reranker: the cross-encoder that reads the best candidates with the query
+            (`shell.memory.search.reranked`); None keeps the hybrid order and relevance.
     """
 
     def __init__(
@@ -114,11 +119,13 @@ class MemorySearch:
         clock: Callable[[], datetime] | None = None,
         recency_weight: float = ranking.RECENCY_WEIGHT,
         half_life_days: float = ranking.HALF_LIFE_DAYS,
+        reranker: Reranker | None = None,
     ) -> None:
         self._index = index
         self._hit_log = hit_log
         self._clock = clock or (lambda: datetime.now(UTC))
         self._recency = (recency_weight, half_life_days)
+        self._reranker = reranker
 
     @property
     def index(self) -> MemoryIndex:
@@ -166,11 +173,12 @@ class MemorySearch:
             mode, reason, weights = MODE_HYBRID, None, (ranking.VECTOR_WEIGHT, ranking.TEXT_WEIGHT)
 
         merge_started = time.perf_counter()
-        hits, best, frame = self._rank(
-            query, qvec, vector, keyword, weights, max_results, min_score
-        )
-        timings["merge"] = _ms_since(merge_started)
+        ranked = self._rank(query, qvec, vector, keyword, weights, max_results, min_score, timings)
+        hits, best, frame, reranker, rerank_error = ranked
+        timings["merge"] = _ms_since(merge_started) - timings.get("rerank", 0.0)
         timings["total"] = _ms_since(started)
+        if rerank_error is not None:
+            reason = "; ".join(r for r in (reason, rerank_error) if r)
 
         result = SearchResult(
             query=query,
@@ -183,6 +191,7 @@ class MemorySearch:
             min_score=float(min_score),
             keyword_matched=bool(keyword),
             time_frame=frame,
+            reranker=reranker,
         )
         if self._hit_log is not None and hits:
             recall_started = time.perf_counter()
@@ -235,7 +244,10 @@ class MemorySearch:
         weights: tuple[float, float],
         max_results: int,
         min_score: float,
-    ) -> tuple[list[SearchHit], float | None, TimeFrame | None]:
+        timings: dict[str, float],
+    ) -> tuple[list[SearchHit], float | None, TimeFrame | None, str | None, str | None]:
+        """The hits, the best relevance, the time named, the reranker that answered and why
+        reranking failed (None when it did not, or was not asked)."""
         if qvec is not None and weights[0]:
             vector = self._with_keyword_cosines(qvec, vector, keyword)
         merged = ranking.blend(
@@ -245,13 +257,17 @@ class MemorySearch:
             text_weight=weights[1],
         )
         if not merged:
-            return [], None, None
+            return [], None, None, None, None
         now = self._clock()
         frame = time_frame(query, now.date())
+        only_time = frame is not None and ranking.asks_only_about_time(query, frame.text)
+        # A query that names only a time ("what happened last week?") is answered by the notes
+        # of that time: there is no topic for a cross-encoder to judge.
+        rerank = self._reranker is not None and not only_time
         # min_score filters relevance (an absolute measure), never the ordering signals: recency
         # and the time a query names order the relevant hits, they cannot hide or add one.
-        relevant = [s for s in merged if s.score >= min_score]
-        if frame is not None and ranking.asks_only_about_time(query, frame.text):
+        relevant = list(merged) if rerank else [s for s in merged if s.score >= min_score]
+        if frame is not None and only_time:
             relevant += self._dated_units(frame, qvec, weights[0], {s.chunk_id for s in relevant})
         text_weight = (
             0.0 if not weights[1] else 1.0 - ranking.ORDER_VECTOR_WEIGHT * bool(weights[0])
@@ -266,9 +282,35 @@ class MemorySearch:
             query_words=ranking.naming_words(query),
         )
         relevant.sort(key=lambda s: (-ordering.first_order(s), s.chunk_id))
+        best = merged[0].score
         files = FileViews(self._index.file_units, ordering.score_units)
-        ranked = self._order(relevant[:RANK_POOL], ordering, files, now)
-        return cite(ranked, files, max_results), merged[0].score, frame
+        if not rerank:
+            ranked = self._order(relevant[:RANK_POOL], ordering, files, now, {})
+            return cite(ranked, files, max_results), best, frame, None, None
+        assert self._reranker is not None
+        started = time.perf_counter()
+        pool = relevant[:RERANK_POOL]
+        try:
+            reranking = rerank_pool(self._reranker, query, pool, ordering.chunks)
+        except Exception as failure:  # a broken model degrades to the hybrid order
+            relevant = [s for s in relevant if s.score >= min_score]
+            ranked = self._order(relevant[:RANK_POOL], ordering, files, now, {})
+            error = f"the reranker failed ({describe_error(failure)})"
+            return cite(ranked, files, max_results), best, frame, None, error
+        finally:
+            timings["rerank"] = _ms_since(started)
+        scores = reranking.relevance
+        read = reranking.relevant(pool)
+        passing = [s for s in read if s.score >= min_score]
+        # What the cross-encoder read and passed comes first; when something did, the
+        # candidates it did not read follow in the hybrid order, each by its own relevance.
+        # When nothing it read passes, the search abstains: the blend is no judge of that.
+        tail = [s for s in relevant[len(pool) :] if s.score >= min_score] if passing else []
+        ranked = self._order(passing, ordering, files, now, scores)
+        ranked += self._order(tail[: RANK_POOL - len(passing)], ordering, files, now, {})
+        hits = cite(ranked, files, max_results, scores)
+        best = max((s.score for s in read), default=0.0)
+        return hits, best, frame, reranking.model, None
 
     def _with_keyword_cosines(
         self,
@@ -290,9 +332,11 @@ class MemorySearch:
         ordering: CandidateOrdering,
         files: FileViews,
         now: datetime,
+        reranked: Mapping[str, float],
     ) -> list[tuple[float, bool, ranking.Scored, Chunk]]:
-        """The candidates in their final order: match, window and section support, recency,
-        named time; then a newer note that restates a hit moves ahead of it."""
+        """The candidates in their final order: match, the cross-encoder's relevance (when it
+        read them), window and section support, recency, named time; then a newer note that
+        restates a hit moves ahead of it."""
         ranked = []
         for scored in candidates:
             chunk = ordering.chunks.get(scored.chunk_id)
@@ -306,6 +350,7 @@ class MemorySearch:
                 + self._recency[0]
                 * ranking.decay_factor(chunk.path, now, half_life_days=self._recency[1])
                 + ranking.FRAME_BOOST * framed
+                + RERANK_WEIGHT * reranked.get(chunk.id, 0.0)
             )
             ranked.append((final, framed, scored, chunk))
         ranked.sort(key=lambda item: (-item[0], item[2].chunk_id))

@@ -33,6 +33,7 @@ def hit_payload(hit: SearchHit) -> dict[str, Any]:
         "score": round(hit.score, 3),
         "vectorScore": round(hit.vector_score, 3),
         "textScore": round(hit.text_score, 3),
+        **({"rerankScore": round(hit.rerank_score, 3)} if hit.rerank_score is not None else {}),
         "snippet": hit.snippet,
         "citation": hit.citation,
     }
@@ -56,6 +57,14 @@ class SearchResult:
     """False when the keyword leg matched nothing, so the vector similarity alone scored."""
     time_frame: TimeFrame | None = None
     """The time the query named, whose notes were ranked first."""
+    reranker: str | None = None
+    """The cross-encoder that read the best candidates and reordered them; None when the
+    hybrid order answered (reranking off, a time-only query, or the model failed)."""
+
+    @property
+    def answered_by(self) -> str:
+        """The mode that answered, in words: "hybrid", "hybrid + rerank", "keyword-only"…"""
+        return f"{self.mode} + rerank" if self.reranker else self.mode
 
     def to_event(self) -> SearchPerformed:
         return SearchPerformed(
@@ -65,6 +74,7 @@ class SearchResult:
             timings_ms=dict(self.timings_ms),
             degraded_reason=self.degraded_reason,
             nothing_relevant=self.nothing_relevant,
+            reranker=self.reranker,
             time_frame=(
                 f"{self.time_frame.text}: {self.time_frame.start} to {self.time_frame.end}"
                 if self.time_frame
@@ -77,6 +87,7 @@ class SearchResult:
         return {
             "query": self.query,
             "mode": self.mode,
+            "reranked": self.reranker is not None,
             "degradedReason": self.degraded_reason,
             "nothingRelevant": self.nothing_relevant,
             "note": self._note(),
@@ -118,6 +129,8 @@ class SearchResult:
         return " ".join(parts)
 
     def _relevance_formula(self) -> str:
+        if self.reranker is not None:
+            return "rerankScore: a cross-encoder's reading of the query with each snippet"
         if self.mode == MODE_KEYWORD_ONLY:
             return "textScore"
         if self.mode == MODE_VECTOR_ONLY:

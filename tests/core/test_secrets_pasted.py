@@ -310,7 +310,7 @@ async def test_the_agent_s_note_of_pasted_secrets_keeps_none(
         assert secret not in note, name
         assert secret not in history, name
         assert secret not in on_disk, name
-    assert "- signing key:\n[REDACTED Private Key]" in note
+    assert "- signing key:\n- [REDACTED Private Key]" in note
     assert "mot de passe du wifi: [REDACTED " in note
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.test_cli import cairn, started
 from widgets.cli import FAMILIES, build_parser
+
+PROGRESS = re.compile(r"cairn: (embedding|indexing) [\d,]+/[\d,]+ ")
 
 
 def closed_early(args: list[str], home: Path, lines: int) -> tuple[int, str]:
@@ -39,7 +42,9 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str], lines: int)
 
     code, stderr = closed_early([a.replace("{ws}", str(ws)) for a in args], tmp_path, lines)
 
-    assert (code, stderr) == (141, "")
+    # An index sync slowed past a second by a loaded machine says how far it got; nothing else.
+    said = [line for line in stderr.splitlines() if not PROGRESS.match(line)]
+    assert (code, said) == (141, [])
 
 
 @pytest.mark.parametrize(

@@ -208,8 +208,8 @@ def summary_by_rule(
     """The summary by rule (`rule_summary.py`) of the transcripts the model got, folded over the
     chunks like the model's: deterministic, and it keeps every identifier and the latest ask, so
     it passes the check where a weak model's summary did not. (`focus` only steers a model.)"""
-    for chunk in chunks:
-        previous = summarise(render_transcript(chunk), previous)
+    for n, chunk in enumerate(chunks):
+        previous = summarise(render_transcript(chunk), previous, same_compaction=n > 0)
     return previous or ""
 
 

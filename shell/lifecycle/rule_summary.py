@@ -173,21 +173,38 @@ def _receipts(identifiers_found: Sequence[str], transcript: str) -> list[str]:
     return [i for i in identifiers_found if any(c.startswith(i) for c in commits)]
 
 
+def _is_receipts(line: str) -> bool:
+    return line.strip().startswith("- " + MEMORY_COMMITS)
+
+
 def _without_receipts(summary: str) -> str:
-    return "\n".join(
-        line for line in summary.splitlines() if not line.strip().startswith("- " + MEMORY_COMMITS)
-    )
+    return "\n".join(line for line in summary.splitlines() if not _is_receipts(line))
 
 
-def summarise(transcript: str, previous_summary: str | None = None) -> str:
+def _receipts_of(summary: str) -> list[str]:
+    return [
+        commit
+        for line in summary.splitlines()
+        if _is_receipts(line)
+        for commit in line.strip().removeprefix("- " + MEMORY_COMMITS).split(", ")
+    ]
+
+
+def summarise(
+    transcript: str, previous_summary: str | None = None, *, same_compaction: bool = False
+) -> str:
     """A structured summary of `transcript`, merged with the previous summary, under exactly
     `prompts.SUMMARY_HEADINGS`.
 
     The commits of memory writes in the conversation are kept verbatim (compaction's quality
-    check looks for them) but in a bullet of their own that the next summary drops: what they
+    check looks for them) but in a bullet of their own that the next compaction drops: what they
     saved is in the notes, and carrying every commit forward grew the summary at each compaction
-    until the compacted prompt stood above the flush threshold."""
+    until the compacted prompt stood above the flush threshold. Within one compaction
+    (`same_compaction`: the previous summary is this compaction's summary of an earlier part)
+    they are kept, since the check asks for those of the last messages, which may lie in the
+    earlier part."""
     previous_text = _without_receipts(previous_summary or "")
+    carried = _receipts_of(previous_summary or "") if same_compaction else []
     previous = _previous_sections(previous_text)
     entries = transcript_entries(transcript)
     done_asks = answered(entries)
@@ -225,7 +242,7 @@ def summarise(transcript: str, previous_summary: str | None = None) -> str:
 
     previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
     found_now = identifiers(grounded_text(entries))
-    receipts = _receipts(found_now, transcript)
+    receipts = list(dict.fromkeys([*carried, *_receipts(found_now, transcript)]))
     ids = _latest_unique(
         [*previous_ids, *identifiers(previous_text), *(i for i in found_now if i not in receipts)],
         MAX_BULLETS * IDENTIFIERS_PER_BULLET,

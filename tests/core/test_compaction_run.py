@@ -245,6 +245,38 @@ async def test_a_long_history_is_summarised_in_stages(server: Any, llm: LLM) -> 
     assert items[-1].receipt.summary == good_summary().strip()
 
 
+async def test_the_summary_by_rule_in_stages_keeps_a_commit_of_the_recent_messages(
+    server: Any, llm: LLM
+) -> None:
+    # SmolLM2 on a 2,048 window (bench.real_server): the commit of an append sat in the first
+    # stage, among the last ten messages the check reads, and the second stage's fold dropped it
+    # with the receipts of earlier compactions, so the summary by rule failed its own check and
+    # the conversation overflowed.
+    commit = "fd3f715da2338843ee7137a8682e961cc52c27e3"
+    body = [
+        *conversation(2),
+        user("Our release train leaves every second Tuesday."),
+        call("w", "memory_append", '{"text": "- release train: every second Tuesday"}'),
+        result("w", json.dumps({"appended": 1, "commit": commit}), "memory_append"),
+        assistant("Noted."),
+        user("Thanks!"),
+        assistant("You are welcome."),
+    ]
+    tail = conversation(2, 6)
+    limit = COUNTER.messages(body[-3:]) + 2
+    chunks = split_for_summary(body, COUNTER, limit)
+    assert len(chunks) >= 2 and commit not in json.dumps(chunks[-1])
+    bad = "## Decisions\n- none"
+    server.enqueue(*[Reply(text=bad)] * (len(chunks) + 1))
+
+    items = await run(llm, [*body, *tail], KEEP, max_transcript_tokens=limit)
+
+    assert isinstance(items[-1], CompactionResult), items[-1]
+    receipt = items[-1].receipt
+    assert receipt.fallback is not None and "failed the check" in receipt.fallback
+    assert commit in receipt.summary
+
+
 # --- compact() through real litellm and the offline demo brain -------------------------------
 
 

@@ -204,7 +204,7 @@ def summarise(
     they are kept, since the check asks for those of the last messages, which may lie in the
     earlier part."""
     previous_text = _without_receipts(previous_summary or "")
-    carried = _receipts_of(previous_summary or "") if same_compaction else []
+    earlier_receipts = _receipts_of(previous_summary or "") if same_compaction else []
     previous = _previous_sections(previous_text)
     entries = transcript_entries(transcript)
     done_asks = answered(entries)
@@ -242,7 +242,7 @@ def summarise(
 
     previous_ids = [i.strip("` ") for item in previous[h_ids] for i in item.split(", ")]
     found_now = identifiers(grounded_text(entries))
-    receipts = list(dict.fromkeys([*carried, *_receipts(found_now, transcript)]))
+    receipts = list(dict.fromkeys([*earlier_receipts, *_receipts(found_now, transcript)]))
     ids = _latest_unique(
         [*previous_ids, *identifiers(previous_text), *(i for i in found_now if i not in receipts)],
         MAX_BULLETS * IDENTIFIERS_PER_BULLET,

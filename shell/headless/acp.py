@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING, cast
 
 from shell.config import Settings
-from shell.headless.options import Subcommands, add_model, add_workspace, inherited
+from shell.headless.options import Subcommands, add_approval_options, add_model, add_workspace
 from shell.headless.output import Out
 
 if TYPE_CHECKING:
@@ -38,19 +38,7 @@ def add_parser(sub: Subcommands) -> None:
     )
     add_workspace(acp, inherit=True)
     add_model(acp, inherit=True)
-    acp.add_argument(
-        "--yes",
-        action="store_true",
-        help="allow every edit, command and MCP call without asking the client",
-        **inherited(True),
-    )
-    acp.add_argument(
-        "--allow",
-        action="append",
-        metavar="RULE",
-        default=argparse.SUPPRESS,
-        help="allow calls without asking: a tool, or tool:pattern, e.g. 'run_command:pytest*'",
-    )
+    add_approval_options(acp, inherit=True)
 
 
 def run_acp(settings: Settings, args: argparse.Namespace, out: Out) -> int:

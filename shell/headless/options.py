@@ -92,11 +92,16 @@ def add_tool_options(parser: argparse.ArgumentParser, *, inherit: bool = False) 
         help="the folder the project tools work in (default: the current folder)",
         **default,
     )
+    add_approval_options(parser, inherit=inherit)
+
+
+def add_approval_options(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
+    """`--yes` and `--allow`: the calls allowed without asking."""
     parser.add_argument(
         "--yes",
         action="store_true",
         help="allow every edit, command and MCP call without asking",
-        **default,
+        **inherited(inherit),
     )
     parser.add_argument(
         "--allow",

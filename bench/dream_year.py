@@ -18,7 +18,7 @@ class Planted:
     fact: str
     questions: tuple[str, str, str, str]
     note_age: int
-    """Days before the sweep of the note that holds it: recent or months old."""
+    """Days before the sweep of the note that holds it, inside the age gate (30 days)."""
     asked_ages: tuple[int, int, int, int] = (24, 11, 3, 3)
     """Days before the sweep of each question: three days of the last month."""
 
@@ -42,7 +42,7 @@ PLANTED = [
             "where does the staging DB run?",
             "how do I connect to the staging database?",
         ),
-        40,
+        28,
     ),
     Planted(
         "Priya leads the billing migration",
@@ -62,7 +62,7 @@ PLANTED = [
             "which day do deploys happen?",
             "when are we allowed to ship to production?",
         ),
-        200,
+        20,
     ),
     Planted(
         "My sister Ingrid lives in Tromsø",
@@ -72,7 +72,7 @@ PLANTED = [
             "where is my sister based?",
             "does Ingrid live in Norway?",
         ),
-        90,
+        26,
     ),
     Planted(
         "The office wifi password rotates on the first Monday of each month",
@@ -92,7 +92,7 @@ PLANTED = [
             "can Marco eat peanuts?",
             "what should we avoid cooking for Marco?",
         ),
-        150,
+        15,
     ),
     Planted(
         "The quarterly review is on 12 December",
@@ -112,7 +112,7 @@ PLANTED = [
             "how often do backups run?",
             "what is the backup bucket called?",
         ),
-        300,
+        29,
     ),
     Planted(
         "Lena prefers tea with oat milk",
@@ -122,7 +122,7 @@ PLANTED = [
             "does Lena like oat milk?",
             "what should I bring Lena from the café?",
         ),
-        60,
+        18,
     ),
 ]
 

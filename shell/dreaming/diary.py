@@ -32,7 +32,7 @@ _STOP_WORDS = {
     "not_a_note": "in MEMORY.md already",
     "gone": "source changed or gone",
     "junk": "not a fact",
-    "too_old": "recalled too long ago",
+    "too_old": "from a note or recalls past the age limit",
     "recalls": "too few recalls",
     "queries": "too few distinct questions",
     "score": "score under the gate",

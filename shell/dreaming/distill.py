@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
+from shell.dreaming.facts import fact_of
 from shell.dreaming.junk import junk_kind, statement
 from shell.events import Event, ProposalKind, SourceRef
 from shell.text import collapse
@@ -59,9 +60,10 @@ class Distilled:
 
 
 def by_rule(draft: Draft) -> str:
-    """The note's own words as one sentence: no bullet, clock time or "remember that", a
-    capital first letter and a full stop."""
-    return as_sentence(statement(draft.source_text))
+    """The fact the note states (`facts.fact_of`: a chat line's speaker resolved, reactions
+    dropped, one fact), else its own words; one sentence with a capital and a full stop."""
+    line = statement(draft.source_text)
+    return as_sentence(fact_of(line) or line)
 
 
 def as_sentence(text: str) -> str:

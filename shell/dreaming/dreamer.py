@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from shell.config import Settings
 from shell.dreaming import diary
-from shell.dreaming.junk import statement
+from shell.dreaming.junk import junk_kind, statement
 from shell.dreaming.review import (
     Decision,
     Preview,
@@ -28,7 +28,7 @@ from shell.dreaming.review import (
     check_only_its_line,
     commit_summary,
 )
-from shell.dreaming.state import Record, StateStore
+from shell.dreaming.state import MAX_OPEN, Record, StateStore
 from shell.events import (
     DeepSleepFinished,
     DreamProposed,
@@ -156,32 +156,37 @@ class Dreamer:
 
     def _plan(self, now: datetime) -> Plan:
         """The phases, in a worker thread (they read the index, the files and git)."""
-        import numpy as np
-
-        from shell.dreaming.deep import Known, deep_sleep
+        from shell.dreaming.deep import Known, bare, deep_sleep
         from shell.dreaming.light import light_sleep
         from shell.dreaming.notes import Notes
         from shell.dreaming.rem import rem_sleep
         from shell.dreaming.sweep import Plan
         from shell.dreaming.updates import superseded
+        from shell.dreaming.vectors import StatementVectors
 
         notes = Notes(self.recall.index)
         hit_log = self.recall.hit_log
         recalled = hit_log.fold() if hit_log is not None else []
         state = self.store.read()
-        memory = notes.units(CURATED_FILE)
+        vectors = StatementVectors(
+            self.store.folder / "vectors.npz", self.recall.index.embedder.name, notes.embed
+        )
+        memory = [
+            bare(line)
+            for line in self.files.text(CURATED_FILE).splitlines()
+            if line.strip() and junk_kind(line) is None
+        ]
         known = Known(
             memory_lines=frozenset(
                 normalized(statement(line))
                 for line in self.files.text(CURATED_FILE).splitlines()
                 if line.strip()
             ),
-            memory_vectors=(
-                np.stack([unit.vector for unit in memory]) if memory else Known().memory_vectors
-            ),
+            memory_vectors=vectors.of(memory) if memory else Known().memory_vectors,
             rejected=frozenset(state.rejected),
             accepted=frozenset(state.accepted),
             dreamed=frozenset([*state.dreamed, *diary.prose_lines(self.files.text(DIARY_FILE))]),
+            embed=vectors.of,
         )
         today = now.date()
         light = light_sleep(notes, recalled, today, self.config, known.dreamed)
@@ -194,7 +199,8 @@ class Dreamer:
         plan = Plan(
             light, rem, deep, updates, known, {r.proposal.id for r in open_}, open_records=open_
         )
-        plan.draft(self.config.limit)
+        plan.draft(min(self.config.limit, max(0, MAX_OPEN - len(open_))))
+        vectors.save()
         return plan
 
     def _write(

@@ -4,7 +4,8 @@ OpenClaw's users cleaned raw candidates, shell commands, headings with no body a
 metadata out of MEMORY.md every morning (#67580, #89444, #87080), and saw dreaming's own output
 and prompts come back as memory (#79699, #77831). A proposal here is a sentence about the user's
 world: `junk_kind` names what a text is instead, checked on the note a candidate comes from and
-again on the text distilled from it.
+again on the text distilled from it. A chat line is judged by the fact it states (`facts`), so a
+speaker's name, a vocative, emoji or quotes do not carry a reaction past the filters.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Collection
 
 from shell import prompts
+from shell.dreaming.facts import NOTE_MIN_WORDS, SMALL_TALK_WORDS, cleaned, fact_of, spoken
 from shell.events import JunkKind
 from shell.text import collapse, display_line, normalized
 from shell.text.statements import is_question, is_statement_of_fact, remembered_fact, without_opener
@@ -52,12 +54,6 @@ _CLI_TOKEN = re.compile(r"(?:^|\s)(?:-{1,2}[\w-]+|\S*/\S*|\||&&|>|\$\w+|\w+=\S+)
 _CITATION = re.compile(r"(?:\s+[—–-]+\s*Source:\s*\S+|\s*\(Source:[^)]*\))\s*$")
 """The `Source:` an accepted proposal's line carries in MEMORY.md (`review.memory_line`)."""
 _TIMESTAMP = re.compile(r"^\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*[-–—:]?\s*")
-NOTE_MIN_WORDS = 3
-"""A line kept in a note may state a fact in three words ("Priya leads billing")."""
-_SMALL_TALK_START = frozenset(
-    """hi hello hey thanks thank thx cheers bye goodbye lol haha ok okay sure yes no yeah
-    nope great cool nice wow sorry morning evening""".split()
-)
 
 
 def statement(text: str) -> str:
@@ -90,15 +86,15 @@ def junk_kind(text: str, dreamed: Collection[str] = ()) -> JunkKind | None:
         return "heading"
     if _is_command(raw, line):
         return "command"
-    words = normalized(line).split()
-    fact = is_statement_of_fact(line, min_words=NOTE_MIN_WORDS)
-    if not words or (words[0] in _SMALL_TALK_START and not fact):
+    if fact_of(line) is not None:
+        return None
+    said = spoken(cleaned(line)).said
+    words = normalized(said).split()
+    if not words or words[0] in SMALL_TALK_WORDS:
         return "small_talk"
-    if line.endswith("?") or is_question(line):
+    if said.endswith("?") or is_question(said):
         return "question"
-    if not fact:
-        return "not_a_fact"
-    return None
+    return "not_a_fact"
 
 
 def _is_command(raw: str, line: str) -> bool:

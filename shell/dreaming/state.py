@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -24,7 +24,9 @@ FORMAT_VERSION = 1
 MAX_DECIDED = 500
 """Decided proposals kept (the oldest decisions go; rejected content is kept apart)."""
 MAX_OPEN = 30
-"""Open proposals kept; past this the oldest become stale."""
+"""Open proposals at most: a sweep proposes no more than the queue has room for, and what it
+holds back stays a candidate for a later sweep. (Expiring the oldest instead hid the
+best-scored ones, which were then proposed again every sweep without being shown.)"""
 MAX_REMEMBERED = 4000
 """Rejected keys and dreamed lines kept, the most recent."""
 
@@ -67,9 +69,6 @@ class DreamState:
         del values[:-MAX_REMEMBERED]
 
     def bounded(self) -> None:
-        open_ = [r for r in self.records.values() if r.status == "open"]
-        for record in open_[:-MAX_OPEN]:
-            self.records[record.proposal.id] = replace(record, status="stale")
         decided = [r for r in self.records.values() if r.status != "open"]
         for record in decided[:-MAX_DECIDED]:
             del self.records[record.proposal.id]

@@ -98,13 +98,17 @@ async def test_the_score_gate(tmp_path: Path, clock: Clock) -> None:
 
 
 @pytest.mark.parametrize(("age", "proposed"), [(30, True), (31, False)])
-async def test_the_age_gate(tmp_path: Path, clock: Clock, age: int, proposed: bool) -> None:
-    """Recalls older than max_age_days count for nothing; a fact from an old note that is
-    asked about now still counts."""
+@pytest.mark.parametrize("asked", ["when written", "today"])
+async def test_the_age_gate(
+    tmp_path: Path, clock: Clock, age: int, proposed: bool, asked: str
+) -> None:
+    """The note's age is gated, not only its recalls': a fact from a note older than
+    max_age_days is not proposed however recently it was asked about (a later note may have
+    overtaken it), and recalls older than that count for nothing."""
     dream = DreamWorld(tmp_path / "ws", clock, min_score=0.0)
     (day,) = days_before(clock, age)
     path = dream.note(day, "- Tom takes his coffee black")
-    dream.recalled(path, 1, FOUR[:3], days=[day])
+    dream.recalled(path, 1, FOUR[:3], days=[day] if asked == "when written" else None)
     events = await dream.sweep()
     assert bool(of(events, DreamProposed)) is proposed
     if not proposed:
@@ -215,3 +219,45 @@ async def test_a_fact_memory_md_holds_is_known(tmp_path: Path, clock: Clock) -> 
     dream.memory("- Tom takes his coffee black.")
     dream.recalled(f"memory/{TODAY}.md", 1, FOUR)
     assert Stopped("known", 1) in stops(await dream.sweep())
+
+
+async def test_a_full_queue_holds_new_candidates_back_and_never_expires_open_ones(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_OPEN the oldest (best-scored) open proposals were marked stale and came back
+    every sweep without being shown; now a sweep proposes only what the queue has room for,
+    the count is the list, and what waited is proposed once room is made."""
+    monkeypatch.setattr("shell.dreaming.dreamer.MAX_OPEN", 2)
+    dream = DreamWorld(tmp_path / "ws", clock, min_score=0.0)
+    path = dream.note(TODAY, *(f"- Project {name} ships on Friday" for name in "ABC"))
+    for line in (1, 2, 3):
+        dream.recalled(path, line, [f"when does project {line}?", f"project {line} date", "x"])
+    first = of(await dream.sweep(), DreamProposed)
+    assert len(first) == 2
+    assert len(dream.dreamer.open_proposals(window=8192)) == dream.dreamer.waiting() == 2
+    again = await dream.sweep()
+    assert not of(again, DreamProposed) and Stopped("limit", 1) in stops(again)
+    assert {p.proposal.id for p in dream.dreamer.open_proposals(window=8192)} == {
+        p.proposal.id for p in first
+    }
+    dream.dreamer.reject(first[0].proposal.id)
+    (waited,) = of(await dream.sweep(), DreamProposed)
+    assert waited.proposal.id not in {p.proposal.id for p in first}
+
+
+async def test_a_paraphrase_of_a_memory_line_is_known_by_content_not_by_its_heading(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """MEMORY.md's vectors carried the heading above each line, so a paraphrase of a known
+    fact scored under the bar against it and was proposed again; the bare statements match."""
+    dream = DreamWorld(tmp_path / "ws", clock, min_score=0.0, embedder="minilm")
+    dream.memory(
+        "## Things about the people on the team and their little habits at the office",
+        "- Tom takes his coffee black",
+    )
+    path = dream.note(TODAY, "- Tom: I drink my coffee black")
+    dream.recalled(path, 1, FOUR)
+    events = await dream.sweep()
+    assert not of(events, DreamProposed)
+    assert stops(events) == [Stopped("known", 1)]
+    assert (dream.root / ".cairn" / "dreams" / "vectors.npz").exists()

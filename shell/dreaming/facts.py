@@ -1,0 +1,287 @@
+"""A note's line as the fact it states: what a proposal puts into MEMORY.md when no model distils.
+
+Daily notes hold chat as much as facts: "- Dave: Wow, Calvin! That's amazing news! I just got a
+job at Acme." A reviewer keeps "Dave just got a job at Acme." and nothing else. `fact_of` reads a
+line that way:
+
+- a speaker prefix ("Dave:") says who "I" is; the assistant's own lines state nothing of the
+  user's world;
+- emoji, emoticons, quotes around the whole line and a shared photo's caption go;
+- reactions and praise ("That's amazing, Calvin!"), greetings, thanks, encouragement, questions
+  and sentences about the listener ("You did great") are dropped, in English and the languages
+  `small_talk_words` lists;
+- of what is left, the sentence that names the most is the fact (one fact per proposal), with
+  a next sentence that only goes on about it ("His name is Max."), written in the third person:
+  "I'm" → "Dave is", "my" → "Dave's", "I love" → "Dave loves".
+
+None when nothing is left: the line is chat. Pure functions over strings.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from shell.dreaming.signals import concepts
+from shell.text import collapse, sentences
+from shell.text.statements import is_question, is_statement_of_fact, without_opener
+
+NOTE_MIN_WORDS = 3
+"""A line kept in a note may state a fact in three words ("Priya leads billing")."""
+_SPEAKER = re.compile(r"^(?P<name>[A-ZÀ-Þ][\w'’.-]*(?: [A-ZÀ-Þ][\w'’.-]*){0,2}):\s+(?P<said>\S.*)$")
+_LABELS = frozenset(
+    """note notes todo to-do deadline update decision reminder fact summary source re fwd fw q a
+    answer question tip warning important status goal plan idea edit ps p.s date time location
+    address email phone url link ref example context result results next why how what when where
+    who""".split()
+)
+"""Words that open a line as a label ("Deadline: Friday"), not as a speaker."""
+_ASSISTANTS = frozenset("assistant cairn ai bot model system".split())
+_SHARED = re.compile(
+    r"\s*\[(?:shares?|shared|sends?|sent)\s+(?:an?\s+)?(?:photo|image|picture|link|video)[^\]]*\]",
+    re.IGNORECASE,
+)
+_EMOTICON = re.compile(r"(?<!\w)(?:[:;=8xX]-?[)(DPpOo/\\|*]+|<3+|\^_?\^)(?!\w)")
+_QUOTED = re.compile(r'^["“”«»„](.*)["“”«»]$')
+
+SMALL_TALK_WORDS = frozenset(
+    """hi hello hey hiya yo thanks thank thx ty cheers bye goodbye lol lmao haha hahaha hehe wow
+    omg aw aww awww yay woohoo congrats congratulations sorry ok okay sure yes yeah yep nope nah
+    cool great nice awesome amazing wonderful fantastic incredible lovely beautiful sweet
+    hei heisann hallo takk tusen mange ha det hadet god morgen kveld natt gratulerer hurra koselig
+    flott fint herlig supert hej tack hejdå grattis danke bitte tschüss servus moin glückwunsch
+    super toll prima merci bonjour salut coucou bravo félicitations génial hola gracias adiós
+    felicidades genial vale ciao grazie""".split()
+)
+"""Words a greeting, thanks or reaction opens with, in English and Norwegian, Swedish, Danish,
+German, French, Spanish and Italian (hei, takk, tack, danke, merci, gracias…)."""
+_REACTION_START = re.compile(
+    r"^(?:that|this|it|those|these|what|how|so|sounds|looks|seems|must|such)\b(?:'s|’s|\s+is|\s+was"
+    r"|\s+sounds|\s+looks|\s+seems|\s+must|\s+a|\s+an|\s+so|\s+really|\s+totally|\s+super|\s+be"
+    r"|\s+great|\s+cool|\s+awesome|\s+amazing|\s+fun|\s+nice|\s+lovely|\s+wonderful|\s+beautiful"
+    r"|\s+exciting|\s+impressive|\s+incredible|\s+fantastic|\s+sweet|\s+cute|\s+tough|\s+hard"
+    r"|\s+sad|\s+awful)\b",
+    re.IGNORECASE,
+)
+"""A sentence that reacts to what the other person said: "That's amazing", "What a view",
+"Sounds fun", "How cool"."""
+_ENCOURAGEMENT = re.compile(
+    r"^(?:keep|good luck|best of luck|hang in|take care|enjoy|have (?:a|fun)|let me know|glad"
+    r"|happy for|proud of|can't wait|cannot wait|see you|talk (?:soon|later)|catch you|stay"
+    r"|don't give up|never give up|you got this|i'm (?:so |really |super )?(?:glad|happy|proud"
+    r"|sorry|excited|thrilled|grateful|thankful|impressed|amazed|touched) (?:for|to hear|of|that"
+    r"|you))",
+    re.IGNORECASE,
+)
+_LISTENER = frozenset("you your you're youre you've you'll you'd yours u ur".split())
+_PRONOUN_START = frozenset("he she it they his her its their him them".split())
+
+_IRREGULAR = {
+    "am": "is",
+    "was": "was",
+    "have": "has",
+    "haven't": "hasn't",
+    "do": "does",
+    "don't": "doesn't",
+    "go": "goes",
+    "can": "can",
+    "could": "could",
+    "will": "will",
+    "would": "would",
+    "should": "should",
+    "might": "might",
+    "must": "must",
+    "may": "may",
+    "wasn't": "wasn't",
+    "can't": "can't",
+    "won't": "won't",
+    "didn't": "didn't",
+}
+_ADVERBS = frozenset(
+    """just really also still always never often usually sometimes finally recently actually
+    even already now totally definitely absolutely truly mostly currently""".split()
+)
+_FIRST_PERSON_WORD = re.compile(
+    rf"\b(?:I(?:'|’)(?P<contraction>m|ve|ll|d)|I\s+(?P<adverbs>(?:(?:{'|'.join(sorted(_ADVERBS))})\s+)*)"
+    rf"(?P<verb>[\w'’]+)|(?P<other>I|me|my|mine|myself|we|us|our|ours))\b",
+    re.IGNORECASE,
+)
+_ENGLISH = re.compile(
+    r"\bI\b|\b(?i:i'm|i’m|i've|i’ve|the|and|to|of|with|my|me|is|was|have|has|am|for|at|in|on"
+    r"|we|our|us)\b"
+)
+"""A word only English puts in a sentence like this, else the sentence is left as it is."""
+_CONTRACTED = {"m": "is", "ve": "has", "ll": "will", "d": "would"}
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """A line split into who said it (None for a plain note) and what was said."""
+
+    speaker: str | None
+    said: str
+
+
+def spoken(line: str) -> Spoken:
+    """`line` (one statement, no bullet) as a speaker and their words, when it opens with a
+    name and a colon that are not a label ("Deadline: Friday")."""
+    match = _SPEAKER.match(line)
+    if match is None or match.group("name").lower().rstrip(".") in _LABELS:
+        return Spoken(None, line)
+    return Spoken(match.group("name"), match.group("said"))
+
+
+def cleaned(text: str) -> str:
+    """Without emoji, emoticons or a shared photo's caption."""
+    text = _SHARED.sub("", text)
+    text = "".join(
+        ch
+        for ch in text
+        if unicodedata.category(ch) not in ("So", "Sk", "Cs", "Co", "Cf") and ch != "\ufe0f"
+    )
+    return re.sub(r"\s+([.,!?;:])", r"\1", collapse(_EMOTICON.sub(" ", text)))
+
+
+def fact_of(line: str) -> str | None:
+    """The one fact `line` (a note's unit as one statement) states, in the third person when a
+    speaker said it; None when it states none (see the module docstring)."""
+    turn = spoken(cleaned(line))
+    if quoted := _QUOTED.match(turn.said):
+        turn = Spoken(turn.speaker, quoted.group(1).strip())
+    if turn.speaker is not None and turn.speaker.lower() in _ASSISTANTS:
+        return None
+    names = {turn.speaker} if turn.speaker else set()
+    facts = [
+        (index, kept)
+        for index, sentence in enumerate(sentences(turn.said))
+        if (kept := _kept(sentence, names))
+    ]
+    if not facts:
+        return None
+    if turn.speaker is None and len(facts) == len(sentences(turn.said)):
+        return collapse(turn.said)  # a plain note that is all facts stays whole
+    best = max(facts, key=lambda item: (_weight(item[1]), -item[0]))
+    chosen = [best[1]]
+    following = [kept for index, kept in facts if index == best[0] + 1]
+    if following and following[0].split()[0].lower() in _PRONOUN_START:
+        chosen.append(following[0])
+    text = " ".join(_terminated(sentence) for sentence in chosen)
+    return third_person(text, turn.speaker) if turn.speaker else text
+
+
+def is_chat(line: str) -> bool:
+    """Whether `line` states no fact at all (`fact_of` is None)."""
+    return fact_of(line) is None
+
+
+def _kept(sentence: str, names: set[str]) -> str | None:
+    """`sentence` without its openers and a vocative name, when it states a fact."""
+    text = _without_vocative(_without_openers(sentence), names)
+    if not text or is_question(text) or sentence.rstrip().endswith("?"):
+        return None
+    words = text.split()
+    first = words[0].lower().strip(",.!:;'’\"")
+    if first in SMALL_TALK_WORDS or first in _LISTENER:
+        return None
+    if _REACTION_START.match(text) or _ENCOURAGEMENT.match(text):
+        return None
+    if not is_statement_of_fact(text, min_words=NOTE_MIN_WORDS):
+        return None
+    return text
+
+
+def _without_openers(sentence: str) -> str:
+    """Leading interjections, reactions and greetings dropped: "Wow, Calvin! I got …" → "I
+    got …" (the name goes with `_without_vocative`)."""
+    text = sentence.strip()
+    while True:
+        stripped = without_opener(text)
+        words = stripped.split(maxsplit=1)
+        head = words[0].lower().strip(",.!:;…-") if words else ""
+        if head in SMALL_TALK_WORDS and len(words) == 2 and re.match(r"^\S+[,!.:;…-]", stripped):
+            stripped = words[1].strip()
+        if stripped == text:
+            return text
+        text = stripped
+
+
+def _without_vocative(text: str, names: set[str]) -> str:
+    """Without a name the sentence is addressed to: "Calvin, I moved" / "I moved, Calvin!"."""
+    text = re.sub(r"^[A-ZÀ-Þ][\w'’-]*\s*[,!]\s*", "", text)
+    text = re.sub(r",\s*[A-ZÀ-Þ][\w'’-]*\s*([.!]*)$", r"\1", text)
+    return text.strip(" ,") if text.strip(" ,.!") else ""
+
+
+def _weight(sentence: str) -> tuple[bool, int, int]:
+    """How much a sentence names on its own: not led by a pronoun ("His name is Max" needs the
+    sentence before it), its concepts, its length."""
+    leading = sentence.split()[0].lower()
+    return leading not in _PRONOUN_START, len(concepts(sentence)), len(sentence)
+
+
+def _terminated(sentence: str) -> str:
+    sentence = sentence.strip().rstrip(",;:")
+    sentence = re.sub(r"!+$", ".", sentence)
+    sentence = sentence[0].upper() + sentence[1:]
+    return sentence if sentence.endswith((".", "…", ")", '"')) else sentence + "."
+
+
+def third_person(text: str, speaker: str) -> str:
+    """`text` said by `speaker`, in the third person: "I" is the speaker and its verb agrees,
+    "my" is the speaker's ("their" once the speaker is named), "we" is the speaker and others:
+    "I love my dog" → "Dave loves their dog"; "my sister moved" → "Dave's sister moved"."""
+    if not _ENGLISH.search(text):
+        return text  # "Søsteren min bor i Tromsø": "i" is "in" here
+    named = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal named
+        word = match.group(0)
+        if (contraction := match.group("contraction")) is not None:
+            named = True
+            return f"{speaker} {_CONTRACTED[contraction.lower()]}"
+        if (verb := match.group("verb")) is not None:
+            named = True
+            return f"{speaker} {match.group('adverbs')}{_third_person_verb(verb)}"
+        other = word.lower()
+        if other == "i":
+            named = True
+            return speaker
+        if other in ("me", "myself"):
+            said = "them" if named else speaker
+        elif other in ("my", "mine"):
+            said = "their" if named and other == "my" else f"{speaker}'s"
+        elif other in ("we", "us"):
+            said = f"{speaker} and others"
+        elif other in ("our", "ours"):
+            said = f"{speaker}'s"
+        else:
+            return word
+        named = True
+        return said[0].upper() + said[1:] if word[0].isupper() else said
+
+    return _FIRST_PERSON_WORD.sub(replace, text)
+
+
+def _third_person_verb(verb: str) -> str:
+    lowered = verb.lower().replace("’", "'")
+    if lowered in _IRREGULAR:
+        return _IRREGULAR[lowered]
+    if lowered.endswith("ed") or lowered.endswith("n't") or not lowered.isalpha():
+        return verb
+    if lowered in _PAST:
+        return verb
+    if re.search(r"[^aeiou]y$", lowered):
+        return verb[:-1] + "ies"
+    if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    return verb + "s"
+
+
+_PAST = frozenset(
+    """went got had made took saw found bought met began did was were came gave knew left lost
+    ran sold sent spent thought told won wrote became brought built caught chose drove ate fell
+    felt flew forgot grew heard held kept led paid put read rode said sang sat slept spoke stood
+    swam taught threw understood woke wore""".split()
+)

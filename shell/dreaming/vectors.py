@@ -1,0 +1,73 @@
+"""Vectors of the bare statements dreaming compares (MEMORY.md's lines, the facts of candidates),
+kept by text in `.cairn/dreams/vectors.npz` so a sweep embeds only what is new.
+
+The index's vectors are no use for this: they carry the heading above each unit, which pulls
+every MEMORY.md line toward its section's name (a paraphrase of a known fact scored 0.858 against
+its line instead of 0.976, and was proposed again). Derived and git-ignored like the rest of
+dreaming's state; a file that cannot be read is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from shell.fsio import write_atomically
+
+
+class StatementVectors:
+    """Args:
+    file: where the vectors are kept.
+    model: the embedder's name: vectors of another model are never reused.
+    embed: texts to unit-norm rows (called only for texts not kept).
+    """
+
+    def __init__(self, file: Path, model: str, embed: Callable[[list[str]], np.ndarray]) -> None:
+        self._file = file
+        self._model = model
+        self._embed = embed
+        self._kept = self._load()
+        self._loaded = set(self._kept)
+        self._used: dict[str, np.ndarray] = {}
+
+    def of(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit-norm row per text, in order."""
+        keys = [self._key(text) for text in texts]
+        missing = {
+            key: text for key, text in zip(keys, texts, strict=True) if key not in self._kept
+        }
+        if missing:
+            rows = np.asarray(self._embed(list(missing.values())), dtype=np.float32)
+            self._kept.update(zip(missing, rows, strict=True))
+        for key in keys:
+            self._used[key] = self._kept[key]
+        if not keys:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([self._kept[key] for key in keys])
+
+    def save(self) -> None:
+        """Keep the vectors this sweep used (and only those), when any was new or dropped."""
+        if self._used.keys() == self._loaded:
+            return
+        buffer = io.BytesIO()
+        keys = sorted(self._used)
+        matrix = np.stack([self._used[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
+        np.savez(buffer, keys=np.array(keys), vectors=matrix, model=np.array(self._model))
+        self._file.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(self._file, buffer.getvalue(), mode=0o600)
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def _load(self) -> dict[str, np.ndarray]:
+        try:
+            with np.load(self._file, allow_pickle=False) as data:
+                if str(data["model"]) != self._model:
+                    return {}
+                return dict(zip((str(k) for k in data["keys"]), data["vectors"], strict=True))
+        except (OSError, ValueError, KeyError):
+            return {}

@@ -38,6 +38,7 @@ _STOP_WORDS = {
     "score": "score under the gate",
     "known": "in MEMORY.md already",
     "rejected": "rejected before",
+    "overtaken": "changed by a later note",
     "limit": "over the sweep's limit",
 }
 

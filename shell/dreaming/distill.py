@@ -14,10 +14,11 @@ import json
 import re
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
-from shell.dreaming.facts import fact_of
+from shell.dreaming.facts import anchored, fact_of
 from shell.dreaming.junk import junk_kind, statement
 from shell.events import Event, ProposalKind, SourceRef
 from shell.text import collapse
@@ -49,6 +50,8 @@ class Draft:
     """The text of the note the fact comes from."""
     sources: list[SourceRef]
     replaces: str | None = None
+    fact: str | None = None
+    """The fact by rule when it is known already: an update's current fact."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,9 @@ def by_rule(draft: Draft) -> str:
     """The fact the note states (`facts.fact_of`: a chat line's speaker resolved, reactions
     dropped, one fact), else its own words; one sentence with a capital and a full stop."""
     line = statement(draft.source_text)
-    return as_sentence(fact_of(line) or line)
+    text = draft.fact or fact_of(line) or line
+    day = draft.sources[0].date if draft.sources else None
+    return as_sentence(anchored(text, date.fromisoformat(day)) if day else text)
 
 
 def as_sentence(text: str) -> str:

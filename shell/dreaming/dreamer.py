@@ -161,7 +161,7 @@ class Dreamer:
         from shell.dreaming.notes import Notes
         from shell.dreaming.rem import rem_sleep
         from shell.dreaming.sweep import Plan
-        from shell.dreaming.updates import superseded
+        from shell.dreaming.updates import overtaken, superseded
         from shell.dreaming.vectors import StatementVectors
 
         notes = Notes(self.recall.index)
@@ -194,10 +194,22 @@ class Dreamer:
         deep = deep_sleep(
             recalled, notes, now, self.config, light=light.hits, rem=rem.hits, known=known
         )
-        updates = superseded(notes, self.git.line_times, now, self.config, known)
+
+        def related(a: str, b: str) -> float:
+            pair = vectors.of([a, b])
+            return float(pair[0] @ pair[1])
+
+        updates = superseded(notes, self.git.line_times, now, self.config, known, related)
         open_ = state.open()
         plan = Plan(
-            light, rem, deep, updates, known, {r.proposal.id for r in open_}, open_records=open_
+            light,
+            rem,
+            deep,
+            updates,
+            known,
+            {r.proposal.id for r in open_},
+            open_records=open_,
+            overtaken=overtaken([c.unit for c in deep.passed], notes, now, self.config, related),
         )
         plan.draft(min(self.config.limit, max(0, MAX_OPEN - len(open_))))
         vectors.save()

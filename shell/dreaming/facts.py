@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import date, timedelta
 
 from shell.dreaming.signals import concepts
 from shell.text import collapse, sentences
@@ -285,3 +286,33 @@ _PAST = frozenset(
     felt flew forgot grew heard held kept led paid put read rode said sang sat slept spoke stood
     swam taught threw understood woke wore""".split()
 )
+
+
+def anchored(text: str, day: date) -> str:
+    """`text`, written in the note of `day`, with its relative times made dates: "yesterday"
+    → "on 6 December 2026", "last month" → "in November 2026" (a MEMORY.md line is read months
+    later, when "last month" means another month)."""
+    previous_month = (day.replace(day=1) - timedelta(days=1)).replace(day=1)
+    spans = {
+        "yesterday": f"on {_day(day - timedelta(days=1))}",
+        "today": f"on {_day(day)}",
+        "tonight": f"on {_day(day)}",
+        "this morning": f"on {_day(day)}",
+        "this afternoon": f"on {_day(day)}",
+        "this evening": f"on {_day(day)}",
+        "last night": f"on {_day(day - timedelta(days=1))}",
+        "last weekend": f"the weekend before {_day(day)}",
+        "this weekend": f"the weekend of {_day(day)}",
+        "last week": f"the week before {_day(day)}",
+        "this week": f"the week of {_day(day)}",
+        "last month": f"in {previous_month:%B %Y}",
+        "this month": f"in {day:%B %Y}",
+        "last year": f"in {day.year - 1}",
+        "this year": f"in {day.year}",
+    }
+    pattern = re.compile(r"\b(?:" + "|".join(spans) + r")\b", re.IGNORECASE)
+    return pattern.sub(lambda m: spans[m.group(0).lower()], text)
+
+
+def _day(day: date) -> str:
+    return f"{day.day} {day:%B %Y}"

@@ -52,6 +52,8 @@ class Plan:
     open_records: list[Record] = field(default_factory=list)
     replaced: set[str] = field(default_factory=set)
     """Open adds an update of this sweep replaces: the same note, proposed once."""
+    overtaken: set[str] = field(default_factory=set)
+    """Keys of candidates a later note changes (`updates.overtaken`): never proposed as adds."""
 
     def draft(self, limit: int) -> None:
         """The drafts to distil: updates first (a line out of date misleads every session),
@@ -68,11 +70,15 @@ class Plan:
                 found.note.chunk.text,
                 [found.note.source, SourceRef(line.path, line.start_line, line.end_line)],
                 replaces=line.text,
+                fact=found.current,
             )
             items.append((draft, found))
         for candidate in self.deep.passed:
             unit = candidate.unit
             if unit.key in updated:
+                continue
+            if unit.key in self.overtaken:
+                self.stopped[("overtaken", None)] += 1
                 continue
             items.append(
                 (Draft(f"c{len(items)}", "add", unit.chunk.text, [unit.source]), candidate)
@@ -97,12 +103,18 @@ class Plan:
         proposal per fact)."""
         made: list[Proposal] = []
         texts = {normalized(statement(r.proposal.text)) for r in self.open_records}
+        updating = {  # an add that says what an update of this sweep says is that update
+            normalized(statement(distilled[d.key].text)) for d in self.drafts if d.kind == "update"
+        }
         for draft in self.drafts:
             result, source = distilled[draft.key], self.sources[draft.key]
             key = normalized(statement(result.text))
             unit = source.note if isinstance(source, Superseded) else source.unit
             twins = self._twins(draft, unit.key)
             if key in self.known.memory_lines or (key in texts and not twins):
+                self.stopped[("known", None)] += 1
+                continue
+            if draft.kind == "add" and key in updating:
                 self.stopped[("known", None)] += 1
                 continue
             if key in self.known.rejected:
@@ -159,8 +171,8 @@ def _proposal(
             made,
             score=round(source.similarity, 3),
             reason=redacted(
-                f"a newer note ({note_day}) says “{source.cue}” about what MEMORY.md line "
-                f"{line.start_line} (from {source.written.date()}) states"
+                f"a newer note ({note_day}) changes what MEMORY.md line {line.start_line} "
+                f"(from {source.written.date()}) states: “{source.evidence}”"
             ),
             replaces=line.text,
             replaces_line=line.start_line,

@@ -21,12 +21,13 @@ StopReason = Literal[
     "score",
     "known",
     "rejected",
+    "overtaken",
     "limit",
 ]
 """Why a recalled unit was not proposed: not a daily note (MEMORY.md itself), its source
 changed or went, junk (`JunkKind`), its recalls all older than the age limit, too few recalls,
 too few distinct queries, a score under the gate, already in MEMORY.md or proposed, rejected
-before, or past the sweep's limit."""
+before, changed by a later note, or past the sweep's limit."""
 JunkKind = Literal[
     "small_talk",
     "not_a_fact",

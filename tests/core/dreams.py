@@ -10,7 +10,7 @@ from typing import Any
 
 from shell.config import DEMO_MODEL, DreamSettings, Settings
 from shell.dreaming import Dreamer
-from shell.events import Event
+from shell.events import DeepSleepFinished, Event, Stopped
 from shell.git.store import GitStore
 from shell.memory.files.door import MemoryFiles
 from shell.memory.search.result import SearchHit
@@ -145,3 +145,9 @@ def of(events: list[Event], kind: type[Any]) -> list[Any]:
 
 def days_before(clock: Clock, *offsets: int) -> list[str]:
     return [(clock.now.date() - timedelta(days=n)).isoformat() for n in offsets]
+
+
+def stops(events: list[Event]) -> list[Stopped]:
+    """Why the sweep of `events` stopped what it did not propose."""
+    (deep,) = of(events, DeepSleepFinished)
+    return list(deep.stopped)

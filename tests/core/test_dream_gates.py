@@ -8,21 +8,16 @@ from pathlib import Path
 import pytest
 
 from shell.dreaming.signals import score, signals
-from shell.events import DeepSleepFinished, DreamProposed, DreamSweepFinished, Stopped
+from shell.events import DreamProposed, DreamSweepFinished, Stopped
 from shell.memory.hit_log import Recall
 from tests.conftest import FIXED_NOW, Clock
-from tests.core.dreams import FOUR, TODAY, DreamWorld, days_before, of
+from tests.core.dreams import FOUR, TODAY, DreamWorld, days_before, of, stops
 
 
 def world(tmp_path: Path, clock: Clock, **dreaming: object) -> DreamWorld:
     dream = DreamWorld(tmp_path / "ws", clock, **dreaming)
     dream.note(TODAY, "- Tom takes his coffee black")
     return dream
-
-
-def stops(events: list[object]) -> list[Stopped]:
-    (deep,) = of(events, DeepSleepFinished)  # type: ignore[arg-type]
-    return list(deep.stopped)
 
 
 async def test_a_fact_asked_four_ways_on_its_first_day_is_proposed(

@@ -107,8 +107,6 @@ class Dreamer:
             started, now = self.settings.timer(), self.settings.clock()
             sweep = sweep_id(now)
             yield DreamSweepStarted(sweep, trigger)
-            for event in await asyncio.to_thread(self.recall.sync, "dream"):
-                yield event
             try:
                 plan: Plan | Exception = await asyncio.to_thread(self._plan, now)
             except Exception as error:  # a broken index or state must not break the session
@@ -164,13 +162,14 @@ class Dreamer:
         from shell.dreaming.updates import overtaken, superseded
         from shell.dreaming.vectors import StatementVectors
 
-        notes = Notes(self.recall.index)
+        index = self.recall.index
+        vectors = StatementVectors(
+            self.store.folder / "vectors.npz", index.embedder.name, index.embedder.embed
+        )
+        notes = Notes(index, vectors)
         hit_log = self.recall.hit_log
         recalled = hit_log.fold() if hit_log is not None else []
         state = self.store.read()
-        vectors = StatementVectors(
-            self.store.folder / "vectors.npz", self.recall.index.embedder.name, notes.embed
-        )
         memory = [
             bare(line)
             for line in self.files.text(CURATED_FILE).splitlines()

@@ -1,5 +1,6 @@
-"""Vectors of the bare statements dreaming compares (MEMORY.md's lines, the facts of candidates),
-kept by text in `.cairn/dreams/vectors.npz` so a sweep embeds only what is new.
+"""Vectors dreaming compares, kept in `.cairn/dreams/vectors.npz`: the bare statements of
+MEMORY.md's lines and of candidates (by text, so a sweep embeds only what is new) and the notes'
+units (by their hash, so a sweep need not open the index, `notes`).
 
 The index's vectors are no use for this: they carry the heading above each unit, which pulls
 every MEMORY.md line toward its section's name (a paraphrase of a known fact scored 0.858 against
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,17 @@ class StatementVectors:
         if not keys:
             return np.zeros((0, 1), dtype=np.float32)
         return np.stack([self._kept[key] for key in keys])
+
+    def kept(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The kept vectors of `keys` (a unit's hash), marked as used."""
+        found = {key: self._kept[key] for key in keys if key in self._kept}
+        self._used.update(found)
+        return found
+
+    def keep(self, vectors: dict[str, np.ndarray]) -> None:
+        """Keep vectors under keys of the caller's (a unit's hash)."""
+        self._kept.update(vectors)
+        self._used.update(vectors)
 
     def save(self) -> None:
         """Keep the vectors this sweep used (and only those), when any was new or dropped."""

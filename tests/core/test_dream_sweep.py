@@ -326,3 +326,38 @@ async def test_a_line_dreaming_put_in_memory_md_can_be_updated_later(
     assert update.proposal.replaces == (
         f"- Tom takes his coffee black. — Source: memory/{TODAY}.md#L1"
     )
+
+
+async def test_a_sweep_whose_vectors_are_cached_never_opens_the_index(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """LanceDB's import was most of a `cairn dream` (5-10 s on real notes): a sweep reads the
+    files and its own vector cache, and opens the index only for units the cache lacks."""
+    dream = seeded(tmp_path, clock)
+    script = f"""
+import asyncio, sys
+from datetime import datetime
+from pathlib import Path
+from shell.build import build_dreamer
+from shell.config import Settings
+from shell.events import DreamProposed
+
+settings = Settings(workspace=Path({str(dream.root)!r}), embedder="hash", watch=False,
+                    clock=lambda: datetime.fromisoformat({FIXED_NOW.isoformat()!r}))
+dreamer = build_dreamer(settings)
+async def main():
+    return [e async for e in dreamer.sweep("cli", window=4096) if isinstance(e, DreamProposed)]
+proposed = asyncio.run(main())
+print(len(proposed), "lancedb" in sys.modules)
+"""
+
+    def sweep() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, cwd=Path.cwd(), check=False
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        return done.stdout.decode().split()[-2:]
+
+    dream.recall.sync("manual")  # the index a session would have built
+    assert await asyncio.to_thread(sweep) == ["1", "True"]  # cold: the units come from it
+    assert await asyncio.to_thread(sweep) == ["0", "False"]  # proposed already; all cached

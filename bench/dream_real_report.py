@@ -11,6 +11,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from bench.dream_world import WINDOW
+
 TARGET_PRECISION = 0.8
 TARGET_JUNK = 0.05
 TARGET_COVERAGE = 0.7
@@ -103,7 +105,8 @@ ROWS: list[Row] = [
     ("… proposals over all sweeps", _get("repeated", "proposals"), ""),
     *((f"… {label}", _get("repeated", label), "") for label in LABELS),
     ("… of them updates", _get("repeated", "updates"), ""),
-    ("… accepted", _get("repeated", "accepted"), ""),
+    ("… accepted (durable)", _get("repeated", "accepted"), ""),
+    (f"… … past MEMORY.md's budget at {WINDOW:,} tokens", _get("repeated", "over_budget"), ""),
     ("… rejected", _get("repeated", "rejected"), ""),
     ("… errors", _get("repeated", "errors"), "0"),
     ("**coverage**, durable: proposed / recalled", _fraction("durable"), ""),

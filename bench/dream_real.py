@@ -28,12 +28,13 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import statistics
 import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, TextIO
@@ -80,6 +81,8 @@ class Labelled:
     """The labels of a conversation's lines, as they sit in the workspace."""
 
     lines: dict[Spot, str]
+    turns: dict[Spot, str] = field(default_factory=dict)
+    """The dia_id of each turn's line."""
 
     def of_range(self, path: str, start: int, end: int) -> str:
         """The best label of the labelled lines in `start`..`end` of `path`."""
@@ -90,6 +93,10 @@ class Labelled:
         """A proposal's label: the best over its sources (MEMORY.md holds no labelled line)."""
         found = [self.of_range(s.path, s.start_line, s.end_line) for s in proposal.sources]
         return max(found, key=lambda label: RANK.get(label, 0), default="unlabelled")
+
+    def dias(self, proposal: Proposal) -> list[str]:
+        """The turns a proposal cites, by dia_id."""
+        return [self.turns[spot] for spot in _spots(proposal) if spot in self.turns]
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,8 @@ class Review:
     kinds: Counter[str]
     seconds: list[float]
     proposed: set[Spot]
+    unlabelled: set[str] = field(default_factory=set)
+    """The turns of proposals no label covered (dia_ids): what the labels still need."""
     accepted: int = 0
     rejected: int = 0
     errors: int = 0
@@ -197,10 +206,13 @@ def review(world: World, labelled: Labelled, verbose: TextIO | None, name: str) 
         for proposal in swept.proposals:
             done.kinds[proposal.kind] += 1
             done.proposed.update(_spots(proposal))
+            if labelled.of(proposal) == "unlabelled":
+                done.unlabelled.update(labelled.dias(proposal))
             if verbose is not None and number == 0:
                 print(
                     f"  {name} {labelled.of(proposal):10} {proposal.kind:6} "
-                    f"{proposal.sources[0].citation}: {proposal.text}",
+                    f"{','.join(labelled.dias(proposal)) or proposal.sources[0].citation}: "
+                    f"{proposal.text}",
                     file=verbose,
                 )
         if swept.skipped is not None:
@@ -236,7 +248,8 @@ def run_conversation(
 ) -> dict[str, Any]:
     moved = shifted(conversation)
     labelled = Labelled(
-        {moved.where[dia]: label for dia, label in (labels or {}).items() if dia in moved.where}
+        {moved.where[dia]: label for dia, label in (labels or {}).items() if dia in moved.where},
+        {spot: dia for dia, spot in moved.where.items()},
     )
     with tempfile.TemporaryDirectory(prefix="cairn-dream-real-") as tmp:
         world = make_world(Path(tmp) / "ws", min(moved.written.values()) - timedelta(days=1))
@@ -266,6 +279,7 @@ def run_conversation(
         "questions_failed": len(world.failed_questions),
         "labelled": len(labelled.lines),
         "labels_unknown": len(set(labels or {}) - set(moved.where)),
+        "unlabelled_turns": sorted(done.unlabelled, key=_dia_order),
         "index_s": round(index_s, 1),
         "first": {"proposals": len(done.labels[0]), **{k: first[k] for k in KINDS}},
         "repeated": {
@@ -290,6 +304,10 @@ def run_conversation(
             "each": [round(s, 2) for s in done.seconds],
         },
     }
+
+
+def _dia_order(dia: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", dia))
 
 
 def _lines(unit: Recalled) -> range:

@@ -148,6 +148,11 @@ def report(result: dict[str, Any]) -> str:
         )
     ended = {c["conversation"]: c["repeated"]["ended"] for c in conversations}
     lines += ["", "repeated sweeps ended: " + ", ".join(f"{k}: {v}" for k, v in ended.items())]
+    for c in conversations:
+        if c["unlabelled_turns"]:
+            lines.append(
+                f"{c['conversation']}: proposed, no label: {', '.join(c['unlabelled_turns'])}"
+            )
     if result.get("updates"):
         lines += ["", *_updates(result["updates"])]
     lines.append(f"\nthe run took {result.get('seconds', 0):.0f} s")

@@ -138,6 +138,7 @@ def test_the_real_mode_counts_what_a_tiny_conversation_gives(tmp_path: Path) -> 
         "unlabelled": 1,
     }
     assert (found["rates"]["precision"], found["rates"]["junk_share"]) == (0.25, 0.25)
+    assert found["unlabelled_turns"] == ["D3:1"]
     repeated = found["repeated"]
     assert (repeated["sweeps"], repeated["proposals"], repeated["ended"]) == (
         2,

@@ -1,6 +1,7 @@
 """`bench.dream --real` on a tiny conversation in LoCoMo's format: four facts, each asked about by
-four questions, labelled durable, borderline, junk and not at all; the counts it reports are the
-ones that input gives (`bench.dream_real` runs it on LoCoMo)."""
+four questions, labelled durable, borderline, junk and not at all, and a question asked about as
+often in a note older than the age window; the counts it reports are the ones that input gives
+(`bench.dream_real` runs it on LoCoMo)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ from shell.memory.paths import note_date
 
 FACTS = {
     "D1:2": (
+        "Ben",
+        "Do you still play chess with your grandfather every Sunday morning?",
+        (
+            "Does Ana play chess with her grandfather?",
+            "Who does Ana play chess with?",
+            "When does Ana play chess?",
+            "Does Ana still play chess on Sunday mornings?",
+        ),
+    ),
+    "D2:1": (
         "Ana",
         "I adopted a grey kitten named Pixel from the animal shelter.",
         (
@@ -25,7 +36,7 @@ FACTS = {
             "Does Ana have a pet?",
         ),
     ),
-    "D2:1": (
+    "D2:3": (
         "Ben",
         "My sister Clara lives in Lisbon and works as a marine biologist.",
         (
@@ -35,7 +46,7 @@ FACTS = {
             "Does Ben have a sister in Lisbon?",
         ),
     ),
-    "D2:3": (
+    "D3:1": (
         "Ben",
         "I play the cello in the city orchestra every Thursday evening.",
         (
@@ -45,7 +56,7 @@ FACTS = {
             "Which orchestra is Ben in?",
         ),
     ),
-    "D3:1": (
+    "D3:2": (
         "Ana",
         "My favourite food is spicy ramen from the night market downtown.",
         (
@@ -58,24 +69,25 @@ FACTS = {
 }
 SMALL_TALK = {
     "D1:1": ("Ben", "Hi Ana! How have you been?"),
-    "D1:3": ("Ben", "Aww, that's so sweet!"),
-    "D2:2": ("Ana", "That sounds lovely!"),
-    "D3:2": ("Ben", "See you soon, take care!"),
+    "D2:2": ("Ben", "Aww, that's so sweet!"),
+    "D2:4": ("Ana", "That sounds lovely!"),
+    "D3:3": ("Ben", "See you soon, take care!"),
 }
 SESSIONS = {
-    1: "10:00 am on 1 March, 2024",  # 32 days before the last: outside the 30-day window
+    1: "10:00 am on 1 February, 2024",  # 61 days before the last: outside the 30-day window
     2: "3:00 pm on 20 March, 2024",
     3: "6:30 pm on 2 April, 2024",
 }
 LABELS = {
     "D1:1": "junk",
-    "D1:2": "borderline",
-    "D1:3": "junk",
-    "D2:1": "durable",
+    "D1:2": "junk",  # a question: never proposed, but recalled as often as the facts
+    "D2:1": "borderline",
     "D2:2": "junk",
-    "D2:3": "junk",  # a plain fact, labelled junk: the label decides, not the text
-    "D3:2": "junk",
-}  # D3:1 is left unlabelled
+    "D2:3": "durable",
+    "D2:4": "junk",
+    "D3:1": "junk",  # a plain fact, labelled junk: the label decides, not the text
+    "D3:3": "junk",
+}  # D3:2 is left unlabelled
 
 
 def _conversation() -> dict[str, Any]:
@@ -105,9 +117,9 @@ def test_the_notes_keep_their_spacing_and_end_today(tmp_path: Path) -> None:
 
     days = sorted(day for path in moved.notes if (day := note_date(path)))
     assert days[-1] == NOW.date()
-    assert [(days[-1] - day).days for day in days] == [32, 13, 0]
+    assert [(days[-1] - day).days for day in days] == [61, 13, 0]
     assert moved.where["D2:3"] == (f"memory/{days[1].isoformat()}.md", 4)  # after the heading
-    assert len(conversation.asked) == 16  # category 5 is not asked
+    assert len(conversation.asked) == 20  # category 5 is not asked
 
 
 def test_a_proposal_takes_the_best_label_of_the_turns_it_cites() -> None:
@@ -129,7 +141,7 @@ def test_the_real_mode_counts_what_a_tiny_conversation_gives(tmp_path: Path) -> 
     result = run(data, labels, updates=False, synthetic=False)
 
     (found,) = result["conversations"]
-    assert (found["questions"], found["turns"], found["labelled"]) == (16, 8, 7)
+    assert (found["questions"], found["turns"], found["labelled"]) == (20, 9, 8)
     assert found["first"] == {
         "proposals": 4,
         "durable": 1,
@@ -138,7 +150,7 @@ def test_the_real_mode_counts_what_a_tiny_conversation_gives(tmp_path: Path) -> 
         "unlabelled": 1,
     }
     assert (found["rates"]["precision"], found["rates"]["junk_share"]) == (0.25, 0.25)
-    assert found["unlabelled_turns"] == ["D3:1"]
+    assert found["unlabelled_turns"] == ["D3:2"]
     repeated = found["repeated"]
     assert (repeated["sweeps"], repeated["proposals"], repeated["ended"]) == (
         2,
@@ -146,10 +158,10 @@ def test_the_real_mode_counts_what_a_tiny_conversation_gives(tmp_path: Path) -> 
         "nothing proposed",
     )
     assert (repeated["accepted"], repeated["rejected"], repeated["errors"]) == (1, 3, 0)
-    coverage = found["coverage"]  # Pixel's note is 32 days old: out of the age window
+    coverage = found["coverage"]  # the chess question's note is out of the age window
     assert coverage["durable"] == {"eligible": 1, "proposed": 1}
-    assert coverage["all"] == {"eligible": 3, "proposed": 3}
-    assert coverage["all_any_age"] == {"eligible": 4, "proposed": 4}
+    assert coverage["all"] == {"eligible": 4, "proposed": 4}
+    assert coverage["all_any_age"] == {"eligible": 5, "proposed": 4}
     assert result["totals"]["tuned"]["first"] == found["first"]
     assert "held out" not in result["totals"]
     assert "| **precision** (durable / all) | 0.25 | 0.25 | ≥ 0.8 |" in report(result)

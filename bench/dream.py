@@ -1,6 +1,8 @@
 """Dreaming on a synthetic year: does a sweep propose what it should, and nothing else, fast?
 
 Run: `python -m bench.dream [--json] [--searches 5000] [--seed 7]`. See bench/README.md.
+With `--real [--data PATH] [--labels DIR] [--verbose]`: LoCoMo's conversations instead
+(`bench.dream_real`).
 
 The bench writes 365 daily notes of about 20 lines (facts made from templates), indexes them
 with the real embedder, and fills the hit log with 5,000 searches:
@@ -44,8 +46,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.dream_real import LABELS
 from bench.dream_setup import DAYS, NOW, Clock, Year, day_of, fill_hit_log, write_year
 from bench.dream_year import DREAM_ECHO_AGES, JUNK, Planted, old_hit_log
+from bench.locomo_data import DEFAULT_DATA
 from shell.config import DreamSettings, Settings
 from shell.dreaming import Dreamer
 from shell.dreaming.signals import score, signals
@@ -272,7 +276,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--searches", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--real", action="store_true", help="LoCoMo's conversations instead (bench.dream_real)"
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="with --real")
+    parser.add_argument("--labels", type=Path, default=LABELS, help="with --real")
+    parser.add_argument(
+        "--verbose", action="store_true", help="with --real: each first proposal, on stderr"
+    )
     args = parser.parse_args(argv)
+    if args.real:
+        from bench.dream_real import main as real
+
+        return real(args)
     result = run(args.searches, args.seed)
     print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else report(result))
     return 0

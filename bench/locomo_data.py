@@ -33,6 +33,10 @@ class Conversation:
     notes: dict[str, list[str]]
     questions: list[tuple[str, int, list[tuple[str, int]]]]  # question, category, evidence
     last: datetime
+    where: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Each turn's line: dia_id -> (note path, 1-based line)."""
+    asked: list[str] = field(default_factory=list)
+    """Every question of categories 1–4, also those whose evidence names no turn here."""
 
 
 def _when(text: str) -> datetime:
@@ -72,16 +76,17 @@ def _conversation(sample: dict[str, Any]) -> Conversation:
                 where[turn["dia_id"]] = (path, len(lines))
             last = when
         n += 1
-    questions = []
+    questions, asked = [], []
     for qa in sample["qa"]:
         if qa.get("category") not in CATEGORIES:
             continue
+        asked.append(str(qa["question"]))
         ids = [i.strip() for e in qa.get("evidence", []) for i in re.split(r"[;,]", e)]
         evidence = [where[i] for i in ids if i in where]
         if evidence:
             questions.append((str(qa["question"]), int(qa["category"]), evidence))
     assert last is not None, "a conversation without sessions"
-    return Conversation(str(sample.get("_name", "?")), notes, questions, last)
+    return Conversation(str(sample.get("_name", "?")), notes, questions, last, where, asked)
 
 
 def hit_at(ranges: list[Range], evidence: list[tuple[str, int]]) -> dict[int, bool]:

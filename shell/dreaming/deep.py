@@ -14,7 +14,7 @@ counted under the first reason that stopped it, so a sweep that proposes nothing
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -54,6 +54,30 @@ class Known:
     """Normalized lines dreaming wrote."""
     embed: Callable[[Sequence[str]], np.ndarray] | None = None
     """Vectors of bare statements, as `memory_vectors` holds MEMORY.md's."""
+
+    @classmethod
+    def of(
+        cls,
+        memory: str,
+        *,
+        rejected: Iterable[str],
+        accepted: Iterable[str],
+        dreamed: Iterable[str],
+        embed: Callable[[Sequence[str]], np.ndarray],
+    ) -> Known:
+        """What MEMORY.md (its text `memory`) and dreaming's state hold; MEMORY.md's facts are
+        compared by their bare statements (`bare`), through `embed`."""
+        facts = [bare(line) for line in memory.splitlines() if line.strip() and not junk_kind(line)]
+        return cls(
+            memory_lines=frozenset(
+                normalized(statement(line)) for line in memory.splitlines() if line.strip()
+            ),
+            memory_vectors=embed(facts) if facts else cls().memory_vectors,
+            rejected=frozenset(rejected),
+            accepted=frozenset(accepted),
+            dreamed=frozenset(dreamed),
+            embed=embed,
+        )
 
     def holds(self, text: str, vector: np.ndarray | None = None) -> bool:
         """Whether MEMORY.md states `text` already: word for word, or (given the vector of its

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from shell.config import Settings
 from shell.dreaming import diary
-from shell.dreaming.junk import junk_kind, statement
+from shell.dreaming.junk import statement
 from shell.dreaming.review import (
     Decision,
     Preview,
@@ -154,7 +154,7 @@ class Dreamer:
 
     def _plan(self, now: datetime) -> Plan:
         """The phases, in a worker thread (they read the index, the files and git)."""
-        from shell.dreaming.deep import Known, bare, deep_sleep
+        from shell.dreaming.deep import Known, deep_sleep
         from shell.dreaming.light import light_sleep
         from shell.dreaming.notes import Notes
         from shell.dreaming.rem import rem_sleep
@@ -170,21 +170,11 @@ class Dreamer:
         hit_log = self.recall.hit_log
         recalled = hit_log.fold() if hit_log is not None else []
         state = self.store.read()
-        memory = [
-            bare(line)
-            for line in self.files.text(CURATED_FILE).splitlines()
-            if line.strip() and junk_kind(line) is None
-        ]
-        known = Known(
-            memory_lines=frozenset(
-                normalized(statement(line))
-                for line in self.files.text(CURATED_FILE).splitlines()
-                if line.strip()
-            ),
-            memory_vectors=vectors.of(memory) if memory else Known().memory_vectors,
-            rejected=frozenset(state.rejected),
-            accepted=frozenset(state.accepted),
-            dreamed=frozenset([*state.dreamed, *diary.prose_lines(self.files.text(DIARY_FILE))]),
+        known = Known.of(
+            self.files.text(CURATED_FILE),
+            rejected=state.rejected,
+            accepted=state.accepted,
+            dreamed=[*state.dreamed, *diary.prose_lines(self.files.text(DIARY_FILE))],
             embed=vectors.of,
         )
         today = now.date()
@@ -193,11 +183,7 @@ class Dreamer:
         deep = deep_sleep(
             recalled, notes, now, self.config, light=light.hits, rem=rem.hits, known=known
         )
-
-        def related(a: str, b: str) -> float:
-            pair = vectors.of([a, b])
-            return float(pair[0] @ pair[1])
-
+        related = vectors.related
         updates = superseded(notes, self.git.line_times, now, self.config, known, related)
         open_ = state.open()
         plan = Plan(

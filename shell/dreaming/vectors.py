@@ -50,6 +50,11 @@ class StatementVectors:
             return np.zeros((0, 1), dtype=np.float32)
         return np.stack([self._kept[key] for key in keys])
 
+    def related(self, a: str, b: str) -> float:
+        """The cosine of two texts."""
+        pair = self.of([a, b])
+        return float(pair[0] @ pair[1])
+
     def kept(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
         """The kept vectors of `keys` (a unit's hash), marked as used."""
         found = {key: self._kept[key] for key in keys if key in self._kept}

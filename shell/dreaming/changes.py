@@ -4,7 +4,7 @@ changed, never a cue word alone.
 On real conversations a cue word ("started", "now", "since") plus a shared name made false
 updates of 4 in 5 facts that were still true ("Caroline works as a counselor" / "Caroline
 started a painting class"), while a plain supersession was missed ("Kari lives in Oslo." / "Kari
-moved from Oslo to Bergen in March."). `change` asks for one of five kinds of evidence:
+moved from Oslo to Bergen in March."). `change` asks for one of six kinds of evidence:
 
 - **from → to**: the newer fact moves the older one's value: "moved from Oslo to Bergen";
 - **ended**: it ends the older value: "sold his Volvo", "quit the band", "no longer eats meat";
@@ -13,7 +13,9 @@ moved from Oslo to Bergen in March."). `change` asks for one of five kinds of ev
 - **typed value**: a weekday, time, month, number or handle of the older fact, another of the
   same type in the newer, with a verb of change: "Friday 14:00" → "moved to Thursday 10:00";
 - **switch**: "switched to", "changed to", "replaced", "instead of" with a related value:
-  "takes his coffee black" → "switched to oat lattes".
+  "takes his coffee black" → "switched to oat lattes";
+- **new home**: another place, said of where one lives: "rents a flat in Grünerløkka" →
+  "bought a house in Asker".
 
 What it replaces is written as the current fact: "Kari lives in Bergen." for a move, the newer
 fact otherwise. `related(a, b)` is the caller's: the cosine of two short texts.
@@ -59,6 +61,14 @@ _FROM_TO = re.compile(
     r"\bfrom\s+(?:the\s+|his\s+|her\s+|their\s+|its\s+)?(?P<old>[\w#@.'’-]+(?:\s+[A-Z][\w'’-]*)?)"
     r"\s+to\s+(?:the\s+)?(?P<new>[\w#@.'’-]+(?:\s+[A-Z\d][\w:'’-]*)?)",
 )
+_PLACE = re.compile(r"\b(?:in|at|to|near)\s+([A-ZÀ-Þ][\w'’-]+(?:\s+[A-ZÀ-Þ][\w'’-]+)?)")
+_HOME = re.compile(
+    r"\b(?:live[sd]?|living|moved|moving|relocated|settled|bought|buys|rents?|rented|renting"
+    r"|owns?|home|house|flat|apartment)\b",
+    re.I,
+)
+"""Where someone lives: a place that changes is a change only with one of these ("went on
+holiday in Rome" changes nobody's home)."""
 _TYPES: dict[str, re.Pattern[str]] = {
     "weekday": re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I),
     "time": re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I),
@@ -95,13 +105,14 @@ def subject(fact: str) -> frozenset[str]:
 def change(old: str, new: str, related: Callable[[str, str], float]) -> Change | None:
     """How `new` (a newer fact) changes `old`, or None when it does not (see the module)."""
     who = subject(old)
-    if not who or not who <= _stems(new):
-        return None
+    old_values = {_stem(w) for w in concepts(old)} - who
+    named = _stems(new) | {_stem(w) for w in word_tokens(new)}
+    if not who or not (who <= named or (who & named and old_values & named)):
+        return None  # another subject: all of it named, or part of it beside the old value
     if jaccard(word_tokens(old), word_tokens(new)) >= RESTATED_JACCARD:
         return None
     if _ADDITIVE.search(new):
         return None
-    old_values = {_stem(w) for w in concepts(old)} - who
     if moved := _FROM_TO.search(new):
         if _stem(_plain(moved.group("old").split()[0])) in old_values:
             current = old.replace(moved.group("old"), moved.group("new"), 1)
@@ -121,6 +132,18 @@ def change(old: str, new: str, related: Callable[[str, str], float]) -> Change |
                 return Change(f"{kind} {sorted(before)[0]} → {sorted(after)[0]}", new)
         if related(_beyond(old, who), _beyond(new, who)) >= VALUE_SIMILARITY * 0.8:
             return Change(switch.group(0), new)
+    if _HOME.search(new) and (places := _moved_place(old, new)):
+        if related(_beyond(old, who), _beyond(new, who)) >= VALUE_SIMILARITY:
+            return Change(f"{places[0]} → {places[1]}", new)
+    return None
+
+
+def _moved_place(old: str, new: str) -> tuple[str, str] | None:
+    """The place of the older fact and another the newer one names ("in Grünerløkka" / "in
+    Asker")."""
+    before, after = _PLACE.findall(old), _PLACE.findall(new)
+    if before and after and not set(after) & set(before):
+        return before[0], after[0]
     return None
 
 
@@ -134,8 +157,9 @@ def _same_slot(old: str, new: str, who: frozenset[str]) -> tuple[str, str] | Non
     predicate = [words[verb_at]]
     if verb_at + 1 < len(words) and _plain(words[verb_at + 1]) in _PREPOSITIONS:
         predicate.append(words[verb_at + 1])
+    anchor = _plain(words[verb_at - 1])  # the subject's last word: the predicate is its own
     pattern = re.compile(
-        r"\b"
+        rf"\b{re.escape(anchor)}(?:'s|’s)?\W+(?:\w+\W+){{0,3}}?"
         + r"\s+(?:now\s+|also\s+)?".join(re.escape(_plain(w)) for w in predicate)
         + r"\s+(.+)",
         re.I,
@@ -144,7 +168,9 @@ def _same_slot(old: str, new: str, who: frozenset[str]) -> tuple[str, str] | Non
     if found is None:
         return None
     old_value = " ".join(words[verb_at + len(predicate) :]).rstrip(".!")
-    new_value = re.split(r"[.,;!]| since | because | and ", found.group(1))[0].strip()
+    new_value = re.split(r"[.,;!]| (?:since|because|and|as|for|with|in|on|from) ", found.group(1))[
+        0
+    ].strip()
     if not old_value or not new_value or _stems(new_value) <= _stems(old_value) | who:
         return None
     if _stems(old_value) - who <= _stems(new_value):
@@ -165,7 +191,9 @@ def _beyond(fact: str, who: frozenset[str]) -> str:
     return " ".join(kept) or fact
 
 
-_DETERMINERS = frozenset("a an the my our his her their its your this that these those".split())
+_DETERMINERS = frozenset(
+    "a an the my our his her their its your this that these those and or".split()
+)
 
 
 def _is_verb(words: list[str], index: int) -> bool:

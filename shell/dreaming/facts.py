@@ -26,7 +26,12 @@ from datetime import date, timedelta
 
 from shell.dreaming.signals import concepts
 from shell.text import collapse, sentences
-from shell.text.statements import is_question, is_statement_of_fact, without_opener
+from shell.text.statements import (
+    CALENDAR,
+    is_question,
+    is_statement_of_fact,
+    without_opener,
+)
 
 NOTE_MIN_WORDS = 3
 """A line kept in a note may state a fact in three words ("Priya leads billing")."""
@@ -75,6 +80,46 @@ _ENCOURAGEMENT = re.compile(
     r"|you))",
     re.IGNORECASE,
 )
+_FEELING = re.compile(
+    r"^(?:i'm|i’m|i am|i was|i feel|i felt|i've been|i’ve been|we're|we’re|we are)\s+"
+    r"(?:(?:so|really|super|very|just|totally|pretty|truly|incredibly|beyond)\s+)*(?:excited"
+    r"|thankful|grateful|happy|glad|proud|stoked|thrilled|sad|nervous|blessed|lucky|amazed"
+    r"|impressed|touched|pumped|psyched|honou?red|relieved|overwhelmed|inspired|moved|fine|good"
+    r"|okay|ok|great|well|doing (?:ok|okay|well|good|fine|great|alright|better))\b",
+    re.IGNORECASE,
+)
+"""How the speaker feels now ("I'm so excited and thankful"): no fact to keep."""
+_ABOUT_THE_TALK = re.compile(
+    r"^(?:i|we)\s+(?:(?:totally|completely|really|so|just|also|fully|definitely|absolutely"
+    r"|do|don't|can't|cannot)\s+)*(?:agree|understand|appreciate|bet|guess|mean|see|know what"
+    r"|get (?:it|that|you)|wish you|hope you|can't wait|cannot wait)\b"
+    r"|^(?:i|we)\s+(?:could|can|would|will|'ll|’ll|'d|’d)\s+(?:\w+\s+)?(?:help|show|send|teach"
+    r"|give|lend|bring|introduce|recommend|share|tell)\b.*\byou\b",
+    re.IGNORECASE,
+)
+"""The talk itself ("I totally agree") or an offer to the listener ("I could help you with
+…"): no fact of the speaker's world."""
+_OWN = re.compile(
+    r"\b(?:I|I'm|I’m|I've|I’ve|I'll|I’ll|I'd|I’d|me|my|mine|myself|we|we're|we’re|we've|us|our"
+    r"|ours)\b",
+    re.IGNORECASE,
+)
+"""The speaker speaking of themselves."""
+_ANNOUNCING = re.compile(
+    r"^(?:guess what|you know what|fun fact|good news|great news|big news|exciting news"
+    r"|long time no (?:see|talk|chat))\s*[-–—:!,.]+\s*",
+    re.IGNORECASE,
+)
+"""What announces the news rather than tells it: "Guess what - I got a puppy"."""
+_NEWS = re.compile(
+    r"^(?:i|we)\s+(?:(?:just|finally|recently|also|actually|already|officially)\s+)*(?:got|have"
+    r"|had|bought|adopted|started|joined|moved|made|found|met|won|finished|passed|signed"
+    r"|launched|opened|built|learned|visited|booked|became|lost|sold|quit|left|married"
+    r"|graduated|applied|enrolled|hired|rescued)\s+(?!it\b|that\b|this\b|you\b)\w+\s+\w+",
+    re.IGNORECASE,
+)
+"""News the speaker tells of themselves ("I got a puppy two weeks ago"), which the general
+rule reads as talk ("I got it")."""
 _LISTENER = frozenset("you your you're youre you've you'll you'd yours u ur".split())
 _PRONOUN_START = frozenset("he she it they his her its their him them".split())
 
@@ -153,20 +198,22 @@ def fact_of(line: str) -> str | None:
     if turn.speaker is not None and turn.speaker.lower() in _ASSISTANTS:
         return None
     names = {turn.speaker} if turn.speaker else set()
+    said = sentences(turn.said)
     facts = [
         (index, kept)
-        for index, sentence in enumerate(sentences(turn.said))
-        if (kept := _kept(sentence, names))
+        for index, sentence in enumerate(said)
+        if (kept := _kept(sentence, names, spoken=turn.speaker is not None))
     ]
     if not facts:
         return None
-    if turn.speaker is None and len(facts) == len(sentences(turn.said)):
+    if turn.speaker is None and len(facts) == len(said):
         return collapse(turn.said)  # a plain note that is all facts stays whole
-    best = max(facts, key=lambda item: (_weight(item[1]), -item[0]))
+    best = max(facts, key=lambda item: (*_weight(item[1]), -item[0]))
     chosen = [best[1]]
-    following = [kept for index, kept in facts if index == best[0] + 1]
-    if following and following[0].split()[0].lower() in _PRONOUN_START:
-        chosen.append(following[0])
+    if best[0] + 1 < len(said):  # "His name is Max." goes on about it
+        following = _kept(said[best[0] + 1], names, spoken=False)
+        if following and following.split()[0].lower() in _PRONOUN_START:
+            chosen.append(following)
     text = " ".join(_terminated(sentence) for sentence in chosen)
     return third_person(text, turn.speaker) if turn.speaker else text
 
@@ -176,20 +223,40 @@ def is_chat(line: str) -> bool:
     return fact_of(line) is None
 
 
-def _kept(sentence: str, names: set[str]) -> str | None:
-    """`sentence` without its openers and a vocative name, when it states a fact."""
+def _kept(sentence: str, names: set[str], *, spoken: bool) -> str | None:
+    """`sentence` without its openers and a vocative name, when it states a fact; in a line
+    somebody said (`spoken`), a fact of their world: it says "I", "my" or "we", or names
+    someone or something ("Pottery's a great way to relax" is an opinion, "The kids look so
+    cute" a reaction)."""
     text = _without_vocative(_without_openers(sentence), names)
     if not text or is_question(text) or sentence.rstrip().endswith("?"):
         return None
-    words = text.split()
-    first = words[0].lower().strip(",.!:;'’\"")
-    if first in SMALL_TALK_WORDS or first in _LISTENER:
+    words = [word.lower().strip(",.!:;'’\"") for word in text.split()]
+    if words[0] in SMALL_TALK_WORDS or words[0] in _LISTENER:
         return None
-    if _REACTION_START.match(text) or _ENCOURAGEMENT.match(text):
+    if any(p.match(text) for p in (_REACTION_START, _ENCOURAGEMENT, _FEELING, _ABOUT_THE_TALK)):
         return None
-    if not is_statement_of_fact(text, min_words=NOTE_MIN_WORDS):
+    if not is_statement_of_fact(text, min_words=NOTE_MIN_WORDS) and not _NEWS.match(text):
         return None
+    if spoken:
+        own = _OWN.search(text) is not None
+        if _LISTENER.intersection(words) and not own:
+            return None  # about the one listening: praise, advice, an offer
+        if not own and not _names_something(text, names):
+            return None
     return text
+
+
+def _names_something(text: str, names: set[str]) -> bool:
+    """A number, a calendar word, or a capitalised name after the first word that is not the
+    speaker's."""
+    if re.search(r"\d", text) or CALENDAR.search(text):
+        return True
+    return any(
+        word[0].isupper() and word not in names and word not in ("I", "I'm", "I've", "I'll", "I'd")
+        for word in (w.strip(",.!:;'’\"()") for w in text.split()[1:])
+        if word
+    )
 
 
 def _without_openers(sentence: str) -> str:
@@ -197,11 +264,11 @@ def _without_openers(sentence: str) -> str:
     got …" (the name goes with `_without_vocative`)."""
     text = sentence.strip()
     while True:
-        stripped = without_opener(text)
+        stripped = _ANNOUNCING.sub("", without_opener(text))
         words = stripped.split(maxsplit=1)
         head = words[0].lower().strip(",.!:;…-") if words else ""
-        if head in SMALL_TALK_WORDS and len(words) == 2 and re.match(r"^\S+[,!.:;…-]", stripped):
-            stripped = words[1].strip()
+        if head in SMALL_TALK_WORDS and len(words) == 2 and len(words[1].split()) >= 2:
+            stripped = words[1].strip(" ,.!:;…-")
         if stripped == text:
             return text
         text = stripped
@@ -214,11 +281,14 @@ def _without_vocative(text: str, names: set[str]) -> str:
     return text.strip(" ,") if text.strip(" ,.!") else ""
 
 
-def _weight(sentence: str) -> tuple[bool, int, int]:
-    """How much a sentence names on its own: not led by a pronoun ("His name is Max" needs the
-    sentence before it), its concepts, its length."""
+def _weight(sentence: str) -> tuple[bool, bool, int]:
+    """Which sentence of a line is its fact: one about the speaker ("I passed the interviews"
+    over "The tank is big enough now"), not led by a pronoun ("His name is Max" needs the
+    sentence before it), then the one that names the most (at most four things: a long
+    sentence is not a better fact)."""
     leading = sentence.split()[0].lower()
-    return leading not in _PRONOUN_START, len(concepts(sentence)), len(sentence)
+    own = _OWN.search(sentence) is not None
+    return own, leading not in _PRONOUN_START, min(4, len(concepts(sentence)))
 
 
 def _terminated(sentence: str) -> str:
@@ -311,7 +381,30 @@ def anchored(text: str, day: date) -> str:
         "this year": f"in {day.year}",
     }
     pattern = re.compile(r"\b(?:" + "|".join(spans) + r")\b", re.IGNORECASE)
-    return pattern.sub(lambda m: spans[m.group(0).lower()], text)
+    text = pattern.sub(lambda m: spans[m.group(0).lower()], text)
+    text = _LAST_WEEKDAY.sub(lambda m: f"on {_day(_weekday_before(day, m.group(1)))}", text)
+    return _AGO.sub(lambda m: f"around {_day(_ago(day, m))}", text)
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_LAST_WEEKDAY = re.compile(rf"\b(?:last|on|this past)\s+({'|'.join(_WEEKDAYS)})\b", re.IGNORECASE)
+_AGO = re.compile(
+    r"\b(a|an|one|two|three|four|five|six|\d+|a few|a couple of)\s+(day|week|month)s?\s+ago\b",
+    re.IGNORECASE,
+)
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+def _weekday_before(day: date, name: str) -> date:
+    back = (day.weekday() - _WEEKDAYS.index(name.lower())) % 7 or 7
+    return day - timedelta(days=back)
+
+
+def _ago(day: date, match: re.Match[str]) -> date:
+    amount = match.group(1).lower()
+    count = int(amount) if amount.isdigit() else _COUNTS.get(amount, 3 if "few" in amount else 2)
+    unit = {"day": 1, "week": 7, "month": 30}[match.group(2).lower()]
+    return day - timedelta(days=count * unit)
 
 
 def _day(day: date) -> str:

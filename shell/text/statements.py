@@ -74,7 +74,7 @@ _STATE_VERBS = frozenset(
     shipped takes costs lasts sits stays holds keeps needs drinks eats plays speaks studies
     teaches born married called named located based hosted stored deployed""".split()
 )
-_CALENDAR = re.compile(
+CALENDAR = re.compile(
     r"\b(?:january|february|march|april|june|july|august|september|october|november|december"
     r"|(?:mon|tues|wednes|thurs|fri|satur|sun|week)days?|weekends?|every|daily|nightly|weekly"
     r"|fortnightly|monthly|quarterly|yearly|annually|mornings?|afternoons?|evenings?|noon"
@@ -147,7 +147,7 @@ def is_statement_of_fact(sentence: str, *, min_words: int = MIN_WORDS) -> bool:
         return True
     if lowered[0] in _VAGUE_SUBJECTS:
         return False
-    if _CALENDAR.search(text):
+    if CALENDAR.search(text):
         return True
     if lowered[0] in _FIRST_PERSON:
         return _first_person_fact(lowered)

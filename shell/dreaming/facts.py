@@ -112,14 +112,15 @@ _ANNOUNCING = re.compile(
 )
 """What announces the news rather than tells it: "Guess what - I got a puppy"."""
 _NEWS = re.compile(
-    r"^(?:i|we)\s+(?:(?:just|finally|recently|also|actually|already|officially)\s+)*(?:got|have"
-    r"|had|bought|adopted|started|joined|moved|made|found|met|won|finished|passed|signed"
-    r"|launched|opened|built|learned|visited|booked|became|lost|sold|quit|left|married"
-    r"|graduated|applied|enrolled|hired|rescued)\s+(?!it\b|that\b|this\b|you\b)\w+\s+\w+",
+    r"^(?:i|we)\s+(?:(?:just|finally|recently|also|actually|already|officially|really|truly"
+    r"|absolutely|always)\s+)*(?:got|have|had|bought|adopted|started|joined|moved|made|found|met"
+    r"|won|finished|passed|signed|launched|opened|built|learned|visited|booked|became|lost|sold"
+    r"|quit|left|married|graduated|applied|enrolled|hired|rescued|love|like|enjoy|prefer|hate"
+    r"|adore)\s+(?!it\b|that\b|this\b|you\b|them\b|those\b|these\b)\w+\s+\w+",
     re.IGNORECASE,
 )
-"""News the speaker tells of themselves ("I got a puppy two weeks ago"), which the general
-rule reads as talk ("I got it")."""
+"""News or a liking the speaker tells of themselves ("I got a puppy two weeks ago", "I love
+hiking in the Alps"), which the general rule reads as talk ("I got it", "I love that")."""
 _LISTENER = frozenset("you your you're youre you've you'll you'd yours u ur".split())
 _PRONOUN_START = frozenset("he she it they his her its their him them".split())
 
@@ -186,7 +187,22 @@ def cleaned(text: str) -> str:
         for ch in text
         if unicodedata.category(ch) not in ("So", "Sk", "Cs", "Co", "Cf") and ch != "\ufe0f"
     )
-    return re.sub(r"\s+([.,!?;:])", r"\1", collapse(_EMOTICON.sub(" ", text)))
+    text = re.sub(r"\s+([.,!?;:])", r"\1", collapse(_EMOTICON.sub(" ", text)))
+    return _balanced(text)
+
+
+def _balanced(text: str) -> str:
+    """Without closing brackets that close nothing ("Yeah!)" of an emoticon written apart)."""
+    kept, depth = [], 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if not depth:
+                continue
+            depth -= 1
+        kept.append(ch)
+    return "".join(kept)
 
 
 def fact_of(line: str) -> str | None:
@@ -354,7 +370,7 @@ _PAST = frozenset(
     """went got had made took saw found bought met began did was were came gave knew left lost
     ran sold sent spent thought told won wrote became brought built caught chose drove ate fell
     felt flew forgot grew heard held kept led paid put read rode said sang sat slept spoke stood
-    swam taught threw understood woke wore""".split()
+    swam taught threw understood woke wore set let cut hit hurt shut spread""".split()
 )
 
 

@@ -147,10 +147,15 @@ def dream_system(max_words: int) -> str:
     return (
         f"{DREAM_MARKER} You consolidate an assistant's notes into long-term memory. For each "
         f"candidate, write ONE plain sentence of at most {max_words} words stating the fact "
-        "about the user's world that the note records. Use only names, numbers, dates and "
-        "identifiers that appear in that candidate's text. For a candidate with `replaces`, "
-        "write the corrected line that should replace it, as the newer note says. No commands, "
-        "no questions, no commentary. Answer with JSON only: "
+        "about the user's world that the note records. A note written as 'Name: text' is what "
+        "that person said: write it in the third person with the name ('Dave got a job at "
+        "Acme.', not 'I got a job'), and leave out greetings, thanks, reactions, praise and "
+        "questions; when it holds several facts, keep the one about the speaker's own life. "
+        "Write relative times as dates, counted from the candidate's `date` ('last month' in "
+        "a note of 2026-12-04 is November 2026). Use only names, numbers and identifiers that "
+        "appear in that candidate's text or its date. For a candidate with `replaces`, write "
+        "the line as it stands now, as the newer note says ('Kari lives in Bergen.'). No "
+        "commands, no questions, no commentary. Answer with JSON only: "
         '{"proposals": [{"id": "<candidate id>", "text": "<the sentence>"}]}'
     )
 

@@ -13,8 +13,8 @@ from shell.demo.messages import last_user_text
 
 
 def dream_reply(messages: Sequence[Any]) -> str:
-    from shell.dreaming.distill import as_sentence
-    from shell.dreaming.junk import statement
+    from shell.dreaming.distill import Draft, by_rule
+    from shell.events import SourceRef
 
     request = last_user_text(messages)
     listing = request.split("Candidates:", 1)[-1] if prompts.DREAM_MARKER in request else "[]"
@@ -23,8 +23,28 @@ def dream_reply(messages: Sequence[Any]) -> str:
     except ValueError:
         candidates = []
     proposals = [
-        {"id": str(item["id"]), "text": as_sentence(statement(str(item["text"])))}
+        {
+            "id": str(item["id"]),
+            "text": by_rule(
+                Draft(
+                    str(item["id"]),
+                    "add",
+                    str(item["text"]),
+                    [SourceRef("", 0, 0, _date(item.get("date")))],
+                )
+            ),
+        }
         for item in candidates
         if isinstance(item, dict) and "id" in item and "text" in item
     ]
     return json.dumps({"proposals": proposals}, ensure_ascii=False)
+
+
+def _date(value: object) -> str | None:
+    """The candidate's date when it is one (the request is the model's to read, so checked)."""
+    from datetime import date
+
+    try:
+        return date.fromisoformat(str(value)).isoformat()
+    except ValueError:
+        return None

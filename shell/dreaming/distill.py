@@ -64,7 +64,8 @@ class Distilled:
 
 def by_rule(draft: Draft) -> str:
     """The fact the note states (`facts.fact_of`: a chat line's speaker resolved, reactions
-    dropped, one fact), else its own words; one sentence with a capital and a full stop."""
+    dropped, one fact; an update's current fact), else its own words, its relative times made
+    the note's dates; one sentence with a capital and a full stop."""
     line = statement(draft.source_text)
     text = draft.fact or fact_of(line) or line
     day = draft.sources[0].date if draft.sources else None
@@ -89,7 +90,9 @@ def problem(text: str, draft: Draft, max_tokens: int, dreamed: Collection[str] =
         return f"the model's text is {tokens} tokens, over {max_tokens}"
     if (kind := junk_kind(text, dreamed)) is not None:
         return f"the model's text is not a fact ({kind.replace('_', ' ')})"
-    source = f"{draft.source_text}\n{draft.replaces or ''}".lower()
+    day = draft.sources[0].date if draft.sources else None
+    dated = anchored(draft.source_text, date.fromisoformat(day)) if day else ""
+    source = f"{draft.source_text}\n{dated}\n{draft.replaces or ''}".lower()  # "last month" → …
     invented = [
         word
         for word in (*_NUMBER.findall(text), *_names(text), *identifiers(text))

@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from shell.config import Settings
@@ -272,6 +273,7 @@ from shell.dreaming.dreamer import Dreamer
 from shell.build import build_dreamer
 from shell.config import Settings
 from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 def killed(current, block):
@@ -337,6 +339,7 @@ async def test_a_sweep_whose_vectors_are_cached_never_opens_the_index(
     script = f"""
 import asyncio, sys
 from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from shell.build import build_dreamer
 from shell.config import Settings
@@ -361,3 +364,31 @@ print(len(proposed), "lancedb" in sys.modules)
     dream.recall.sync("manual")  # the index a session would have built
     assert await asyncio.to_thread(sweep) == ["1", "True"]  # cold: the units come from it
     assert await asyncio.to_thread(sweep) == ["0", "False"]  # proposed already; all cached
+
+
+async def test_a_model_may_date_what_a_chat_line_said_relatively(
+    tmp_path: Path, clock: Clock, fake_openai: FakeOpenAI, fake_settings: Settings
+) -> None:
+    """The prompt asks for dates instead of "last month"; the month and year the note's date
+    gives are no invention, a day it does not give is."""
+    llm = LLM("openai/fake", api_base=fake_openai.base_url, api_key="sk-test", max_attempts=1)
+    dream = DreamWorld(tmp_path / "ws", clock, llm=llm, settings=fake_settings, min_score=0.0)
+    path = dream.note(TODAY, "- Dave: Wow! I got a job at Acme last month.")
+    dream.recalled(path, 1, FOUR)
+    month = (FIXED_NOW.replace(day=1) - timedelta(days=1)).strftime("%B %Y")
+    dated = {"proposals": [{"id": "c0", "text": f"Dave got a job at Acme in {month}."}]}
+    fake_openai.enqueue(Reply(text=json.dumps(dated)))
+    (proposed,) = of(await dream.sweep(), DreamProposed)
+    assert (proposed.proposal.text, proposed.proposal.distilled_by) == (
+        f"Dave got a job at Acme in {month}.",
+        "model",
+    )
+    assert "third person" in fake_openai.requests[-1]["messages"][0]["content"]
+    again = DreamWorld(tmp_path / "again", clock, llm=llm, settings=fake_settings, min_score=0.0)
+    path = again.note(TODAY, "- Dave: Wow! I got a job at Acme last month.")
+    again.recalled(path, 1, FOUR)
+    invented = {"proposals": [{"id": "c0", "text": f"Dave got a job at Acme on 3 {month}."}]}
+    fake_openai.enqueue(Reply(text=json.dumps(invented)))
+    (fallback,) = of(await again.sweep(), DreamProposed)
+    assert fallback.proposal.distilled_by == "rule"
+    assert fallback.proposal.text == f"Dave got a job at Acme in {month}."

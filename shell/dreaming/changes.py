@@ -44,6 +44,8 @@ _VERBS = frozenset(
     became becomes got gets live work play drive take lead own use prefer love like write teach
     study run go drink eat speak wear keep meet start sell buy join become get""".split()
 )
+_BETWEEN = ("now", "also", "still", "currently", "actually", "finally", "recently", "just")
+"""Words that may stand between a subject and its verb in the newer fact."""
 _PREPOSITIONS = frozenset("at in on for with as to from of by".split())
 _ADDITIVE = re.compile(r"\b(?:too|also|another|as well|second|third|more|besides)\b", re.I)
 _ENDED = re.compile(
@@ -158,8 +160,8 @@ def _same_slot(old: str, new: str, who: frozenset[str]) -> tuple[str, str] | Non
     if verb_at + 1 < len(words) and _plain(words[verb_at + 1]) in _PREPOSITIONS:
         predicate.append(words[verb_at + 1])
     anchor = _plain(words[verb_at - 1])  # the subject's last word: the predicate is its own
-    pattern = re.compile(
-        rf"\b{re.escape(anchor)}(?:'s|’s)?\W+(?:\w+\W+){{0,3}}?"
+    pattern = re.compile(  # "Marta now works at", not "John's favorite character is"
+        rf"\b{re.escape(anchor)}\s+(?:(?:{'|'.join(_BETWEEN)})\s+)*"
         + r"\s+(?:now\s+|also\s+)?".join(re.escape(_plain(w)) for w in predicate)
         + r"\s+(.+)",
         re.I,
@@ -175,6 +177,8 @@ def _same_slot(old: str, new: str, who: frozenset[str]) -> tuple[str, str] | Non
         return None
     if _stems(old_value) - who <= _stems(new_value):
         return None  # the old value is still there: said again, or added to
+    if {_stem(w) for w in concepts(old_value)} & {_stem(w) for w in concepts(new_value)}:
+        return None  # the same thing said more or less precisely: "a fan of …" / "a movie fan"
     return old_value, new_value
 
 

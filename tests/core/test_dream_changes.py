@@ -83,6 +83,8 @@ def test_a_changed_value_is_a_change(
         ("Tom takes his coffee black", "Tom takes his coffee black now"),
         ("Kari lives in Oslo", "Ingrid moved from Oslo to Bergen"),
         ("Kari lives in Oslo", "Kari went on holiday in Rome"),
+        ("John is a huge fan of Lord of the Rings", "John is a total movie fan"),
+        ("John is a huge fan of Lord of the Rings", "John's favorite character is Aragorn"),
         (
             "Melanie and others were all freaked when their son got into an accident",
             "They were scared but Melanie and others reassured them",

@@ -154,8 +154,9 @@ def dream_system(max_words: int) -> str:
         "Write relative times as dates, counted from the candidate's `date` ('last month' in "
         "a note of 2026-12-04 is November 2026). Use only names, numbers and identifiers that "
         "appear in that candidate's text or its date. For a candidate with `replaces`, write "
-        "the line as it stands now, as the newer note says ('Kari lives in Bergen.'). No "
-        "commands, no questions, no commentary. Answer with JSON only: "
+        "the line as it stands now, as the newer note says ('Kari lives in Bergen.'; `now`, when "
+        "given, is that fact as a rule reads it). No commands, no questions, no commentary. "
+        "Answer with JSON only: "
         '{"proposals": [{"id": "<candidate id>", "text": "<the sentence>"}]}'
     )
 

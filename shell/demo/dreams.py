@@ -1,5 +1,6 @@
 """The offline demo brain's answer to dreaming's distilling call: each candidate distilled by
-rule (`shell.dreaming.distill.by_rule`), as the JSON the call asks for, so the whole dreaming
+rule (`shell.dreaming.distill.by_rule`, an update's `now` as its text), as the JSON the call
+asks for, so the whole dreaming
 cycle runs offline and the same notes always give the same proposals."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def dream_reply(messages: Sequence[Any]) -> str:
                     "add",
                     str(item["text"]),
                     [SourceRef("", 0, 0, _date(item.get("date")))],
+                    fact=str(item["now"]) if "now" in item else None,
                 )
             ),
         }

@@ -191,6 +191,8 @@ def _item(draft: Draft) -> dict[str, str]:
     item = {"id": draft.key, "date": draft.sources[0].date or "", "text": draft.source_text}
     if draft.replaces is not None:
         item["replaces"] = draft.replaces
+    if draft.fact is not None:
+        item["now"] = draft.fact
     return item
 
 

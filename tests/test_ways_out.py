@@ -17,6 +17,7 @@ WRITERS = {
     "shell/memory/hit_log.py": "query hashes and line numbers only, 0600",
     "shell/memory/index/store.py": "the index's records of memory's own text, 0600 in 0700",
     "shell/dreaming/state.py": "proposals redacted when made (shell.dreaming.sweep), 0600",
+    "shell/dreaming/vectors.py": "vectors of memory's own text under sha1 keys, no text, 0600",
     "shell/tools/project/pinned.py": "the project's files, what the model wrote there",
     "shell/workspace.py": "the seed files, Cairn's own text",
     "shell/git/history.py": "a revert's journal: two commit ids",

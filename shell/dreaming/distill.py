@@ -18,8 +18,9 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
-from shell.dreaming.facts import anchored, fact_of
+from shell.dreaming.facts import fact_of
 from shell.dreaming.junk import junk_kind, statement
+from shell.dreaming.wording import anchored
 from shell.events import Event, ProposalKind, SourceRef
 from shell.text import collapse
 from shell.text.identifiers import identifiers

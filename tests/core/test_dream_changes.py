@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from shell.dreaming.changes import change
-from shell.dreaming.facts import anchored
+from shell.dreaming.wording import anchored
 from shell.events import DreamProposed, Stopped
 from shell.memory.index.embed import load_embedder
 from tests.conftest import Clock

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from shell.dreaming.distill import Draft, by_rule
-from shell.dreaming.facts import fact_of, third_person
+from shell.dreaming.facts import fact_of
 from shell.dreaming.junk import junk_kind
+from shell.dreaming.wording import third_person
 
 
 @pytest.mark.parametrize(

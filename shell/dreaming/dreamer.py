@@ -163,8 +163,9 @@ class Dreamer:
         from shell.dreaming.vectors import StatementVectors
 
         index = self.recall.index
+        embedder = index.embedder
         vectors = StatementVectors(
-            self.store.folder / "vectors.npz", index.embedder.name, index.embedder.embed
+            self.store.folder / "vectors.npz", embedder.name, embedder.dim, embedder.embed
         )
         notes = Notes(index, vectors)
         hit_log = self.recall.hit_log

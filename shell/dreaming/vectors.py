@@ -24,12 +24,16 @@ class StatementVectors:
     """Args:
     file: where the vectors are kept.
     model: the embedder's name: vectors of another model are never reused.
+    dim: the embedder's dimension: a file of another shape is rebuilt.
     embed: texts to unit-norm rows (called only for texts not kept).
     """
 
-    def __init__(self, file: Path, model: str, embed: Callable[[list[str]], np.ndarray]) -> None:
+    def __init__(
+        self, file: Path, model: str, dim: int, embed: Callable[[list[str]], np.ndarray]
+    ) -> None:
         self._file = file
         self._model = model
+        self._dim = dim
         self._embed = embed
         self._kept = self._load()
         self._loaded = set(self._kept)
@@ -81,10 +85,17 @@ class StatementVectors:
         return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
     def _load(self) -> dict[str, np.ndarray]:
+        """The kept vectors, or none when the file is missing, of another model or shape, or
+        cannot be read (it is derived: the sweep embeds again and writes it whole)."""
         try:
             with np.load(self._file, allow_pickle=False) as data:
+                keys, vectors = data["keys"], data["vectors"]
                 if str(data["model"]) != self._model:
                     return {}
-                return dict(zip((str(k) for k in data["keys"]), data["vectors"], strict=True))
-        except (OSError, ValueError, KeyError):
+                if vectors.ndim != 2 or vectors.shape != (len(keys), self._dim):
+                    return {}
+                if not np.isfinite(vectors).all():
+                    return {}
+                return dict(zip((str(k) for k in keys), vectors.astype(np.float32), strict=True))
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
             return {}

@@ -76,3 +76,39 @@ async def test_a_corrupt_dream_state_and_calibration_are_set_aside_and_said_at_t
     assert not (folder / "proposals.json").exists()
     (calibration,) = [n for n in of(events, ev.Notice) if "calibration.json" in n.message]
     assert "Set aside" in calibration.message
+
+
+async def test_a_vector_cache_that_is_not_what_cairn_wrote_is_rebuilt(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """The cache is derived: garbage, another model's or another shape's vectors, or NaNs are
+    never compared with (a row of the wrong width failed every sweep after it); the sweep embeds
+    again and writes it whole."""
+    import hashlib
+
+    import numpy as np
+
+    dream = DreamWorld(tmp_path / "ws", clock, min_score=0.0)
+    dream.memory("- Priya leads billing")
+    path = dream.note(TODAY, "- Tom takes his coffee black")
+    dream.recalled(path, 1, FOUR)
+    cache = dreams_dir(dream.root) / "vectors.npz"
+    model = dream.recall.index.embedder.name
+    key = np.array([hashlib.sha1(b"Priya leads billing").hexdigest()])  # MEMORY.md's line
+    for bad in (
+        b"not a zip file",
+        {"keys": key, "vectors": np.ones((1, 7), np.float32), "model": model},
+        {"keys": key, "vectors": np.full((1, 384), np.nan, np.float32), "model": model},
+        {"keys": np.array([*key, "l"]), "vectors": np.ones((1, 384), np.float32), "model": model},
+    ):
+        if isinstance(bad, bytes):
+            cache.write_bytes(bad)
+        else:
+            with cache.open("wb") as file:
+                np.savez(file, **bad)
+        events = await dream.sweep()
+        assert not of(events, ev.DreamSweepSkipped), bad
+        with np.load(cache) as kept:
+            assert kept["vectors"].shape[1] == dream.recall.index.embedder.dim
+            assert np.isfinite(kept["vectors"]).all()
+    assert len(dream.dreamer.open_proposals(window=WINDOW)) == 1

@@ -7,12 +7,15 @@ line that way:
 - a speaker prefix ("Dave:") says who "I" is; the assistant's own lines state nothing of the
   user's world;
 - emoji, emoticons, quotes around the whole line and a shared photo's caption go;
-- reactions and praise ("That's amazing, Calvin!"), greetings, thanks, encouragement, questions
-  and sentences about the listener ("You did great") are dropped, in English and the languages
-  `small_talk_words` lists;
-- of what is left, the sentence that names the most is the fact (one fact per proposal), with
-  a next sentence that only goes on about it ("His name is Max."), written in the third person
-  (`wording`): "I'm" → "Dave is", "my" → "Dave's", "I love" → "Dave loves".
+- reactions and praise ("That's amazing, Calvin!"), greetings, thanks, encouragement, feelings
+  ("I'm so excited"), the talk itself ("I totally agree"), questions and sentences about the
+  listener ("You did great") are dropped, in English and the languages `SMALL_TALK_WORDS`
+  lists; so is, in a spoken line, an opinion that says neither "I" nor names anything
+  ("Pottery's a great way to relax");
+- of what is left, one sentence is the fact (one fact per proposal): the speaker's own before
+  any other, then the one that names the most; a next sentence that only goes on about it
+  ("His name is Max.") stays with it. It is written in the third person (`wording`): "I'm" →
+  "Dave is", "my" → "Dave's", "I love" → "Dave loves".
 
 None when nothing is left: the line is chat. Pure functions over strings.
 """

@@ -25,7 +25,8 @@ class DreamSettings:
     min_recalls: int = 3
     min_queries: int = 3
     max_age_days: int = 30
-    """Recalls older than this count for nothing."""
+    """Notes and recalls older than this count for nothing (an older note may have been
+    overtaken since)."""
     limit: int = 10
     """At most this many proposals a sweep."""
     recency_half_life_days: float = 14.0

@@ -124,6 +124,13 @@ _NEWS = re.compile(
 )
 """News or a liking the speaker tells of themselves ("I got a puppy two weeks ago", "I love
 hiking in the Alps"), which the general rule reads as talk ("I got it", "I love that")."""
+_ONGOING = re.compile(
+    r"^(?:i'm|i’m|i am|we're|we’re|we are|i've been|i’ve been|we've been|we’ve been)\b[^.?!]*?"
+    r"\b\w{3,}ing\s+(?:at|in|for|with)\s+(?:a|an|the|my|our)?\s*\w{3,}",
+    re.IGNORECASE,
+)
+"""What the speaker does now, somewhere or for something ("I'm volunteering at a shelter",
+"I've been working at Acme"), which the general rule reads as how they are ("I'm doing …")."""
 _LISTENER = frozenset("you your you're youre you've you'll you'd yours u ur".split())
 _PRONOUN_START = frozenset("he she it they his her its their him them".split())
 
@@ -213,7 +220,8 @@ def _kept(sentence: str, names: set[str], *, spoken: bool) -> str | None:
         return None
     if any(p.match(text) for p in (_REACTION_START, _ENCOURAGEMENT, _FEELING, _ABOUT_THE_TALK)):
         return None
-    if not is_statement_of_fact(text, min_words=NOTE_MIN_WORDS) and not _NEWS.match(text):
+    told = _NEWS.match(text) or _ONGOING.match(text)
+    if not is_statement_of_fact(text, min_words=NOTE_MIN_WORDS) and not told:
         return None
     if spoken:
         own = _OWN.search(text) is not None

@@ -34,6 +34,11 @@ from shell.dreaming.wording import third_person
             'Melanie: "My sister moved to Tromsø in March." [shares a photo: a harbour]',
             "Melanie's sister moved to Tromsø in March.",
         ),
+        (
+            "Maria: Wow, John! I'm doing my part too, volunteering at a homeless shelter.",
+            "Maria is doing their part too, volunteering at a homeless shelter.",
+        ),
+        ("Tom: I've been working at Acme since May", "Tom has been working at Acme since May."),
         ("Priya leads billing", "Priya leads billing"),
         ("Deadline: the report is due Friday", "Deadline: the report is due Friday"),
     ],

@@ -223,6 +223,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
+        # Say the connection closes after the stream: without it the client pools the connection
+        # and may send the next request on it as the server closes it ("Connection error").
+        self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
 

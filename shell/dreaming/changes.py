@@ -121,8 +121,8 @@ def change(old: str, new: str, related: Callable[[str, str], float]) -> Change |
             if current == old:
                 current = new
             return Change(f"from {moved.group('old')} to {moved.group('new')}", current)
-    if (ended := _ENDED.search(new)) and _names_after(new, ended.end(), old_values):
-        return Change(f"{ended.group(0)} … {_names_after(new, ended.end(), old_values)}", new)
+    if (ended := _ENDED.search(new)) and (value := _names_after(new, ended.end(), old_values)):
+        return Change(f"{ended.group(0)} … {value}", new)
     if slot := _same_slot(old, new, who):
         old_value, new_value = slot
         if related(old_value, new_value) >= VALUE_SIMILARITY:

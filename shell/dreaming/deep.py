@@ -192,9 +192,9 @@ def _admit(
     day = note_date(entry.path)
     if day is None:
         return "not_a_note", None
-    if (today - day).days > settings.max_age_days:
-        return "too_old", None
-    if not _recent(entry.recalls, today, settings.max_age_days):
+    if (today - day).days > settings.max_age_days or not _recent(
+        entry.recalls, today, settings.max_age_days
+    ):
         return "too_old", None
     unit = notes.find(entry.path, entry.unit_hash)
     if unit is None:

@@ -68,9 +68,13 @@ def by_rule(draft: Draft) -> str:
     dropped, one fact; an update's current fact), else its own words, its relative times made
     the note's dates; one sentence with a capital and a full stop."""
     line = statement(draft.source_text)
-    text = draft.fact or fact_of(line) or line
+    return as_sentence(_dated(draft, draft.fact or fact_of(line) or line))
+
+
+def _dated(draft: Draft, text: str) -> str:
+    """`text` with its relative times made dates from the draft's note (as it is without one)."""
     day = draft.sources[0].date if draft.sources else None
-    return as_sentence(anchored(text, date.fromisoformat(day)) if day else text)
+    return anchored(text, date.fromisoformat(day)) if day else text
 
 
 def as_sentence(text: str) -> str:
@@ -91,9 +95,8 @@ def problem(text: str, draft: Draft, max_tokens: int, dreamed: Collection[str] =
         return f"the model's text is {tokens} tokens, over {max_tokens}"
     if (kind := junk_kind(text, dreamed)) is not None:
         return f"the model's text is not a fact ({kind.replace('_', ' ')})"
-    day = draft.sources[0].date if draft.sources else None
-    dated = anchored(draft.source_text, date.fromisoformat(day)) if day else ""
-    source = f"{draft.source_text}\n{dated}\n{draft.replaces or ''}".lower()  # "last month" → …
+    dated = _dated(draft, draft.source_text)  # "last month" → the month the model may name
+    source = f"{draft.source_text}\n{dated}\n{draft.replaces or ''}".lower()
     invented = [
         word
         for word in (*_NUMBER.findall(text), *_names(text), *identifiers(text))

@@ -22,6 +22,7 @@ None when nothing is left: the line is chat. Pure functions over strings.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -178,9 +179,11 @@ def _balanced(text: str) -> str:
     return "".join(kept)
 
 
+@functools.lru_cache(maxsize=8192)
 def fact_of(line: str) -> str | None:
     """The one fact `line` (a note's unit as one statement) states, in the third person when a
-    speaker said it; None when it states none (see the module docstring)."""
+    speaker said it; None when it states none (see the module docstring). Kept per line: a
+    sweep reads the same units in its junk filters, its known facts and both update checks."""
     turn = spoken(cleaned(line))
     if quoted := _QUOTED.match(turn.said):
         turn = Spoken(turn.speaker, quoted.group(1).strip())

@@ -162,7 +162,8 @@ def _proposal_lines(proposal: Proposal) -> str:
         if proposal.kind == "add"
         else f"  similarity {proposal.score:.2f} · "
     )
-    return "\n".join([head, body, f"{evidence}{distilled} · from {sources}"])
+    written = [f"  written: {o.citation} {o.summary}" for o in proposal.origins]
+    return "\n".join([head, body, f"{evidence}{distilled} · from {sources}", *written])
 
 
 def splice(current: str, block: str) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from shell.config import Settings
 from shell.dreaming import diary
 from shell.dreaming.junk import statement
+from shell.dreaming.origins import traced, untraced
 from shell.dreaming.review import (
     Decision,
     Preview,
@@ -48,6 +49,7 @@ from shell.fsio import LockBusy
 from shell.memory.files.door import CURATED_FILE, DIARY_FILE, MemoryFiles
 from shell.memory.files.values import Edit, MemoryWriteError, WriteOutcome, written_facts
 from shell.memory.hit_log import dreams_dir
+from shell.memory.provenance import Provenances
 from shell.secrets.door import redacted
 from shell.text import collapse, normalized
 from shell.workspace import SEEDS, bootstrap_budgets, memory_room
@@ -129,7 +131,9 @@ class Dreamer:
                 async for event in call.events():
                     yield event
                 distilled = call.results(plan.known.dreamed)
-            proposals = plan.proposals(distilled, self.config)
+            proposals = await asyncio.to_thread(
+                self._traced, plan.proposals(distilled, self.config)
+            )
             deep = plan.finished(sum(d.by_model for d in distilled.values()), len(proposals))
             yield deep
             for proposal in proposals:
@@ -244,7 +248,8 @@ class Dreamer:
         """The proposals waiting for review, oldest first, each with what accepting it does."""
         memory = self.files.text(CURATED_FILE)
         records = self.store.read().open()
-        return [self._preview(r.proposal, memory, window) for r in records]
+        proposals = self._traced([r.proposal for r in records])
+        return [self._preview(proposal, memory, window) for proposal in proposals]
 
     def budget(self, memory: str, window: int) -> MemoryBudget:
         """MEMORY.md of text `memory` against its share of the bootstrap at `window`."""
@@ -312,6 +317,8 @@ class Dreamer:
             StaleProposal: the proposal no longer applies.
             MemoryWriteError: a file changed on disk meanwhile; nothing was written.
         """
+        if refusal := untraced(self._traced([proposal])[0]):
+            raise StaleProposal(refusal)
         before = self.files.text(CURATED_FILE)
         after = applied(before, proposal, final, self.settings.clock().date())
         check_only_its_line(proposal, before, after)
@@ -388,7 +395,14 @@ class Dreamer:
             raise LookupError(f"proposal {proposal_id} is {record.status}, not open")
         return record
 
+    def _traced(self, proposals: list[Proposal]) -> list[Proposal]:
+        """Each proposal with where its sources came from (`shell.dreaming.origins`)."""
+        provenances = Provenances(self.git)
+        return [traced(proposal, provenances) for proposal in proposals]
+
     def _preview(self, proposal: Proposal, memory: str, window: int) -> Preview:
+        if refusal := untraced(proposal):
+            return Preview(proposal, [], self.budget(memory, window), refusal)
         try:
             after = applied(memory, proposal, proposal.text, self.settings.clock().date())
         except StaleProposal as error:

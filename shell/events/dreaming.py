@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import ClassVar, Literal
 
 from shell.events.base import BaseEvent, frozen
@@ -62,6 +63,20 @@ class SourceRef:
 
 
 @frozen
+class SourceOrigin:
+    """Where a proposal's source line came from (`shell.memory.provenance`): the commit that
+    first wrote it, its session and turn when one did; `commit` None when no commit holds it."""
+
+    citation: str
+    commit: str | None
+    summary: str
+    """The step in words ("written · by the model's memory tool · session … turn 3 · …"), or
+    why there is none."""
+    session: str | None = None
+    turn: int | None = None
+
+
+@frozen
 class Signals:
     """The deep phase's six signals (each 0 to 1) and the light and REM phases' boosts."""
 
@@ -100,6 +115,13 @@ class Proposal:
     days: int = 0
     replaces: str | None = None
     replaces_line: int | None = None
+    origins: list[SourceOrigin] = field(default_factory=list)
+    """Where its source lines came from; a proposal none of whose sources has one is not
+    accepted."""
+
+    @property
+    def traced(self) -> bool:
+        return any(origin.commit is not None for origin in self.origins)
 
 
 @frozen

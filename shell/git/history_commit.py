@@ -9,7 +9,9 @@ from datetime import datetime
 
 from shell.git.store import CommitInfo
 
-_ORIGIN = re.compile(r"\bsession (?P<session>\S+) turn (?P<turn>\d+)\b")
+_ORIGIN = re.compile(r"^session (?P<session>[0-9A-Za-z-]+) turn (?P<turn>\d+)$", re.MULTILINE)
+"""The line Cairn writes in a turn's commit body (`Conversation.origin`): a whole line, the last
+of its kind, so a subject or a reason quoting "session … turn …" names no turn."""
 _CLIENT = re.compile(r"^mcp client (?P<client>\S+)", re.MULTILINE)
 """The line `cairn mcp` writes in a commit's body (`shell.mcp_server.origin`)."""
 _REASON = re.compile(r"^memory\((?P<reason>[a-z]+)\):")
@@ -25,13 +27,15 @@ class HistoryCommit:
     subject: str
     kind: str
     """Why it was made: tool, flush, dream, user edit, mcp (another agent's call through `cairn
-    mcp`), outside edit, seed, revert or other."""
+    mcp`), outside edit, seed, revert, sync (a merge or a settled conflict) or other."""
     session: str | None
     turn: int | None
     files: list[str] = field(default_factory=list)
     body: str = ""
     client: str | None = None
     """The MCP client whose call made it (`cairn mcp`), as it named itself; None for Cairn's."""
+    machine: str = ""
+    """Where it was made: the host part of the author's email."""
 
     @property
     def message(self) -> str:
@@ -46,6 +50,7 @@ class HistoryCommit:
             "session": self.session,
             "turn": self.turn,
             "client": self.client,
+            "machine": self.machine,
             "files": self.files,
         }
 
@@ -63,13 +68,16 @@ def commit_kind(subject: str) -> str:
         return "seed"
     if subject.startswith("Revert "):
         return "revert"
+    if subject.startswith("sync: "):  # a merge of the remote's lines, or a conflict settled
+        return "sync"
     return "other"
 
 
 def history_commit(info: CommitInfo) -> HistoryCommit:
     subject, _, body = info.message.partition("\n")
     client = _CLIENT.search(body)
-    origin = None if client else _ORIGIN.search(info.message)
+    origins = [] if client else list(_ORIGIN.finditer(body))
+    origin = origins[-1] if origins else None
     return HistoryCommit(
         sha=info.sha.strip(),
         short=info.short,
@@ -81,4 +89,5 @@ def history_commit(info: CommitInfo) -> HistoryCommit:
         files=info.files,
         body=body.strip(),
         client=client["client"] if client else None,
+        machine=info.machine,
     )

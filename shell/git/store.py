@@ -161,6 +161,20 @@ class GitStore:
             return []  # no commits yet (unborn HEAD) or an unreadable repository
         return [_parse_log_record(record) for record in done.stdout.split(_RECORD) if record]
 
+    def show(self, sha: str) -> CommitInfo | None:
+        """One commit as the log shows it; None when `sha` names no commit."""
+        if not self.exists():
+            return None
+        command = [
+            "log",
+            "-1",
+            f"--format={_RECORD}%H{_FIELD}%h{_FIELD}%aI{_FIELD}%ae{_FIELD}%B{_FIELD}",
+        ]
+        with self.lock:
+            done = self.runner.run([*command, "--name-only", sha, "--"], check=False)
+        records = [r for r in done.stdout.split(_RECORD) if r] if done.code == 0 else []
+        return _parse_log_record(records[0]) if records else None
+
     def line_times(self, path: str) -> list[datetime]:
         """When each line of `path` was last changed: its commit's author time, in the author's
         zone (a line not committed yet reads as now). [] without a repository or when git

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from shell.config import Settings
-from shell.headless import acp, dream, init, mcp, run, search, sync, tools
+from shell.headless import acp, dream, init, mcp, run, search, sync, tools, why
 from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
 
@@ -58,5 +58,6 @@ HEADLESS: dict[str, Family] = {
     "tools": Family(tools.add_parser, {"tools": tools.run_tools_command}, runs_agent=True),
     "sync": Family(_add_sync, {"remote": sync.remote_command, "sync": sync.sync_command}),
     "mcp": Family(mcp.add_parser, {"mcp": mcp.run_mcp}),
+    "why": Family(why.add_parser, {"why": why.run_why}),
     "acp": Family(acp.add_parser, {"acp": acp.run_acp}, runs_agent=True),
 }

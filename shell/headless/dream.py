@@ -220,6 +220,7 @@ def review_listing(previews: Sequence[Preview]) -> str:
             f"{proposal.id}  {proposal.kind}  {proposal.text}",
             f"    why: {proposal.reason}; distilled by {by}",
             f"    from: {sources}",
+            *(f"    written: {o.citation} {o.summary}" for o in proposal.origins),
             *(f"    {line}" for line in preview.diff),
         ]
         if preview.stale:

@@ -41,7 +41,7 @@ class SessionUnrecoverable(SessionNotFound):
     """A session whose record and transcript both cannot be read: nothing to resume."""
 
 
-_SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9A-Za-z]+")
+SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9A-Za-z]+")
 """What `SessionStore.create` names a session; any other file in the folder is not one."""
 
 
@@ -112,6 +112,12 @@ class SessionStore:
         except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
             return self._rebuilt(session_id, f"its record is unreadable: {error}", corrupt=path)
 
+    def has(self, session_id: str) -> bool:
+        """Whether this machine holds the session (its record or its transcript)."""
+        return SESSION_ID.fullmatch(session_id) is not None and (
+            self._record_path(session_id).exists() or self._transcript_path(session_id).exists()
+        )
+
     def latest(self) -> SessionRecord | None:
         """The most recently updated session, or None when there is none. One whose record
         cannot be read counts from its transcript's last change, and is rebuilt by `load`.
@@ -121,7 +127,7 @@ class SessionStore:
                 from its transcript (`--resume` says so rather than start another).
         """
         stems = {p.name.split(".", 1)[0] for p in self.folder.glob("*.json*")}
-        ranked = [(self._updated(stem), stem) for stem in filter(_SESSION_ID.fullmatch, stems)]
+        ranked = [(self._updated(stem), stem) for stem in filter(SESSION_ID.fullmatch, stems)]
         if not ranked:
             return None
         return self.load(max(ranked)[1])

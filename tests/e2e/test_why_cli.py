@@ -1,0 +1,61 @@
+"""`cairn why` as a user runs it, after two headless turns: the line names its session, turn,
+prompt and call, `--json` carries the same, `--turn` lists the turn's writes, and a place that
+is no line of a memory file is a one-line error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.test_cli import cairn, events_of
+
+
+def test_why_traces_a_line_to_its_turn_and_a_turn_to_its_writes(tmp_path: Path) -> None:
+    workspace = str(tmp_path / "ws")
+    ran = cairn(
+        "run",
+        "--demo",
+        "--workspace",
+        workspace,
+        "remember that I prefer tea over coffee",
+        "remember that the deploy key rotates on Fridays",
+        home=tmp_path,
+    )
+    assert ran.returncode == 0, ran.stderr
+    events = events_of(ran)
+    session = next(e["session_id"] for e in events if e["type"] == "turn_started")
+    (note, *_) = [e["path"] for e in events if e["type"] == "memory_written"]
+    second = [e["commit"] for e in events if e["type"] == "memory_written"][1]
+
+    shown = cairn("why", f"{note}:2", "--workspace", workspace, home=tmp_path)
+    as_json = cairn("why", f"{note}#L2", "--json", "--workspace", workspace, home=tmp_path)
+    turn = cairn("why", "--turn", f"{session}:2", "--workspace", workspace, home=tmp_path)
+
+    assert shown.returncode == 0, shown.stderr
+    assert f"session {session} turn 2" in shown.stdout
+    assert "asked: remember that the deploy key rotates on Fridays" in shown.stdout
+    assert 'call: memory_append {"text": "- the deploy key rotates on Fridays"}' in shown.stdout
+    traced = json.loads(as_json.stdout)
+    assert traced["steps"][0]["commit"]["sha"] == second
+    assert traced["turn"]["prompt"] == "remember that the deploy key rotates on Fridays"
+    assert [c["sha"] for c in traced["turn_writes"]] == [second]
+    assert turn.returncode == 0 and f"{second[:7]} memory(tool): append 1 line" in turn.stdout
+
+
+def test_why_says_clearly_what_it_cannot_trace(tmp_path: Path) -> None:
+    workspace = str(tmp_path / "ws")
+    assert cairn("init", workspace, home=tmp_path).returncode == 0
+    (Path(workspace) / "MEMORY.md").write_text("# Memory\n- not committed\n")
+
+    cases = {
+        "MEMORY.md:99": "there is no line 99",
+        "../secret.md:1": "",
+        "MEMORY.md": "is not FILE:LINE",
+    }
+    for place, said in cases.items():
+        done = cairn("why", place, "--workspace", workspace, home=tmp_path)
+        assert done.returncode != 0 and said in done.stderr + done.stdout
+        assert "Traceback" not in done.stderr
+    uncommitted = cairn("why", "MEMORY.md:2", "--workspace", workspace, home=tmp_path)
+    assert uncommitted.returncode == 1
+    assert "no provenance: no commit holds it" in uncommitted.stdout

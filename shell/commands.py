@@ -67,6 +67,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("/review", "", "review dreaming's proposals", key="f3", tui_only=True),
     Command("/history", "", "memory history: diffs and revert", key="f5", tui_only=True),
     Command("/conflicts", "", "resolve the open sync conflicts", key="f6", tui_only=True),
+    Command(
+        "/why", "[FILE:LINE]", "where a memory line came from: commit, session, turn", "f7", True
+    ),
     Command("/clear", "", "clear the transcript view (the session stays)", "ctrl+l", True),
     Command("/exit", "", "save the session and quit", "ctrl+q", True, aliases=("/quit",)),
 )

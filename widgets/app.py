@@ -56,6 +56,7 @@ class CairnApp(KeysApp):
         Binding("f4", "edit_memory", "Edit"),
         Binding("f5", "history", "History"),
         Binding("f6", "resolve_conflicts", "Conflicts"),
+        Binding("f7", "why", "Why"),
         Binding("ctrl+t", "cycle_theme", "Theme"),
     ]
 
@@ -282,7 +283,7 @@ class CairnApp(KeysApp):
         self.prompt.remember(text)
         invocation = parse_command(text)
         if invocation is not None and invocation.command and invocation.command.tui_only:
-            await self._run_tui_command(invocation.command.name)
+            await self._run_tui_command(invocation.command.name, invocation.argument)
             return
         if self.busy:
             self.queued.append(text)
@@ -290,8 +291,11 @@ class CairnApp(KeysApp):
             return
         await self._submit(text)
 
-    async def _run_tui_command(self, name: str) -> None:
+    async def _run_tui_command(self, name: str, argument: str = "") -> None:
         """A command of `shell.commands` that acts on the screen (`tui_only`)."""
+        if name == "/why":
+            await self.action_why(argument)
+            return
         await self.run_action(TUI_COMMAND_ACTIONS[name])
 
     async def _submit(self, text: str) -> None:
@@ -347,6 +351,20 @@ class CairnApp(KeysApp):
         from widgets.screens.history import HistoryScreen  # loaded when first opened
 
         await self.push_screen(HistoryScreen(self, (self._plan or self.agent).settings, select=sha))
+
+    async def action_why(self, place: str = "") -> None:
+        """Where a memory line came from, and the turn that wrote it (F7, `/why [FILE:LINE]`);
+        its first list is the session's search hits."""
+        from widgets.screens.why import why_screen  # loaded when first opened
+
+        settings = (self._plan or self.agent).settings
+        hits = self._bridge.hits if self._bridge is not None else []
+        try:
+            screen = await asyncio.to_thread(why_screen, settings, hits, place)
+        except ValueError as error:
+            self.notify(str(error), severity="warning", timeout=4)
+            return
+        await self.push_screen(screen)
 
     async def action_resolve_conflicts(self, file: str = "") -> None:
         """The open sync conflicts, each settled with one key (F6, a click on its block)."""

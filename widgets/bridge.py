@@ -47,6 +47,7 @@ from shell.events import (
     ProposalRejected,
     ProposalsWaiting,
     RemSleepFinished,
+    SearchHit,
     SearchPerformed,
     SecretsRedacted,
     SessionStarted,
@@ -101,6 +102,10 @@ if TYPE_CHECKING:
     from widgets.transcript import Transcript
 
 
+MAX_HITS = 60
+"""How many of the session's latest search hits the why screen lists."""
+
+
 class EventBridge:
     """Routes each core event to the widgets that show it. Holds the little state that spans
     events (the open flush block, the open compaction receipt, the open dreaming sweep); the
@@ -131,6 +136,8 @@ class EventBridge:
         self.approvals = approvals
         """Where a call waits for the user (the bar above the prompt, which opens the modal)."""
         self._sync = SyncView(transcript, status, side, strip)
+        self.hits: list[SearchHit] = []
+        """This session's search hits, newest first (the why screen traces them)."""
 
     async def route(self, event: Event, *, background: bool = False) -> None:
         """Show `event`; `background`: it came between turns, not from what the user started."""
@@ -187,6 +194,7 @@ class EventBridge:
                 await transcript.add_notice("\n".join(lines))
             case SearchPerformed():
                 await transcript.show_search(event)
+                self.hits = [*event.hits, *self.hits][:MAX_HITS]
             case UsageUpdated():
                 self.status.meter.follow(event)
                 self.status.lookahead.show_usage(

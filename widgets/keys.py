@@ -26,7 +26,7 @@ from widgets.terminal import TerminalApp
 QUIT_ARM_S = 3.0
 """How long after a first ctrl+c (with nothing to copy or cancel) a second one quits."""
 
-WIDE_ONLY_ACTIONS = frozenset({"edit_memory", "history", "resolve_conflicts"})
+WIDE_ONLY_ACTIONS = frozenset({"edit_memory", "history", "resolve_conflicts", "why"})
 """Footer keys shown only when the terminal is wide (hidden under `-narrow`, app.tcss)."""
 
 KEYS_HELP: tuple[tuple[str, str], ...] = (
@@ -44,6 +44,7 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("f4", "edit the memory file in view in $EDITOR"),
     ("f5", "memory history: diffs and revert"),
     ("f6", "resolve the open sync conflicts"),
+    ("f7", "where a memory line came from: its commit, session and turn"),
     ("ctrl+l", "clear the transcript view"),
     ("ctrl+t", "next colour theme"),
     ("ctrl+p", "command palette (Keys there shows these)"),

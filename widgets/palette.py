@@ -57,6 +57,7 @@ TUI_COMMAND_ACTIONS = {
     "/review": "review",
     "/history": "history",
     "/conflicts": "resolve_conflicts",
+    "/why": "why",
     "/clear": "clear_view",
     "/exit": "quit",
 }

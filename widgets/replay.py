@@ -56,6 +56,10 @@ class ReplaySettings:
     def today(self) -> str:
         return self.day
 
+    @property
+    def state_dir(self) -> Path:
+        return self.workspace / ".cairn"
+
 
 @dataclass(frozen=True)
 class ReplayBudget:

@@ -29,6 +29,9 @@ class SettingsLike(Protocol):
     def workspace(self) -> Path: ...
 
     @property
+    def state_dir(self) -> Path: ...
+
+    @property
     def model(self) -> str: ...
 
     @property

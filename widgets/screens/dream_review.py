@@ -56,6 +56,9 @@ def detail(preview: Preview) -> Text:
     text.append(
         ", ".join(s.citation + (f" ({s.date})" if s.date else "") for s in proposal.sources) + "\n"
     )
+    for origin in proposal.origins:
+        text.append("how  ", style="dim")
+        text.append(f"{origin.summary}\n", style="" if origin.commit else "bold red")
     by = "the model" if proposal.distilled_by == "model" else "rule"
     text.append("by   ", style="dim")
     text.append(f"{by}" + (f": {proposal.fallback}" if proposal.fallback else "") + "\n\n")

@@ -1,0 +1,344 @@
+"""Where a memory line came from: the lines of the memory files (or the hits of this session's
+searches), the highlighted one's provenance, and the turn that wrote it.
+
+Opened by F7 or `/why [FILE:LINE]`. `f` moves to the next list
+(search hits, MEMORY.md, today's note, DREAMS.md); the highlighted line is traced by the core
+(`shell.why.Why`: git blame, then the session's files) off the UI thread. `t` opens the turn that
+wrote it, read-only, with every write that turn made; `h` shows the line's commit in the memory
+history. Esc closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Static
+
+from shell.events import (
+    AssistantMessage,
+    Event,
+    MemoryWritten,
+    SearchHit,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnStarted,
+)
+from shell.git.history_commit import HistoryCommit
+from shell.git.store import GitStore
+from shell.memory.paths import CURATED_FILE, DIARY_FILE, daily_note
+from shell.memory.provenance import ProvenanceError, parse_place, traceable
+from shell.session.turns import PastTurn
+from shell.text import shorten
+from shell.why import Traced, Why
+from widgets.source import SettingsLike
+
+
+@dataclass(frozen=True)
+class Place:
+    """A line to trace: its file, its 1-based number, and what the list shows of it."""
+
+    path: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One list of the screen: search hits, or a file's lines."""
+
+    title: str
+    places: list[Place]
+
+
+def file_listing_lines(why: Why, path: str) -> list[str]:
+    try:
+        return (why.store.root / traceable(why.store.root, path)).read_text("utf-8").splitlines()
+    except (ProvenanceError, OSError, UnicodeDecodeError):
+        return []
+
+
+def file_listing(why: Why, path: str) -> Listing:
+    """The non-blank lines of a workspace file."""
+    lines = file_listing_lines(why, path)
+    places = [Place(path, n, text) for n, text in enumerate(lines, 1) if text.strip()]
+    return Listing(path, places)
+
+
+class WhyScreen(ModalScreen[None]):
+    """Lines, the highlighted one's provenance, and the way to its turn and commit."""
+
+    DEFAULT_CSS = """
+    WhyScreen {
+        align: center middle;
+        & > #why {
+            width: 96%;
+            height: 92%;
+            border: round $primary;
+            border-title-color: $primary;
+            background: $surface;
+            padding: 0 1;
+        }
+        & #why-table { height: auto; max-height: 12; }
+        & #why-trace { height: 1fr; }
+        & #why-trace > Static { height: auto; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f", "next_listing", "Next list"),
+        Binding("t", "turn", "Turn"),
+        Binding("h", "commit", "Commit"),
+        Binding("escape", "close", "Close"),
+    ]
+
+    def __init__(self, why: Why, listings: list[Listing], *, select: Place | None = None):
+        super().__init__()
+        self.why = why
+        self.listings = [listing for listing in listings if listing.places] or listings[:1]
+        self.index = 0
+        self.select = select
+        self.traced: Traced | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="why"):
+            yield DataTable(id="why-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="why-trace"):
+                yield Static("", id="why-trace-text")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        if self.select is not None:
+            self._show_selected(self.select)
+        await self._fill()
+        table.focus()
+
+    def _show_selected(self, place: Place) -> None:
+        for index, listing in enumerate(self.listings):
+            if any(p.path == place.path and p.line == place.line for p in listing.places):
+                self.index = index
+                return
+        self.listings.insert(0, Listing(f"{place.path}:{place.line}", [place]))
+        self.index = 0
+
+    @property
+    def listing(self) -> Listing:
+        return self.listings[self.index]
+
+    async def _fill(self) -> None:
+        listing = self.listing
+        box = self.query_one("#why", Vertical)
+        box.border_title = f"why · {listing.title} ({self.index + 1}/{len(self.listings)})"
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_columns("line", "text")
+        for place in listing.places:
+            where = place.path if listing.title != place.path else ""
+            table.add_row(f"{where}:{place.line}" if where else str(place.line), place.text)
+        if not listing.places:
+            self._say(Text("nothing to trace here yet", style="dim"))
+            return
+        row = 0
+        if self.select is not None:
+            chosen = (self.select.path, self.select.line)
+            row = next((i for i, p in enumerate(listing.places) if (p.path, p.line) == chosen), 0)
+            self.select = None
+        table.move_cursor(row=row)
+        await self._trace(listing.places[row])
+
+    @property
+    def current(self) -> Place | None:
+        places, row = self.listing.places, self.query_one(DataTable).cursor_row
+        return places[row] if 0 <= row < len(places) else None
+
+    @on(DataTable.RowHighlighted)
+    async def _highlighted(self) -> None:
+        if (place := self.current) is not None:
+            await self._trace(place)
+
+    async def _trace(self, place: Place) -> None:
+        try:
+            self.traced = await asyncio.to_thread(self.why.line, place.path, place.line)
+        except ProvenanceError as error:
+            self.traced = None
+            self._say(Text(str(error), style="bold red"))
+            return
+        self._say(trace_text(self.traced))
+
+    def _say(self, text: Text) -> None:
+        self.query_one("#why-trace-text", Static).update(text)
+
+    async def action_next_listing(self) -> None:
+        self.index = (self.index + 1) % len(self.listings)
+        await self._fill()
+
+    async def action_turn(self) -> None:
+        """The turn that wrote the highlighted line, read-only."""
+        traced = self.traced
+        if traced is None or traced.turn is None:
+            why = traced.turn_missing if traced else None
+            self.notify(why or "no session wrote this line", timeout=4)
+            return
+        await self.app.push_screen(TurnScreen(traced.turn, traced.writes))
+
+    async def action_commit(self) -> None:
+        """The highlighted line's commit, in the memory history."""
+        if self.traced is None or not self.traced.provenance.steps:
+            self.notify("no commit holds this line", timeout=3)
+            return
+        sha = self.traced.provenance.steps[0].commit.sha
+        self.dismiss()
+        await self.app.run_action(f"history('{sha}')")
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+
+def trace_text(traced: Traced) -> Text:
+    """A line's provenance as the screen shows it."""
+    p = traced.provenance
+    text = Text(f"{p.path}:{p.line}  ", style="bold")
+    text.append(f"{p.text.strip()}\n\n", style="")
+    if not p.steps:
+        text.append(f"no provenance: {p.unknown}\n", style="bold red")
+        return text
+    for step in p.steps:
+        text.append(f"{step.summary()}\n")
+        if (step.path, step.line) != (p.path, p.line):
+            text.append(f"   as {step.path}:{step.line}\n", style="dim")
+    if traced.turn_missing:
+        text.append(f"\n{traced.turn_missing}\n", style="dim")
+    if (turn := traced.turn) is not None:
+        text.append(f"\nsession {turn.session_id} turn {turn.turn} ", style="bold")
+        text.append("(t: open it)\n", style="dim")
+        if turn.prompt is not None:
+            text.append("asked    ", style="dim")
+            text.append(f"{shorten(' '.join(turn.prompt.split()), 400)}\n")
+        if turn.call is not None:
+            text.append("call     ", style="dim")
+            arguments = json.dumps(turn.call.arguments, ensure_ascii=False)
+            text.append(f"{turn.call.name} {shorten(arguments, 400)}\n")
+        text.append_text(writes_text(traced.writes))
+    return text
+
+
+def writes_text(writes: list[HistoryCommit]) -> Text:
+    text = Text(f"its writes ({len(writes)})\n", style="dim")
+    for commit in writes:
+        text.append(f"  {commit.short} ", style="dim")
+        text.append(f"{commit.subject} ({', '.join(commit.files)})\n")
+    return text
+
+
+class TurnScreen(ModalScreen[None]):
+    """One past turn, read-only: what was asked, each call and its result, each write, the
+    answer; then every commit the turn made."""
+
+    DEFAULT_CSS = """
+    TurnScreen {
+        align: center middle;
+        & > #turn {
+            width: 92%;
+            height: 88%;
+            border: round $secondary;
+            border-title-color: $secondary;
+            background: $surface;
+            padding: 0 1;
+        }
+        & #turn > Static { height: auto; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+
+    def __init__(self, turn: PastTurn, writes: list[HistoryCommit]) -> None:
+        super().__init__()
+        self.turn = turn
+        self.writes = writes
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="turn") as box:
+            box.border_title = f"session {self.turn.session_id} · turn {self.turn.turn} · read-only"
+            yield Static(turn_text(self.turn, self.writes), id="turn-text")
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+
+def turn_text(turn: PastTurn, writes: list[HistoryCommit]) -> Text:
+    text = Text()
+    if turn.prompt is not None:
+        text.append("you  ", style="bold")
+        text.append(f"{turn.prompt}\n\n")
+    for event in turn.events:
+        text.append_text(_event_text(event))
+    if not turn.events and turn.reply is not None:  # read from the transcript: no calls shown
+        text.append(f"{turn.reply}\n\n")
+    text.append_text(writes_text(writes))
+    return text
+
+
+def _event_text(event: Event) -> Text:
+    match event:
+        case ToolCallStarted(name=name, arguments=arguments):
+            arguments_text = shorten(json.dumps(arguments, ensure_ascii=False), 300)
+            return Text(f"→ {name} {arguments_text}\n", style="cyan")
+        case ToolCallFinished(result=result, error=error):
+            shown = shorten(" ".join((error or result).split()), 300)
+            return Text(f"← {shown}\n", style="red" if error else "dim")
+        case MemoryWritten(path=path, commit=commit, lines_added=added):
+            where = commit[:7] if commit else "not committed"
+            return Text(f"✎ wrote {path} (+{added}) · {where}\n", style="green")
+        case AssistantMessage(text=reply) if reply.strip():
+            return Text(f"\n{reply}\n\n")
+        case TurnStarted():
+            return Text()
+    return Text()
+
+
+def why_screen(settings: SettingsLike, hits: Sequence[SearchHit], place: str = "") -> WhyScreen:
+    """The screen on the session's search hits and the memory panes' files, at `place` (FILE:LINE)
+    when given. Reads files: run it off the UI thread. Raises ValueError for a bad `place`."""
+    why = Why(GitStore(settings.workspace), settings.state_dir)
+    listings = [Listing("search hits", hit_places(why, hits))]
+    for path in (CURATED_FILE, daily_note(settings.today()), DIARY_FILE):
+        listings.append(file_listing(why, path))
+    select = None
+    if place.strip():
+        try:
+            path, line = parse_place(place)
+            path = traceable(why.store.root, path)
+        except ProvenanceError as error:
+            raise ValueError(str(error)) from None
+        listing = file_listing(why, path)
+        select = next((p for p in listing.places if p.line == line), Place(path, line, ""))
+        if listing.title not in {shown.title for shown in listings}:
+            listings.append(listing)
+    return WhyScreen(why, listings, select=select)
+
+
+def hit_places(why: Why, hits: Sequence[SearchHit]) -> list[Place]:
+    """Each line of each hit's window, once, newest search first."""
+    places: list[Place] = []
+    seen: set[tuple[str, int]] = set()
+    texts: dict[str, list[str]] = {}
+    for hit in hits:
+        if hit.path not in texts:
+            texts[hit.path] = file_listing_lines(why, hit.path)
+        lines = texts[hit.path]
+        for number in range(hit.start_line, min(hit.end_line, len(lines)) + 1):
+            if (hit.path, number) not in seen and lines[number - 1].strip():
+                seen.add((hit.path, number))
+                places.append(Place(hit.path, number, lines[number - 1]))
+    return places

@@ -9,8 +9,9 @@ move); 7,300 commits and a MEMORY.md of ~730 lines at the defaults. The history 
 `git fast-import` (a commit per write, as the memory door would leave it, in a second rather than
 minutes). Then it times, for random lines: `Why.line` (blame, the commit, its turn, the turn's
 writes) on MEMORY.md and on a note, in process; and `cairn why` as its own process. Baselines in
-the same run: `git log -1` (what one git call costs here) and `git blame` of the whole MEMORY.md
-(what a line-by-line view would pay up front).
+the same run: `git log -1` (what one git call costs here), `git blame -L` of a note line before
+and after Cairn wrote the commit-graph with its changed-path filters, and `git blame` of the
+whole MEMORY.md (what a line-by-line view would pay up front).
 """
 
 from __future__ import annotations
@@ -117,9 +118,6 @@ def main() -> None:
             count = len(note.read_text().splitlines())
             return why.line(f"memory/{note.name}", rng.randint(1, count))
 
-        traced = why.line("MEMORY.md", memory_lines)
-        assert traced.provenance.steps and traced.provenance.steps[0].commit.turn is not None
-
         def process() -> object:
             place = f"MEMORY.md:{rng.randint(3, memory_lines)}"
             command = [CAIRN, "why", place, "--workspace", str(root)]
@@ -132,11 +130,21 @@ def main() -> None:
             command = ["git", "blame", "--porcelain", "MEMORY.md"]
             return subprocess.run(command, cwd=root, capture_output=True, check=True)
 
+        def blame_note_line() -> object:
+            note = rng.choice(notes)
+            command = ["git", "blame", "--porcelain", "-L", "5,5", f"memory/{note.name}"]
+            return subprocess.run(command, cwd=root, capture_output=True, check=True)
+
+        bare_blame = timed(blame_note_line, args.repeat)  # before Why writes the commit-graph
+        traced = why.line("MEMORY.md", memory_lines)  # the first call writes the commit-graph
+        assert traced.provenance.steps and traced.provenance.steps[0].commit.turn is not None
         rows = [
             row("Why.line, a MEMORY.md line", timed(memory_line, args.repeat)),
             row("Why.line, a note line", timed(note_line, args.repeat)),
             row("cairn why, its own process", timed(process, max(5, args.repeat // 3))),
             row("baseline: git log -1", timed(log_one, args.repeat)),
+            row("baseline: git blame -L, a note line, no graph", bare_blame),
+            row("git blame -L, a note line, commit-graph", timed(blame_note_line, args.repeat)),
             row("baseline: git blame MEMORY.md whole", timed(blame_all, max(5, args.repeat // 3))),
         ]
     result = {
@@ -153,10 +161,10 @@ def main() -> None:
         f"a year of memory: {commits:,} commits, MEMORY.md {memory_lines} lines, "
         f"{len(notes)} notes (built in {built_s:.1f} s)\n"
     )
-    print(f"{'what':40} {'median ms':>10} {'p95 ms':>10} {'n':>4}")
+    print(f"{'what':46} {'median ms':>10} {'p95 ms':>10} {'n':>4}")
     for entry in rows:
         print(
-            f"{entry['what']:40} {entry['median_ms']:>10.1f} {entry['p95_ms']:>10.1f} "
+            f"{entry['what']:46} {entry['median_ms']:>10.1f} {entry['p95_ms']:>10.1f} "
             f"{entry['n']:>4}"
         )
 

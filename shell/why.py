@@ -61,7 +61,7 @@ class Why:
         session, number = origin.commit.session, origin.commit.turn
         assert session is not None and number is not None
         found = past_turn(self.sessions, session, number, origin.commit.sha)
-        writes = turn_writes(self.store, session, number)
+        writes = turn_writes(self.store, session, number, around=origin.commit.when)
         if isinstance(found, str):
             return Traced(provenance, None, found, writes)
         return Traced(provenance, found, None, writes)

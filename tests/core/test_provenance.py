@@ -224,3 +224,24 @@ def test_a_place_is_file_colon_line_or_a_hit_citation() -> None:
     for bad in ("MEMORY.md", "MEMORY.md:0", "MEMORY.md:x"):
         with pytest.raises(ProvenanceError):
             parse_place(bad)
+
+
+async def test_a_turn_the_view_log_no_longer_holds_is_read_from_the_transcript(
+    demo_settings: Settings,
+) -> None:
+    agent = await started(demo_settings)
+    await collect(agent.submit("remember that I prefer tea over coffee"))
+    await collect(agent.submit("remember that the deploy key rotates on Fridays"))
+    agent.conversation.save()
+    await agent.aclose()
+    agent.conversation.sessions.views.path(agent.session_id).unlink()  # as if cut past 1 MiB
+    root = demo_settings.workspace.resolve()
+
+    traced = Why(GitStore(root), demo_settings.state_dir).line(
+        f"memory/{demo_settings.today()}.md", 2
+    )
+
+    assert traced.turn is not None and traced.turn.events == []
+    assert traced.turn.prompt == "remember that the deploy key rotates on Fridays"
+    assert traced.turn.call is not None and traced.turn.call.name == "memory_append"
+    assert traced.turn.reply is not None and "saved to memory/" in traced.turn.reply

@@ -67,6 +67,7 @@ from shell.events.memory import (
     IndexRebuilt,
     IndexSynced,
     IndexSyncProgress,
+    MemoryForgotten,
     MemoryWritten,
     SearchHit,
     SearchMode,
@@ -83,6 +84,7 @@ from shell.events.sync import (
     SyncEvent,
     SyncFailed,
     SyncFinished,
+    SyncForgotten,
     SyncRecovered,
     SyncRedacted,
     SyncRedactionPreviewed,
@@ -196,6 +198,7 @@ __all__ = [
     "McpState",
     "McpTransport",
     "MemoryBudget",
+    "MemoryForgotten",
     "MemoryWritten",
     "ModelRetry",
     "Notice",
@@ -221,6 +224,7 @@ __all__ = [
     "SyncConflict",
     "SyncFailed",
     "SyncFinished",
+    "SyncForgotten",
     "SyncRecovered",
     "SyncRedacted",
     "SyncRedactionPreviewed",
@@ -276,6 +280,7 @@ Event = (
     | BootstrapTruncated
     | BootstrapMissing
     | MemoryWritten
+    | MemoryForgotten
     | SecretsRedacted
     | GitLockCleared
     | SearchPerformed

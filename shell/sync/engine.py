@@ -31,6 +31,7 @@ from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
 from shell.memory.files.plain import not_text_notices
 from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
 from shell.sync.clone import choose_branch
+from shell.sync.forgotten import accepts_rewrite, settle, tidy
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
 from shell.sync.redact import preview, redact_outgoing
@@ -244,42 +245,59 @@ class SyncEngine:
         branch = self._tracked(state)
         first = state.last_sync is None
         tracking = f"refs/remotes/{REMOTE}/{branch}"
+        purged = False
         for _ in range(self._push_tries):
+            lease: str | None = None
             if pull:
-                remote_head = fetch(self._git, REMOTE, branch, state.remote_head)
+                previous = state.remote_head
+                remote_head = fetch(
+                    self._git,
+                    REMOTE,
+                    branch,
+                    previous,
+                    accept=lambda old, new: accepts_rewrite(self._git, old, new),
+                )
                 head = self._git.out("rev-parse", "HEAD")
+                base = remote_head
                 if remote_head is not None:
                     self._git.run(["update-ref", tracking, remote_head])
                     state.remote_head = remote_head
                     with self._lock:
+                        settled = settle(self._git, self.root, head, remote_head, previous)
+                        events.extend(settled.events)
+                        pulled.files.update(settled.files)
+                        purged = purged or settled.purged
+                        head, base, lease = settled.head, settled.incoming, settled.lease
                         old = head
                         head = take_in(
                             self._git,
                             self.root,
                             self._gitdir(),
-                            remote_head,
+                            base,
                             message=f"sync: merge {redact_url(url)} ({branch})",
                             allow_unrelated=first,
                             pulled=pulled,
                         )
                         events.extend(self._conflict_events(pulled))
                         if head != old:
-                            events.extend(told(self._git, self.root, old, remote_head))
+                            events.extend(told(self._git, self.root, old, base))
                 if head == remote_head:
+                    self._tidy(purged)
                     return 0
             else:
-                remote_head = self._git.rev(tracking)
+                remote_head = base = self._git.rev(tracking)
                 head = self._git.out("rev-parse", "HEAD")
                 if remote_head is not None and self._git.is_ancestor(head, remote_head):
                     if head != remote_head:
                         raise GitFailure("error", "the remote has commits not merged here: sync")
                     return 0
-            count, findings = scan_outgoing(self._git, head, remote_head)
+            count, findings = scan_outgoing(self._git, head, base)
             if findings:
                 raise GitFailure("secret", describe_findings(findings))
-            if self._push(branch, head):
+            if self._push(branch, head, lease=lease):
                 self._git.run(["update-ref", tracking, head])
                 state.remote_head = head
+                self._tidy(purged)
                 return count
             if not pull:
                 raise GitFailure("error", "the remote has commits not merged here: sync first")
@@ -287,10 +305,12 @@ class SyncEngine:
             "error", f"the remote kept moving: the push lost the race {self._push_tries} times"
         )
 
-    def _push(self, branch: str, head: str) -> bool:
-        """Push `head`; False when the remote moved meanwhile (non-fast-forward)."""
+    def _push(self, branch: str, head: str, *, lease: str | None = None) -> bool:
+        """Push `head`; False when the remote moved meanwhile (non-fast-forward, or away from
+        `lease`: a purged history replaces the remote's only while it is still at `lease`)."""
+        forced = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
         done = self._git.run(
-            ["push", "--porcelain", "--no-verify", REMOTE, f"{head}:refs/heads/{branch}"],
+            ["push", "--porcelain", "--no-verify", *forced, REMOTE, f"{head}:refs/heads/{branch}"],
             network=True,
             check=False,
         )
@@ -299,11 +319,18 @@ class SyncEngine:
         said = f"{done.stdout}\n{done.stderr}".lower()
         if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
             return False
+        if "stale info" in said:
+            return False
         if "[remote rejected]" in said:
             raise GitFailure(
                 "error", f"push refused by the remote: {one_line(done.stdout + done.stderr)}"
             )
         raise GitFailure(classify(done.stderr), f"push failed: {one_line(done.stderr)}")
+
+    def _tidy(self, purged: bool) -> None:
+        if purged:
+            with self._lock:
+                tidy(self._git, self._gitdir())
 
     def _conflict_events(self, pulled: Pulled) -> list[SyncEvent | Notice]:
         events: list[SyncEvent | Notice] = []

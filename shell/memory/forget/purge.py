@@ -1,0 +1,106 @@
+"""Rewriting a whole history without the forgotten lines, the same way on every machine.
+
+Every commit reachable from a head goes through `shell.git.rewrite.rewrite_commits`: each text
+blob loses the lines its tombstones hold (`Tombstones.holds`), each commit message the same,
+authors, dates and every other byte kept. Nothing else decides what changes, so two machines
+that purge the same commits with the same tombstones make the same new commits, sha for sha:
+that is how a machine checks that a remote rewritten by another one only lost forgotten lines
+(`purged_head` of its old remote head must be in the new history), and how its own pushed
+commits line up with the remote's after it purges them. Nothing moves here: the caller points
+HEAD at the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shell.git.objects import STORED, outgoing, read_commits, read_objects
+from shell.git.rewrite import rewrite_commits
+from shell.git.runner import Git
+from shell.memory.forget.tombstones import Tombstones
+
+MAX_BLOB_BYTES = 8_000_000
+"""A bigger blob is not memory text: it is left as it is (and said, `Purged.skipped`)."""
+
+
+@dataclass
+class Purged:
+    """What a purge made: the new head, and what it took out (the lines themselves are kept
+    in memory only, for the caller to scrub `.cairn/` with; never written anywhere)."""
+
+    head: str
+    renamed: dict[str, str] = field(default_factory=dict)
+    blobs: int = 0
+    lines: set[str] = field(default_factory=set)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def commits(self) -> int:
+        """How many commits changed."""
+        return sum(1 for old, new in self.renamed.items() if old != new)
+
+
+def without_forgotten(data: bytes, tombstones: Tombstones) -> tuple[bytes, list[str]]:
+    """`data` without its lines that hold a forgotten one, and those lines (decoded)."""
+    kept: list[bytes] = []
+    dropped: list[str] = []
+    for line in data.splitlines(keepends=True):
+        text = line.decode("utf-8", "surrogateescape")
+        if tombstones.holds(text):
+            dropped.append(text.rstrip("\r\n"))
+        else:
+            kept.append(line)
+    return (b"".join(kept), dropped) if dropped else (data, [])
+
+
+def purge(git: Git, head: str, tombstones: Tombstones) -> Purged:
+    """The history of `head` rewritten without the forgotten lines (objects written, no ref
+    moved). Its head is `head` itself when nothing held them."""
+    shas = outgoing(git, head, None)
+    commits = read_commits(git, shas)
+    blobs, lines, skipped = _blobs(git, head, tombstones)
+
+    def text(said: bytes) -> bytes:
+        headers, gap, message = said.partition(b"\n\n")
+        if not gap:
+            return said
+        cleaned, dropped = without_forgotten(message, tombstones)
+        lines.update(dropped)
+        return headers + gap + cleaned
+
+    renamed = rewrite_commits(git, commits, blobs=blobs, paths={}, text=text)
+    return Purged(renamed.get(head, head), renamed, len(blobs), lines, skipped)
+
+
+def purged_head(git: Git, head: str, tombstones: Tombstones) -> str:
+    return purge(git, head, tombstones).head
+
+
+def _blobs(
+    git: Git, head: str, tombstones: Tombstones
+) -> tuple[dict[str, bytes], set[str], list[str]]:
+    """Each text blob of `head`'s history that holds a forgotten line, with its new bytes."""
+    _, out = git.run_bytes(["rev-list", "--objects", "--no-object-names", head], env=STORED)
+    listed = out.decode().split()
+    _, checked = git.run_bytes(
+        ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+        stdin="\n".join(listed).encode() + b"\n",
+        env=STORED,
+    )
+    small: list[str] = []
+    skipped: list[str] = []
+    for record in checked.decode().splitlines():
+        sha, kind, size = [*record.split(" "), "", ""][:3]
+        if kind != "blob":
+            continue
+        (small if size.isdigit() and int(size) <= MAX_BLOB_BYTES else skipped).append(sha)
+    changed: dict[str, bytes] = {}
+    lines: set[str] = set()
+    for sha, data in read_objects(git, small).items():
+        if b"\0" in data:
+            continue  # not text
+        cleaned, dropped = without_forgotten(data, tombstones)
+        if dropped:
+            changed[sha] = cleaned
+            lines.update(dropped)
+    return changed, lines, skipped

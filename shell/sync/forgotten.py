@@ -1,0 +1,141 @@
+"""Forgetting across machines: the tombstones travel in history, and every sync honours them.
+
+The remote carries `.cairn-forgotten` (`shell.memory.forget.tombstones`: hashes, never
+text). At each sync, with the remote's head fetched, this workspace's tombstones and the
+remote's are joined; when either side lacks some (a forget made here, or on another machine),
+both histories are purged with all of them (`shell.memory.forget.purge`, the same on every
+machine), HEAD moves to the purged one (`shell.sync.redact.move_head`, journalled), `.cairn/`
+is scrubbed, and the merge goes on against the purged remote. When the remote's own history
+had to change, the push is forced *with a lease* on the head just fetched: a machine that
+pushed meanwhile makes it fail, and the next attempt fetches, purges and merges that
+machine's lines too.
+
+A remote whose history was rewritten is accepted only when this check holds: the old remote
+head, purged with the new head's tombstones, is in the new history. So the rewrite took out
+forgotten lines and nothing else; any other force-push is still refused (`shell.sync.pull`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shell.events.sync import SyncForgotten
+from shell.events.turns import Notice
+from shell.git.runner import Git, GitFailure
+from shell.memory.forget.purge import purge
+from shell.memory.forget.state import scrub_state
+from shell.memory.forget.tombstones import FILE, TombstoneError, Tombstones, parse
+from shell.memory.paths import is_memory_file
+from shell.sync.pull import INCOMING
+from shell.sync.redact import move_head
+from shell.text import counted
+
+REASON = "cairn: history purged of forgotten lines"
+
+
+@dataclass
+class Settled:
+    """The two heads to merge once both are purged, and what that did here."""
+
+    head: str
+    incoming: str
+    lease: str | None = None
+    """The remote's head the push must still find there (it was rewritten), else None."""
+    events: list[SyncForgotten | Notice] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    purged: bool = False
+
+
+def tombstones_at(git: Git, commit: str) -> Tombstones:
+    """The tombstones `commit` holds. Raises GitFailure when they cannot be trusted."""
+    done = git.run(["cat-file", "blob", f"{commit}:{FILE}"], check=False)
+    if done.code != 0:
+        return Tombstones()
+    try:
+        return parse(done.stdout, source=f"{FILE} at {commit[:10]}")
+    except TombstoneError as error:
+        raise GitFailure("error", f"{error}; nothing was merged or pushed") from None
+
+
+def accepts_rewrite(git: Git, previous: str, head: str) -> bool:
+    """Whether `head` is `previous`'s history purged by `head`'s tombstones (and more after)."""
+    tombstones = tombstones_at(git, head)
+    if not tombstones:
+        return False
+    return git.is_ancestor(purge(git, previous, tombstones).head, head)
+
+
+def settle(git: Git, root: Path, head: str, incoming: str, previous: str | None) -> Settled:
+    """Purge HEAD's and the remote's history with both sides' tombstones when either lacks
+    some (the caller holds the commit lock). HEAD and the working tree move; the remote's purged
+    head is returned to merge, with the lease its push needs."""
+    mine, theirs = tombstones_at(git, head), tombstones_at(git, incoming)
+    every = mine | theirs
+    rewritten = (
+        previous is not None and previous != incoming and not git.is_ancestor(previous, incoming)
+    )
+    if not every or (every <= mine and every <= theirs and not rewritten):
+        return Settled(head, incoming)
+    settled = Settled(head, incoming)
+    if not every <= theirs:
+        remote = purge(git, incoming, every).head
+        settled.incoming = remote
+        settled.lease = incoming if remote != incoming else None
+        settled.purged = True
+    local = purge(git, head, every)
+    if local.head == head:
+        return settled
+    settled.purged = True
+    names = git.run(["diff", "--name-only", "-z", "--no-renames", head, local.head]).stdout
+    spots = {
+        name: lines_holding(root / name, every)
+        for name in names.split("\0")
+        if name and is_memory_file(name)
+    }
+    settled.files = move_head(git, root, head, local.head, REASON)
+    settled.head = local.head
+    spans = {span for line in local.lines for span in every.spans(line)}
+    scrubbed = scrub_state(root, spans, spots)
+    pushed = set(git.run(["rev-list", incoming], check=False).stdout.split())
+    unpushed = sum(1 for old, new in local.renamed.items() if old != new and old not in pushed)
+    settled.events.append(
+        SyncForgotten(
+            commits=local.commits,
+            unpushed_commits=unpushed,
+            tombstones=len(every.words),
+            files=settled.files,
+            transcripts=scrubbed.transcripts,
+            dream_entries=scrubbed.dream_entries,
+            hit_log_entries=scrubbed.hit_log_entries,
+            index_removed=scrubbed.index_removed,
+        )
+    )
+    if unpushed:
+        settled.events.append(
+            Notice(
+                f"your commits not pushed yet held a line forgotten on another machine (or "
+                f"here): it was dropped, {counted(unpushed, 'commit')} rewritten without it; "
+                "your other lines are kept",
+                level="warning",
+            )
+        )
+    return settled
+
+
+def lines_holding(path: Path, tombstones: Tombstones) -> set[int]:
+    """The 1-based numbers of the lines of `path` that hold a forgotten line."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    return {n for n, line in enumerate(text.splitlines(), start=1) if tombstones.holds(line)}
+
+
+def tidy(git: Git, git_dir: Path) -> None:
+    """Let the objects a purge left behind go: the fetched head, ORIG_HEAD and every reflog
+    (they name the old commits), then `gc --prune=now`."""
+    git.run(["update-ref", "-d", INCOMING], check=False)
+    (git_dir / "ORIG_HEAD").unlink(missing_ok=True)
+    git.run(["reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all"])
+    git.run(["gc", "--prune=now", "--quiet"])

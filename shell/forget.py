@@ -159,7 +159,7 @@ def _apply(
             tombstone=f"sha256:{digest}",
             applied=True,
             places=places,
-            commits=purged.commits,
+            commits=purged.commits - (purged.head != head),  # not the tombstone's own
             files=[name for name in files if name != FILE],
             index_rows=rows,
             hit_log_entries=scrubbed.hit_log_entries,

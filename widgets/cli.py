@@ -100,7 +100,7 @@ FAMILIES = (
     *(HEADLESS[name] for name in ("init", "run", "search", "index", "dream")),
     Family(_add_replay, {"replay": _replay}),
     Family(_add_serve, {"serve": _serve}, runs_agent=True),
-    *(HEADLESS[name] for name in ("history", "tools", "sync", "mcp", "acp")),
+    *(HEADLESS[name] for name in ("history", "tools", "sync", "forget", "mcp", "acp")),
 )
 """Every subcommand, in the order `cairn --help` lists them."""
 

@@ -131,28 +131,31 @@ def _json_without(text: str, found: re.Pattern[str]) -> tuple[str, int]:
     def holds(value: Any) -> bool:
         return bool(found.search(json.dumps(value, ensure_ascii=False)))
 
-    def walk(value: Any) -> Any:
+    def walk(value: Any, depth: int) -> Any:
+        """A record is an item of a collection the file's top object holds (or of the top
+        list itself): it goes whole; deeper, the words are marked."""
+        record = depth == 1 or (depth == 0 and isinstance(value, list))
         if isinstance(value, dict):
             kept = {}
             for key, item in value.items():
-                if isinstance(item, dict) and holds(item):
+                if record and holds(item):
                     dropped[0] += 1
                     continue
-                kept[key] = walk(item)
+                kept[key] = walk(item, depth + 1)
             return kept
         if isinstance(value, list):
             kept_items = []
             for item in value:
-                if holds(item):
+                if record and holds(item):
                     dropped[0] += 1
                     continue
-                kept_items.append(walk(item))
+                kept_items.append(walk(item, depth + 1))
             return kept_items
         if isinstance(value, str):
             return found.sub(MARKER, value)
         return value
 
-    return json.dumps(walk(data), ensure_ascii=False, indent=2), dropped[0]
+    return json.dumps(walk(data, 0), ensure_ascii=False, indent=2), max(dropped[0], 1)
 
 
 def _hit_log(folder: Path, spots: Mapping[str, set[int]]) -> int:

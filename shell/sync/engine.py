@@ -31,7 +31,7 @@ from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
 from shell.memory.files.plain import not_text_notices
 from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
 from shell.sync.clone import choose_branch
-from shell.sync.forgotten import accepts_rewrite, settle, tidy
+from shell.sync.forgotten import Purges, accepts_rewrite, settle, tidy
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
 from shell.sync.redact import preview, redact_outgoing
@@ -246,6 +246,7 @@ class SyncEngine:
         first = state.last_sync is None
         tracking = f"refs/remotes/{REMOTE}/{branch}"
         purged = False
+        purges = Purges(self._git)
         for _ in range(self._push_tries):
             lease: str | None = None
             if pull:
@@ -255,7 +256,7 @@ class SyncEngine:
                     REMOTE,
                     branch,
                     previous,
-                    accept=lambda old, new: accepts_rewrite(self._git, old, new),
+                    accept=lambda old, new: accepts_rewrite(self._git, purges, old, new),
                 )
                 head = self._git.out("rev-parse", "HEAD")
                 base = remote_head
@@ -263,7 +264,7 @@ class SyncEngine:
                     self._git.run(["update-ref", tracking, remote_head])
                     state.remote_head = remote_head
                     with self._lock:
-                        settled = settle(self._git, self.root, head, remote_head, previous)
+                        settled = settle(self._git, self.root, purges, head, remote_head, previous)
                         events.extend(settled.events)
                         pulled.files.update(settled.files)
                         purged = purged or settled.purged

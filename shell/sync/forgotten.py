@@ -23,7 +23,7 @@ from pathlib import Path
 from shell.events.sync import SyncForgotten
 from shell.events.turns import Notice
 from shell.git.runner import Git, GitFailure
-from shell.memory.forget.purge import purge
+from shell.memory.forget.purge import Purged, purge
 from shell.memory.forget.state import scrub_state
 from shell.memory.forget.tombstones import FILE, TombstoneError, Tombstones, parse
 from shell.memory.paths import is_memory_file
@@ -58,15 +58,32 @@ def tombstones_at(git: Git, commit: str) -> Tombstones:
         raise GitFailure("error", f"{error}; nothing was merged or pushed") from None
 
 
-def accepts_rewrite(git: Git, previous: str, head: str) -> bool:
+class Purges:
+    """The purges of one sync: each reuses what an earlier one with the same tombstones did
+    (the old remote head's history is most of HEAD's), so no commit is rewritten twice."""
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+        self._done: list[tuple[Tombstones, Purged]] = []
+
+    def purge(self, head: str, tombstones: Tombstones) -> Purged:
+        after = next((made for used, made in reversed(self._done) if used == tombstones), None)
+        made = purge(self._git, head, tombstones, after)
+        self._done.append((tombstones, made))
+        return made
+
+
+def accepts_rewrite(git: Git, purges: Purges, previous: str, head: str) -> bool:
     """Whether `head` is `previous`'s history purged by `head`'s tombstones (and more after)."""
     tombstones = tombstones_at(git, head)
     if not tombstones:
         return False
-    return git.is_ancestor(purge(git, previous, tombstones).head, head)
+    return git.is_ancestor(purges.purge(previous, tombstones).head, head)
 
 
-def settle(git: Git, root: Path, head: str, incoming: str, previous: str | None) -> Settled:
+def settle(
+    git: Git, root: Path, purges: Purges, head: str, incoming: str, previous: str | None
+) -> Settled:
     """Purge HEAD's and the remote's history with both sides' tombstones when either lacks
     some (the caller holds the commit lock). HEAD and the working tree move; the remote's purged
     head is returned to merge, with the lease its push needs."""
@@ -79,11 +96,11 @@ def settle(git: Git, root: Path, head: str, incoming: str, previous: str | None)
         return Settled(head, incoming)
     settled = Settled(head, incoming)
     if not every <= theirs:
-        remote = purge(git, incoming, every).head
+        remote = purges.purge(incoming, every).head
         settled.incoming = remote
         settled.lease = incoming if remote != incoming else None
         settled.purged = True
-    local = purge(git, head, every)
+    local = purges.purge(head, every)
     if local.head == head:
         return settled
     settled.purged = True

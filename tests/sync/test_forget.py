@@ -155,6 +155,27 @@ def test_three_machines_and_unpushed_work_that_holds_the_line(
     assert objects_with_secret(bare, reachable_only=True) == 0
 
 
+def test_a_machine_away_for_two_forgets_takes_both_in_one_sync(
+    pair: tuple[Machine, Machine],
+) -> None:
+    a, b = pair
+    remember(a, f"- {SECRET}", "- Bob moved to Lisbon last spring", "- stays")
+    synced(a)
+    synced(b)
+    remember(b, "- b wrote this meanwhile")
+    forget_on(a, text=SECRET)
+    forget_on(a, text="Bob moved to Lisbon last spring")
+
+    adopted = [e for e in synced(b) if isinstance(e, SyncForgotten)]
+
+    assert adopted and adopted[0].tombstones == 2
+    synced(a)
+    for m in (a, b):
+        assert "stays" in m.text(DAY) and "b wrote this meanwhile" in m.text(DAY)
+        assert "Lisbon" not in m.text(DAY) and files_with_secret(m.root) == []
+        assert objects_with_secret(m.root) == 0
+
+
 def test_a_push_racing_the_forget_loses_no_line(pair: tuple[Machine, Machine]) -> None:
     a, b = pair
     remember(a, f"- {SECRET}")

@@ -30,7 +30,10 @@ class Purged:
 
     head: str
     renamed: dict[str, str] = field(default_factory=dict)
-    blobs: int = 0
+    replaced: dict[str, bytes] = field(default_factory=dict)
+    """Each blob that held a forgotten line, with its new bytes."""
+    old: str = ""
+    """The head purged."""
     lines: set[str] = field(default_factory=set)
     skipped: list[str] = field(default_factory=list)
 
@@ -53,12 +56,17 @@ def without_forgotten(data: bytes, tombstones: Tombstones) -> tuple[bytes, list[
     return (b"".join(kept), dropped) if dropped else (data, [])
 
 
-def purge(git: Git, head: str, tombstones: Tombstones) -> Purged:
+def purge(git: Git, head: str, tombstones: Tombstones, after: Purged | None = None) -> Purged:
     """The history of `head` rewritten without the forgotten lines (objects written, no ref
-    moved). Its head is `head` itself when nothing held them."""
-    shas = outgoing(git, head, None)
+    moved). Its head is `head` itself when nothing held them. `after`: a purge with the same
+    tombstones of some of that history, whose commits and blobs are not read again."""
+    since = after.old if after is not None and after.old else None
+    shas = outgoing(git, head, since)
     commits = read_commits(git, shas)
-    blobs, lines, skipped = _blobs(git, head, tombstones)
+    blobs, lines, skipped = _blobs(git, head, tombstones, since)
+    if after is not None:
+        blobs = {**after.replaced, **blobs}
+        lines |= after.lines
 
     def text(said: bytes) -> bytes:
         headers, gap, message = said.partition(b"\n\n")
@@ -68,19 +76,24 @@ def purge(git: Git, head: str, tombstones: Tombstones) -> Purged:
         lines.update(dropped)
         return headers + gap + cleaned
 
-    renamed = rewrite_commits(git, commits, blobs=blobs, paths={}, text=text)
-    return Purged(renamed.get(head, head), renamed, len(blobs), lines, skipped)
-
-
-def purged_head(git: Git, head: str, tombstones: Tombstones) -> str:
-    return purge(git, head, tombstones).head
+    known = after.renamed if after is not None else None
+    renamed = rewrite_commits(git, commits, blobs=blobs, paths={}, text=text, rewritten=known)
+    return Purged(renamed.get(head, head), renamed, blobs, head, lines, skipped)
 
 
 def _blobs(
-    git: Git, head: str, tombstones: Tombstones
+    git: Git, head: str, tombstones: Tombstones, since: str | None
 ) -> tuple[dict[str, bytes], set[str], list[str]]:
-    """Each text blob of `head`'s history that holds a forgotten line, with its new bytes."""
-    _, out = git.run_bytes(["rev-list", "--objects", "--no-object-names", head], env=STORED)
+    """Each text blob of `head`'s history (not `since`'s) that holds a forgotten line, with its
+    new bytes."""
+    command = [
+        "rev-list",
+        "--objects",
+        "--no-object-names",
+        head,
+        *([f"^{since}"] if since else []),
+    ]
+    _, out = git.run_bytes(command, env=STORED)
     listed = out.decode().split()
     _, checked = git.run_bytes(
         ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],

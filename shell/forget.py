@@ -24,7 +24,7 @@ from shell.events import Event, MemoryForgotten, Notice, SyncFailed, SyncFinishe
 from shell.git.lock import repo_lock
 from shell.git.objects import STORED
 from shell.git.runner import Git
-from shell.memory.forget.purge import purge
+from shell.memory.forget.purge import holds_anywhere, purge
 from shell.memory.forget.state import pattern, scrub_state
 from shell.memory.forget.tombstones import (
     FILE,
@@ -85,22 +85,21 @@ def forget(
     if head is None:
         raise ForgetError("this workspace has no commit yet: nothing to forget")
     places = _places(git, root, tombstone)
-    would = purge(git, head, tombstone)
     found = pattern(tombstone.spans(line))
     in_state = _state_files(root, found)
-    if not places and would.head == head and not in_state:
+    if not places and not in_state and not holds_anywhere(git, head, tombstone):
         raise ForgetError(
             "that line is in no file, commit or transcript of this workspace: nothing forgotten"
         )
-    files = _changed(git, head, would.head)
     if not apply:
+        would = purge(git, head, tombstone)
         return [
             MemoryForgotten(
                 tombstone=f"sha256:{digest}",
                 applied=False,
                 places=places,
                 commits=would.commits,
-                files=files,
+                files=_changed(git, head, would.head),
                 transcripts=in_state,
             )
         ]
@@ -139,7 +138,7 @@ def _apply(
     events: list[Event] = []
     pushed, push_error = False, None
     if engine is not None and engine.status().remote is not None:
-        synced = engine.sync()
+        synced = engine.sync(purged=(every, purged))
         events.extend(synced)
         pushed = any(isinstance(event, SyncFinished) for event in synced)
         push_error = next((e.message for e in synced if isinstance(e, SyncFailed)), None)

@@ -29,6 +29,8 @@ from shell.events.turns import Notice
 from shell.git.lock import repo_lock
 from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
 from shell.memory.files.plain import not_text_notices
+from shell.memory.forget.purge import Purged
+from shell.memory.forget.tombstones import Tombstones
 from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
 from shell.sync.clone import choose_branch
 from shell.sync.forgotten import Purges, accepts_rewrite, settle, tidy
@@ -116,11 +118,12 @@ class SyncEngine:
             return [added, SyncFailed(kind=failed.kind, message=redact_url(failed.message))]
         return [added, *self._sync(pull=True)]
 
-    def sync(self) -> list[SyncEvent | Notice]:
+    def sync(self, *, purged: tuple[Tombstones, Purged] | None = None) -> list[SyncEvent | Notice]:
         """Fetch, merge and push. Ends with one SyncFinished or one SyncFailed event, after a
         SyncConflict for each curated file left for review (and a Notice for each file edited
-        outside Cairn that is not plain Markdown text, committed all the same)."""
-        return self._sync(pull=True)
+        outside Cairn that is not plain Markdown text, committed all the same). `purged`: the
+        history a forget just purged with those tombstones, not to be purged again."""
+        return self._sync(pull=True, purged=purged)
 
     def redact_unpushed(self, *, apply: bool, hint: str = "") -> list[SyncEvent]:
         """What rewriting the commits not pushed yet with their secrets redacted would change
@@ -192,7 +195,9 @@ class SyncEngine:
 
     # --- one sync ------------------------------------------------------------------------------
 
-    def _sync(self, *, pull: bool) -> list[SyncEvent | Notice]:
+    def _sync(
+        self, *, pull: bool, purged: tuple[Tombstones, Purged] | None = None
+    ) -> list[SyncEvent | Notice]:
         url = self._url()
         if url is None:
             return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
@@ -207,7 +212,9 @@ class SyncEngine:
                 state.branch = choose_branch(
                     self._git, url, wanted=None, fallback=self._branch()
                 ).branch
-            pushed = self._pull_and_push(state, pulled, events, pull=pull, url=url)
+            pushed = self._pull_and_push(
+                state, pulled, events, pull=pull, url=url, purges=Purges(self._git, purged)
+            )
         except GitFailure as failure:
             state.offline = failure.kind == "offline"
             state.last_error = f"{failure.kind}: {failure.message}"
@@ -238,6 +245,7 @@ class SyncEngine:
         *,
         pull: bool,
         url: str,
+        purges: Purges,
     ) -> int:
         """Returns how many commits were pushed, adds a SyncConflict to `events` for each file
         left for review; raises GitFailure. Until a first sync completed, the remote's history
@@ -246,7 +254,6 @@ class SyncEngine:
         first = state.last_sync is None
         tracking = f"refs/remotes/{REMOTE}/{branch}"
         purged = False
-        purges = Purges(self._git)
         for _ in range(self._push_tries):
             lease: str | None = None
             if pull:

@@ -62,9 +62,9 @@ class Purges:
     """The purges of one sync: each reuses what an earlier one with the same tombstones did
     (the old remote head's history is most of HEAD's), so no commit is rewritten twice."""
 
-    def __init__(self, git: Git) -> None:
+    def __init__(self, git: Git, earlier: tuple[Tombstones, Purged] | None = None) -> None:
         self._git = git
-        self._done: list[tuple[Tombstones, Purged]] = []
+        self._done: list[tuple[Tombstones, Purged]] = [earlier] if earlier else []
 
     def purge(self, head: str, tombstones: Tombstones) -> Purged:
         after = next((made for used, made in reversed(self._done) if used == tombstones), None)

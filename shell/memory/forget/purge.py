@@ -60,8 +60,8 @@ def purge(git: Git, head: str, tombstones: Tombstones, after: Purged | None = No
     """The history of `head` rewritten without the forgotten lines (objects written, no ref
     moved). Its head is `head` itself when nothing held them. `after`: a purge with the same
     tombstones of some of that history, whose commits and blobs are not read again."""
-    since = after.old if after is not None and after.old else None
-    shas = outgoing(git, head, since)
+    since = [after.old, after.head] if after is not None else []
+    shas = outgoing(git, head, None) if not since else _outgoing_since(git, head, since)
     commits = read_commits(git, shas)
     blobs, lines, skipped = _blobs(git, head, tombstones, since)
     if after is not None:
@@ -78,11 +78,26 @@ def purge(git: Git, head: str, tombstones: Tombstones, after: Purged | None = No
 
     known = after.renamed if after is not None else None
     renamed = rewrite_commits(git, commits, blobs=blobs, paths={}, text=text, rewritten=known)
+    renamed.update({new: new for new in list(renamed.values())})  # a purged commit stays
     return Purged(renamed.get(head, head), renamed, blobs, head, lines, skipped)
 
 
+def holds_anywhere(git: Git, head: str, tombstones: Tombstones) -> bool:
+    """Whether any file or commit message of `head`'s history holds a forgotten line (no
+    object written)."""
+    if _blobs(git, head, tombstones, [])[0]:
+        return True
+    _, out = git.run_bytes(["log", "--format=%B%x00", head], env=STORED)
+    return any(tombstones.holds(line) for line in out.decode("utf-8", "replace").splitlines())
+
+
+def _outgoing_since(git: Git, head: str, since: list[str]) -> list[str]:
+    command = ["rev-list", "--reverse", "--topo-order", head, *(f"^{sha}" for sha in since)]
+    return git.run(command, env=STORED).stdout.split()
+
+
 def _blobs(
-    git: Git, head: str, tombstones: Tombstones, since: str | None
+    git: Git, head: str, tombstones: Tombstones, since: list[str]
 ) -> tuple[dict[str, bytes], set[str], list[str]]:
     """Each text blob of `head`'s history (not `since`'s) that holds a forgotten line, with its
     new bytes."""
@@ -91,7 +106,7 @@ def _blobs(
         "--objects",
         "--no-object-names",
         head,
-        *([f"^{since}"] if since else []),
+        *(f"^{sha}" for sha in since),
     ]
     _, out = git.run_bytes(command, env=STORED)
     listed = out.decode().split()

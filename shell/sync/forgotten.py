@@ -32,6 +32,8 @@ from shell.sync.redact import move_head
 from shell.text import counted
 
 REASON = "cairn: history purged of forgotten lines"
+MAX_QUIET = 5
+"""A purge may take this many lines of the working files whatever their share of the memory."""
 
 
 @dataclass
@@ -110,6 +112,7 @@ def settle(
         for name in names.split("\0")
         if name and is_memory_file(name)
     }
+    _refuse_sweeping(git, root, head, sum(len(lines) for lines in spots.values()))
     settled.files = move_head(git, root, head, local.head, REASON)
     settled.head = local.head
     spans = {span for line in local.lines for span in every.spans(line)}
@@ -138,6 +141,30 @@ def settle(
             )
         )
     return settled
+
+
+def _refuse_sweeping(git: Git, root: Path, head: str, dropped: int) -> None:
+    """Raise GitFailure when the tombstones would take more than a quarter of the memory's
+    lines (and more than MAX_QUIET): one forgotten line is never most of a memory, and a
+    history purge cannot be undone, so a tombstone file that sweeps it is not obeyed."""
+    if dropped <= MAX_QUIET:
+        return
+    names = git.run(["ls-tree", "-r", "-z", "--name-only", head]).stdout.split("\0")
+    total = 0
+    for name in names:
+        if name and is_memory_file(name):
+            try:
+                text = (root / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            total += sum(1 for line in text.splitlines() if line.strip())
+    if dropped * 4 > total:
+        raise GitFailure(
+            "error",
+            f"the tombstones in {FILE} would take {dropped} of this memory's {total} lines; "
+            "a forget takes out lines, not a memory, so nothing was merged, purged or pushed: "
+            f"check who wrote {FILE} on the remote",
+        )
 
 
 def lines_holding(path: Path, tombstones: Tombstones) -> set[int]:

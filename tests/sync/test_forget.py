@@ -17,7 +17,7 @@ from shell.git.runner import Git
 from shell.memory.files.door import MemoryFiles
 from shell.memory.files.values import MemoryWriteError
 from shell.memory.forget.purge import purge
-from shell.memory.forget.tombstones import EMPTY, FILE, load
+from shell.memory.forget.tombstones import EMPTY, FILE, Tombstones, forgettable, load, render
 from shell.sync import clone_workspace
 from shell.sync.pull import JOURNAL
 from tests.sync.conftest import DAY, Machine, git
@@ -292,6 +292,29 @@ def test_a_tombstone_file_another_machine_cannot_be_trusted_with_is_refused(
     events = a.engine.sync()
 
     assert isinstance(events[-1], SyncFailed) and FILE in events[-1].message
+    assert a.head() == head and a.text(DAY) == text
+
+
+def test_well_formed_tombstones_that_would_sweep_the_memory_are_not_obeyed(
+    pair: tuple[Machine, Machine],
+) -> None:
+    a, b = pair
+    lines = [f"- note {n} about the garden and the bees" for n in range(12)]
+    remember(a, *lines)
+    synced(a)
+    synced(b)
+    crafted = Tombstones({})
+    for line in lines[:10]:
+        crafted = crafted | forgettable(line)
+    (b.root / FILE).write_text(render(crafted), encoding="utf-8")
+    git(b.root, "add", FILE)
+    git(b.root, "commit", "-q", "-m", "crafted: forget most of it")
+    git(b.root, "push", "-q", "origin", "HEAD:main")
+    head, text = a.head(), a.text(DAY)
+
+    events = a.engine.sync()
+
+    assert isinstance(events[-1], SyncFailed) and "would take 10" in events[-1].message
     assert a.head() == head and a.text(DAY) == text
 
 

@@ -35,7 +35,7 @@ from shell.memory.forget.tombstones import (
     render,
 )
 from shell.memory.paths import MemoryPathError, is_memory_file, locate
-from shell.sync.forgotten import REASON, lines_holding, tidy
+from shell.sync.forgotten import REASON, lines_holding, owe_prune, tidy
 from shell.sync.prepare import commit_files, commit_outside_edits, ensure_ignored
 from shell.sync.redact import move_head
 
@@ -129,6 +129,7 @@ def _apply(
         commit_files(git, [FILE], f"forget: a line (sha256:{digest[:12]}), purged from history")
         head = git.out("rev-parse", "HEAD")
         purged = purge(git, head, every)
+        owe_prune(root)
         files = move_head(git, root, head, purged.head, REASON)
         spans = {span for line in purged.lines for span in every.spans(line)}
         rows = _index_rows(index, spots, spans)
@@ -138,13 +139,13 @@ def _apply(
     events: list[Event] = []
     pushed, push_error = False, None
     if engine is not None and engine.status().remote is not None:
-        synced = engine.sync(purged=(every, purged))
+        synced = engine.sync(purged=(every, purged))  # it prunes once the remote is purged
         events.extend(synced)
         pushed = any(isinstance(event, SyncFinished) for event in synced)
         push_error = next((e.message for e in synced if isinstance(e, SyncFailed)), None)
-    if not pushed:
+    else:
         with repo_lock(root):
-            tidy(git, git_dir)
+            tidy(git, git_dir, root)
     held = objects_holding(git, spans)
     if held:
         where = "the remote-tracking ref (sync when the remote is reachable)" if push_error else ""

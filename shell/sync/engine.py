@@ -33,7 +33,7 @@ from shell.memory.forget.purge import Purged
 from shell.memory.forget.tombstones import Tombstones
 from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
 from shell.sync.clone import choose_branch
-from shell.sync.forgotten import Purges, accepts_rewrite, settle, tidy
+from shell.sync.forgotten import PRUNE_PENDING, Purges, accepts_rewrite, settle, tidy
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
 from shell.sync.redact import preview, redact_outgoing
@@ -336,9 +336,10 @@ class SyncEngine:
         raise GitFailure(classify(done.stderr), f"push failed: {one_line(done.stderr)}")
 
     def _tidy(self, purged: bool) -> None:
-        if purged:
+        """Prune what a purge left, this sync's or one a failure kept from being pruned."""
+        if purged or (self.root / PRUNE_PENDING).exists():
             with self._lock:
-                tidy(self._git, self._gitdir())
+                tidy(self._git, self._gitdir(), self.root)
 
     def _conflict_events(self, pulled: Pulled) -> list[SyncEvent | Notice]:
         events: list[SyncEvent | Notice] = []

@@ -29,9 +29,12 @@ from shell.memory.forget.tombstones import FILE, TombstoneError, Tombstones, par
 from shell.memory.paths import is_memory_file
 from shell.sync.pull import INCOMING
 from shell.sync.redact import move_head
+from shell.sync.state import SYNC_DIR
 from shell.text import counted
 
 REASON = "cairn: history purged of forgotten lines"
+PRUNE_PENDING = f"{SYNC_DIR}/prune-pending"
+"""Written when a purge left old objects behind; the next sync that completes prunes them."""
 MAX_QUIET = 5
 """A purge may take this many lines of the working files whatever their share of the memory."""
 
@@ -113,6 +116,7 @@ def settle(
         if name and is_memory_file(name)
     }
     _refuse_sweeping(git, root, head, sum(len(lines) for lines in spots.values()))
+    owe_prune(root)
     settled.files = move_head(git, root, head, local.head, REASON)
     settled.head = local.head
     spans = {span for line in local.lines for span in every.spans(line)}
@@ -176,10 +180,18 @@ def lines_holding(path: Path, tombstones: Tombstones) -> set[int]:
     return {n for n, line in enumerate(text.splitlines(), start=1) if tombstones.holds(line)}
 
 
-def tidy(git: Git, git_dir: Path) -> None:
+def owe_prune(root: Path) -> None:
+    """Remember that old objects are to be pruned (a kill or a failed push before `tidy`)."""
+    flag = root / PRUNE_PENDING
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.touch()
+
+
+def tidy(git: Git, git_dir: Path, root: Path) -> None:
     """Let the objects a purge left behind go: the fetched head, ORIG_HEAD and every reflog
-    (they name the old commits), then `gc --prune=now`."""
+    (they name the old commits), then `gc --prune=now`; the debt is paid."""
     git.run(["update-ref", "-d", INCOMING], check=False)
     (git_dir / "ORIG_HEAD").unlink(missing_ok=True)
     git.run(["reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all"])
     git.run(["gc", "--prune=now", "--quiet"])
+    (root / PRUNE_PENDING).unlink(missing_ok=True)

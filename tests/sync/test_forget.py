@@ -176,6 +176,27 @@ def test_a_machine_away_for_two_forgets_takes_both_in_one_sync(
         assert objects_with_secret(m.root) == 0
 
 
+def test_a_forget_while_the_remote_is_away_is_pushed_and_pruned_by_the_next_sync(
+    pair: tuple[Machine, Machine], bare: Path
+) -> None:
+    a, b = pair
+    remember(a, f"- {SECRET}", "- kept")
+    synced(a)
+    away = bare.rename(bare.with_name("away.git"))
+
+    done = forget_on(a, text=SECRET)[-1]
+
+    assert isinstance(done, MemoryForgotten) and not done.pushed and done.push_error
+    assert not done.objects_pruned  # the remote-tracking ref still names the old commits
+    assert files_with_secret(a.root) == []
+    away.rename(bare)
+    synced(a)
+    synced(b)
+    for m in (a, b):
+        assert "kept" in m.text(DAY) and objects_with_secret(m.root) == 0
+    assert objects_with_secret(bare, reachable_only=True) == 0
+
+
 def test_a_push_racing_the_forget_loses_no_line(pair: tuple[Machine, Machine]) -> None:
     a, b = pair
     remember(a, f"- {SECRET}")

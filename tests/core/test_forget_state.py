@@ -14,6 +14,8 @@ from shell.events import MemoryForgotten, SearchHit
 from shell.forget import ForgetError, Identity, forget, objects_holding
 from shell.git.runner import Git
 from shell.git.store import GitStore
+from shell.memory.files.door import MemoryFiles
+from shell.memory.files.values import Edit, MemoryWriteError
 from shell.memory.forget.tombstones import (
     EMPTY,
     FILE,
@@ -107,6 +109,31 @@ def test_every_trace_of_the_line_goes(tmp_path: Path, clock: Clock) -> None:
     assert objects_holding(Git(root), {normal_form(SECRET)}) == 0
     tombstones = (root / FILE).read_text()
     assert line_hash(SECRET) in tombstones and "kari" not in tombstones.lower()
+
+
+def test_no_door_writes_the_line_back(tmp_path: Path, clock: Clock) -> None:
+    root = tmp_path / "ws"
+    store = _workspace(root, clock)
+    memory = root / "MEMORY.md"
+    memory.write_text(memory.read_text() + f"- {SECRET}\n")
+    store.commit(["MEMORY.md"], "remember")
+    forget(root, text=SECRET, apply=True, identity=WHO)
+    door = MemoryFiles(root, store)
+    before = door.text("MEMORY.md")
+
+    with pytest.raises(MemoryWriteError, match="forgotten"):
+        door.append("memory/2026-11-30.md", f"* {SECRET.lower()}!", reason="tool")
+    door.read("MEMORY.md")
+    written = door.write("MEMORY.md", before + f"- {SECRET}\n- new\n", reason="tool").event
+    [accepted] = door.rewrite(
+        [Edit("MEMORY.md", door.text("MEMORY.md"), door.text("MEMORY.md") + f"{SECRET}.\n")],
+        reason="dream",
+        summary="promote a proposal",
+    )
+
+    assert written.lines_forgotten == 1 and written.lines_added == 1
+    assert accepted.event.outcome == "unchanged" or accepted.event.lines_added == 0
+    assert _holding(root) == []
 
 
 def test_forgetting_what_is_already_gone_is_refused(tmp_path: Path, clock: Clock) -> None:

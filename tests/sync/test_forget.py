@@ -197,6 +197,28 @@ def test_a_forget_while_the_remote_is_away_is_pushed_and_pruned_by_the_next_sync
     assert objects_with_secret(bare, reachable_only=True) == 0
 
 
+def test_two_machines_forgetting_different_lines_at_once_both_hold(
+    pair: tuple[Machine, Machine], bare: Path
+) -> None:
+    a, b = pair
+    remember(a, f"- {SECRET}", "- Bob moved to Lisbon last spring", "- stays")
+    synced(a)
+    synced(b)
+    forget_on(a, text=SECRET)
+    away = bare.rename(bare.with_name("away.git"))  # b is cut off while it forgets
+    assert not forget_on(b, text="Bob moved to Lisbon last spring")[-1].pushed  # type: ignore[attr-defined]
+    away.rename(bare)
+
+    synced(b)
+    synced(a)
+
+    for m in (a, b):
+        assert len(load(m.root).words) == 2  # both tombstones, merged as a union
+        assert m.text(DAY).strip() == "- stays"
+        assert files_with_secret(m.root) == [] and objects_with_secret(m.root) == 0
+    assert objects_with_secret(bare, reachable_only=True) == 0
+
+
 def test_a_push_racing_the_forget_loses_no_line(pair: tuple[Machine, Machine]) -> None:
     a, b = pair
     remember(a, f"- {SECRET}")

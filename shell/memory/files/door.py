@@ -151,10 +151,10 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(text)
-        text, redaction = _policed(without_secrets, self.secrets, name, text)
         text, forgotten = drop_forgotten(text, load_or_none(self.root))
         if forgotten and not text.strip():
             raise MemoryWriteError(FORGOTTEN)
+        text, redaction = _policed(without_secrets, self.secrets, name, text)
         outside: MemoryWritten | None = None
         with self._exclusive():
             for _ in range(3):  # an editor that saves between our read and our write: again
@@ -215,10 +215,10 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(content)
-        content, redaction = _policed(without_secrets, self.secrets, name, content)
         content, forgotten = drop_forgotten(content, load_or_none(self.root))
         if forgotten and not content.strip():
             raise MemoryWriteError(FORGOTTEN)
+        content, redaction = _policed(without_secrets, self.secrets, name, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
@@ -276,10 +276,8 @@ class MemoryFiles:
         prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
         tombstones = load_or_none(self.root)
         for path, name, edit in located:
-            after, redaction = _policed(
-                without_new_secrets, self.secrets, name, edit.before, edit.after
-            )
-            after, _ = drop_forgotten(after, tombstones)
+            after, _ = drop_forgotten(edit.after, tombstones)
+            after, redaction = _policed(without_new_secrets, self.secrets, name, edit.before, after)
             data = after.encode("utf-8")
             self._check_file_size(name, len(data))
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))

@@ -2,12 +2,13 @@
 
 A line is known by the sha256 of its normal form (`normal_form`): stripped, a leading list
 marker (`-`, `*`, `+`, `1.`) and checkbox dropped, inner whitespace collapsed, case-folded
-(after NFC), trailing sentence punctuation (`.`, `!`, `?`, `;`, `,`, `:`) dropped. So
-"- Kari lives in Oslo." and "kari  lives in oslo" are one line; "Kari lived in Oslo" is
-another. The file holds hashes only, never the text; it is read from the other machines,
-so it is parsed strictly: any line that is not a comment, blank or `sha256:<64 hex>` makes the
-whole file refused (`TombstoneError`), and so does the hash of an empty line (it would drop
-every blank line of every file).
+(after NFC), quotes, brackets and sentence punctuation (`.`, `!`, `?`, `;`, `,`, `:`) at its
+ends dropped. So "- Kari lives in Oslo." and "kari  lives in oslo" are one line; "Kari lived
+in Oslo" is another. The file holds hashes only, never the text; it is read from the other
+machines, so it is parsed strictly: any line that is not a comment, blank or
+`sha256:<64 hex> words:<n>` makes the whole file refused (`TombstoneError`), and so do the hash
+of an empty line (it would drop every blank line of every file) and a count below MIN_WORDS
+(one word's tombstone would take every line that says it).
 
 A tombstone also says how many words the line has (`sha256:<hex> words:<n>`), so that a line
 which holds the forgotten one among other words ("remember: Kari lives in Oslo", a commit
@@ -31,7 +32,7 @@ FILE = ".cairn-forgotten"
 HEADER = (
     "# Lines forgotten with `cairn forget`: the sha256 of each line's normal form, never its\n"
     "# text. Cairn drops a line with one of these hashes from every file and commit, and no\n"
-    "# write puts it back. One `sha256:<hex>` a line; edit with care.\n"
+    "# write puts it back. One `sha256:<hex> words:<n>` a line; edit with care.\n"
 )
 MAX_TOMBSTONES = 10_000
 MAX_WORDS = 200

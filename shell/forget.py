@@ -103,7 +103,8 @@ def forget(
                 transcripts=in_state,
             )
         ]
-    return _apply(root, git, every, tombstone, places, engine, index)
+    known = set(tombstone.spans(line))
+    return _apply(root, git, every, tombstone, known, places, engine, index)
 
 
 def _apply(
@@ -111,6 +112,7 @@ def _apply(
     git: Git,
     every: Tombstones,
     tombstone: Tombstones,
+    known: set[str],
     places: list[str],
     engine: SyncEngine | None,
     index: MemoryIndex | None,
@@ -131,7 +133,7 @@ def _apply(
         purged = purge(git, head, every)
         owe_prune(root)
         files = move_head(git, root, head, purged.head, REASON)
-        spans = {span for line in purged.lines for span in every.spans(line)}
+        spans = known | {span for line in purged.lines for span in every.spans(line)}
         rows = _index_rows(index, spots, spans)
         scrubbed = scrub_state(root, spans, spots, index=index is None)
     if index is not None:
@@ -148,10 +150,10 @@ def _apply(
             tidy(git, git_dir, root)
     held = objects_holding(git, spans)
     if held:
-        where = "the remote-tracking ref (sync when the remote is reachable)" if push_error else ""
+        why = "the remote is not purged yet: the next sync prunes them" if push_error else ""
         events.append(
             Notice(
-                f"{held} git object(s) still hold the line; held by {where or 'a ref'}", "warning"
+                f"{held} git object(s) still hold the line ({why or 'a ref holds them'})", "warning"
             )
         )
     events.append(

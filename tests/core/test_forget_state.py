@@ -136,6 +136,19 @@ def test_no_door_writes_the_line_back(tmp_path: Path, clock: Clock) -> None:
     assert _holding(root) == []
 
 
+def test_a_line_only_a_transcript_still_holds_is_scrubbed(tmp_path: Path, clock: Clock) -> None:
+    root = tmp_path / "ws"
+    _workspace(root, clock)
+    traces = root / ".cairn" / "traces"
+    traces.mkdir(parents=True)
+    (traces / "t.jsonl").write_text(json.dumps({"said": f"ok: {SECRET}"}) + "\n")
+
+    done = forget(root, text=SECRET, apply=True, identity=WHO)[-1]
+
+    assert isinstance(done, MemoryForgotten) and done.transcripts == 1 and done.commits == 0
+    assert _holding(root) == []
+
+
 def test_forgetting_what_is_already_gone_is_refused(tmp_path: Path, clock: Clock) -> None:
     root = tmp_path / "ws"
     _workspace(root, clock)

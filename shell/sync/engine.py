@@ -36,7 +36,7 @@ from shell.sync.clone import choose_branch
 from shell.sync.forgotten import PRUNE_PENDING, Purges, accepts_rewrite, settle, tidy
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
-from shell.sync.redact import preview, redact_outgoing
+from shell.sync.redact import not_rewritten_moved, preview, redact_outgoing
 from shell.sync.repair import recover_repository, resolve_conflict
 from shell.sync.state import (
     ConflictRecord,
@@ -143,7 +143,7 @@ class SyncEngine:
                 if remote_head != known or (
                     remote_head is not None and not self._git.is_ancestor(remote_head, head)
                 ):
-                    return [_moved(remote_head, known)]
+                    return [not_rewritten_moved(remote_head, known)]
                 scan = scan_commits(self._git, head, remote_head)
                 events: list[SyncEvent] = [preview(scan, remote_head, hint)]
                 if apply and scan.findings:
@@ -407,14 +407,3 @@ class SyncEngine:
     def _now(self) -> datetime:
         moment = self._clock() if self._clock else datetime.now(UTC)
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _moved(remote_head: str | None, known: str | None) -> SyncFailed:
-    at = remote_head[:10] if remote_head else "no commit"
-    was = known[:10] if known else "never fetched"
-    return SyncFailed(
-        "error",
-        f"not rewritten: the remote is at {at}, and this workspace has not merged it (its "
-        f"last sync saw {was}); sync first (which merges it, then stops at the secret again), "
-        "then redact: only the commits after the remote's head are ever rewritten",
-    )

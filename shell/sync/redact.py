@@ -102,3 +102,15 @@ def move_head(git: Git, root: Path, old: str, new: str, reason: str = REASON) ->
     finally:
         journal.unlink(missing_ok=True)
     return files
+
+
+def not_rewritten_moved(remote_head: str | None, known: str | None) -> SyncFailed:
+    """The refusal of a redaction when the remote is not where this workspace last merged it."""
+    at = remote_head[:10] if remote_head else "no commit"
+    was = known[:10] if known else "never fetched"
+    return SyncFailed(
+        "error",
+        f"not rewritten: the remote is at {at}, and this workspace has not merged it (its "
+        f"last sync saw {was}); sync first (which merges it, then stops at the secret again), "
+        "then redact: only the commits after the remote's head are ever rewritten",
+    )

@@ -40,6 +40,7 @@ from shell.events import (
     Loading,
     McpCallServed,
     McpServerChanged,
+    MemoryForgotten,
     MemoryWritten,
     ModelRetry,
     Notice,
@@ -56,6 +57,7 @@ from shell.events import (
     SyncConflict,
     SyncFailed,
     SyncFinished,
+    SyncForgotten,
     SyncRecovered,
     SyncRedacted,
     SyncRedactionPreviewed,
@@ -240,6 +242,13 @@ class EventBridge:
                     await self.side.memory_written(event.path, event.lines_added)
                 if self.strip is not None:
                     self.strip.memory_written(event)
+            case MemoryForgotten(applied=applied, commits=commits, files=files):
+                verb = "forgot" if applied else "would forget"
+                await transcript.add_notice(
+                    f"{verb} a line: {commits} commit(s) rewritten, {len(files)} file(s) changed"
+                )
+                if applied:
+                    await self._sync.side.synced(files)
             case SecretsRedacted(path=path, kinds=kinds):
                 await transcript.add_notice(
                     f"redacted from {path} before the commit: {', '.join(kinds)}", "warning"
@@ -357,6 +366,7 @@ class EventBridge:
                 | SyncResolved()
                 | SyncRedactionPreviewed()
                 | SyncRedacted()
+                | SyncForgotten()
                 | SyncStatusChanged()
             ):
                 await self._sync.route(event, background=background)

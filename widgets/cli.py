@@ -16,6 +16,7 @@
     cairn history [--json] [-n N]                 the memory's commits
     cairn revert SHA [--yes]                      undo one memory commit as a new commit
     cairn why FILE:LINE | --turn SESSION:TURN     where a memory line came from (session, turn)
+    cairn forget FILE:LINE | --text T [--yes]     a line out of the files, history, index and remote
     cairn mcp [--read-only] [--http [--port P]]   this memory for any agent, over MCP
     cairn acp [--demo] [--yes] [--allow RULE]     Cairn as an ACP agent (Toad, Zed) on stdio
 
@@ -101,7 +102,7 @@ FAMILIES = (
     *(HEADLESS[name] for name in ("init", "run", "search", "index", "dream")),
     Family(_add_replay, {"replay": _replay}),
     Family(_add_serve, {"serve": _serve}, runs_agent=True),
-    *(HEADLESS[name] for name in ("history", "why", "tools", "sync", "mcp", "acp")),
+    *(HEADLESS[name] for name in ("history", "why", "tools", "sync", "forget", "mcp", "acp")),
 )
 """Every subcommand, in the order `cairn --help` lists them."""
 

@@ -10,6 +10,7 @@ from shell.events import (
     SyncConflict,
     SyncFailed,
     SyncFinished,
+    SyncForgotten,
     SyncRecovered,
     SyncRedacted,
     SyncRedactionPreviewed,
@@ -76,7 +77,7 @@ class SyncView:
                 await self.transcript.add_notice(
                     redaction_preview(event), "warning" if found else "info"
                 )
-            case SyncRedacted(files=files):
+            case SyncRedacted(files=files) | SyncForgotten(files=files):
                 await self.side.synced(files)
                 await self.transcript.add_notice(sync_line(event) or "")
             case SyncStatusChanged():

@@ -68,6 +68,7 @@ from shell.events.memory import (
     IndexRebuilt,
     IndexSynced,
     IndexSyncProgress,
+    MemoryForgotten,
     MemoryWritten,
     SearchHit,
     SearchMode,
@@ -84,6 +85,7 @@ from shell.events.sync import (
     SyncEvent,
     SyncFailed,
     SyncFinished,
+    SyncForgotten,
     SyncRecovered,
     SyncRedacted,
     SyncRedactionPreviewed,
@@ -197,6 +199,7 @@ __all__ = [
     "McpState",
     "McpTransport",
     "MemoryBudget",
+    "MemoryForgotten",
     "MemoryWritten",
     "ModelRetry",
     "Notice",
@@ -223,6 +226,7 @@ __all__ = [
     "SyncConflict",
     "SyncFailed",
     "SyncFinished",
+    "SyncForgotten",
     "SyncRecovered",
     "SyncRedacted",
     "SyncRedactionPreviewed",
@@ -278,6 +282,7 @@ Event = (
     | BootstrapTruncated
     | BootstrapMissing
     | MemoryWritten
+    | MemoryForgotten
     | SecretsRedacted
     | GitLockCleared
     | SearchPerformed

@@ -37,6 +37,8 @@ class MemoryWritten(BaseEvent):
     lines_removed: int = 0
     """Lines the write took out (a changed line is one added and one removed)."""
     commit_error: str | None = None
+    lines_forgotten: int = 0
+    """Lines the write did not put back because they were forgotten (`shell.forget`)."""
     outside_edit: bool = False
     """An append found an edit made outside Cairn (an editor's save) since Cairn last wrote or
     read the file: the edit was kept, and is committed with this write."""
@@ -48,6 +50,33 @@ class MemoryWritten(BaseEvent):
         if self.commit:
             return "committed"
         return "failed" if self.commit_error else "unchanged"
+
+
+@frozen
+class MemoryForgotten(BaseEvent):
+    """A line was forgotten (`shell.forget`), or would be (`applied` False: a preview).
+
+    `tombstone` is the hash kept so it is never written back (`sha256:<hex>`); `places` are
+    where the working files held it (`file:line`, before). The counts say what was rewritten:
+    commits of the history, files, search index rows, hit log entries, dream state entries and
+    transcript files; `pushed` that the purged history reached the remote (`push_error` why
+    not). Never the text itself.
+    """
+
+    type: ClassVar[str] = "memory_forgotten"
+    tombstone: str
+    applied: bool
+    places: list[str] = field(default_factory=list)
+    commits: int = 0
+    files: list[str] = field(default_factory=list)
+    index_rows: int = 0
+    hit_log_entries: int = 0
+    dream_entries: int = 0
+    transcripts: int = 0
+    objects_pruned: bool = False
+    """No object of the local repository holds the line any more (checked after a gc)."""
+    pushed: bool = False
+    push_error: str | None = None
 
 
 @frozen

@@ -156,6 +156,24 @@ class SyncRedacted(BaseEvent):
     files: list[str] = field(default_factory=list)
 
 
+@frozen
+class SyncForgotten(BaseEvent):
+    """The history held lines forgotten (`cairn forget`, here or on another machine, said by
+    the tombstones the remote carries): it was purged of them, pushed commits and unpushed
+    alike (`commits` rewritten, `unpushed_commits` of them not pushed yet), the working tree
+    moved with it (`files`), and `.cairn/` scrubbed. Counts and hashes only, never the text."""
+
+    type: ClassVar[str] = "sync_forgotten"
+    commits: int
+    unpushed_commits: int
+    tombstones: int
+    files: list[str] = field(default_factory=list)
+    transcripts: int = 0
+    dream_entries: int = 0
+    hit_log_entries: int = 0
+    index_removed: bool = False
+
+
 SyncEvent = (
     SyncRemoteAdded
     | SyncCloned
@@ -167,5 +185,6 @@ SyncEvent = (
     | SyncStatusChanged
     | SyncRedactionPreviewed
     | SyncRedacted
+    | SyncForgotten
 )
 """What `shell.sync` reports (each is in `shell.events.Event` too)."""

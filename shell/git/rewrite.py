@@ -26,17 +26,22 @@ def rewrite_commits(
     blobs: Mapping[str, bytes],
     paths: Mapping[bytes, bytes],
     text: Callable[[bytes], bytes],
+    rewritten: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """New objects for `commits` (parents before children): each blob named in `blobs` holds
     its new bytes, each path named in `paths` its new name, and each commit's text (its
     `RawCommit.text`) goes through `text`. A commit whose parents are not among `commits`
     keeps them. Returns each old commit's new sha: the same when nothing of it changes (its
-    signature included, seen through `text`), else a new commit without the signature."""
+    signature included, seen through `text`), else a new commit without the signature.
+    `rewritten`: commits an earlier call rewrote the same way (old sha → new), the parents of
+    some of `commits`: they are not done again."""
     written = {sha: _write_blob(git, data) for sha, data in blobs.items()}
-    renamed: dict[str, str] = {}
+    renamed: dict[str, str] = dict(rewritten or {})
     with tempfile.TemporaryDirectory(prefix="cairn-rewrite-") as folder:
         index = Path(folder) / "index"
         for commit in commits:
+            if commit.sha in renamed:
+                continue
             tree = _tree(git, commit.tree, written, paths, index)
             parents = [renamed.get(parent, parent) for parent in commit.parents]
             signed = commit.text(signed=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from shell.config import Settings
-from shell.headless import acp, dream, init, mcp, run, search, sync, tools, why
+from shell.headless import acp, dream, forget, init, mcp, run, search, sync, tools, why
 from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
 
@@ -48,6 +48,10 @@ def _add_sync(sub: Subcommands) -> None:
     sync.add_parsers(sub, add_workspace)
 
 
+def _add_forget(sub: Subcommands) -> None:
+    forget.add_parser(sub, add_workspace)
+
+
 HEADLESS: dict[str, Family] = {
     "init": Family(init.add_parser, {"init": init.run_init}),
     "run": Family(run.add_parser, {"run": run.run_command}, runs_agent=True),
@@ -57,6 +61,7 @@ HEADLESS: dict[str, Family] = {
     "history": Family(_add_history, {"history": _history, "revert": _revert}),
     "tools": Family(tools.add_parser, {"tools": tools.run_tools_command}, runs_agent=True),
     "sync": Family(_add_sync, {"remote": sync.remote_command, "sync": sync.sync_command}),
+    "forget": Family(_add_forget, {"forget": forget.run_forget}),
     "mcp": Family(mcp.add_parser, {"mcp": mcp.run_mcp}),
     "why": Family(why.add_parser, {"why": why.run_why}),
     "acp": Family(acp.add_parser, {"acp": acp.run_acp}, runs_agent=True),

@@ -8,6 +8,7 @@ from shell.events import (
     SyncConflict,
     SyncFailed,
     SyncFinished,
+    SyncForgotten,
     SyncRecovered,
     SyncRedacted,
     SyncRedactionPreviewed,
@@ -53,6 +54,12 @@ def sync_line(event: Event) -> str | None:
             return (
                 f"redacting would rewrite the {counted(commits, 'commit')} not pushed yet, "
                 f"{counted(len(found), 'secret')} masked; the pushed commits stay as they are"
+            )
+        case SyncForgotten(commits=commits, unpushed_commits=unpushed, files=files):
+            mine = f", {unpushed} of them not pushed yet" * bool(unpushed)
+            return (
+                f"forgotten lines purged here: {counted(commits, 'commit')} rewritten{mine}, "
+                f"{counted(len(files), 'file')} changed; their tombstones keep them out"
             )
         case SyncRedacted(commits=commits, head=head):
             return (

@@ -29,11 +29,14 @@ from shell.events.turns import Notice
 from shell.git.lock import repo_lock
 from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
 from shell.memory.files.plain import not_text_notices
+from shell.memory.forget.purge import Purged
+from shell.memory.forget.tombstones import Tombstones
 from shell.secrets.push_scan import describe_findings, scan_commits, scan_outgoing
 from shell.sync.clone import choose_branch
+from shell.sync.forgotten import PRUNE_PENDING, Purges, accepts_rewrite, settle, tidy
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
-from shell.sync.redact import preview, redact_outgoing
+from shell.sync.redact import not_rewritten_moved, preview, redact_outgoing
 from shell.sync.repair import recover_repository, resolve_conflict
 from shell.sync.state import (
     ConflictRecord,
@@ -115,11 +118,12 @@ class SyncEngine:
             return [added, SyncFailed(kind=failed.kind, message=redact_url(failed.message))]
         return [added, *self._sync(pull=True)]
 
-    def sync(self) -> list[SyncEvent | Notice]:
+    def sync(self, *, purged: tuple[Tombstones, Purged] | None = None) -> list[SyncEvent | Notice]:
         """Fetch, merge and push. Ends with one SyncFinished or one SyncFailed event, after a
         SyncConflict for each curated file left for review (and a Notice for each file edited
-        outside Cairn that is not plain Markdown text, committed all the same)."""
-        return self._sync(pull=True)
+        outside Cairn that is not plain Markdown text, committed all the same). `purged`: the
+        history a forget just purged with those tombstones, not to be purged again."""
+        return self._sync(pull=True, purged=purged)
 
     def redact_unpushed(self, *, apply: bool, hint: str = "") -> list[SyncEvent]:
         """What rewriting the commits not pushed yet with their secrets redacted would change
@@ -139,7 +143,7 @@ class SyncEngine:
                 if remote_head != known or (
                     remote_head is not None and not self._git.is_ancestor(remote_head, head)
                 ):
-                    return [_moved(remote_head, known)]
+                    return [not_rewritten_moved(remote_head, known)]
                 scan = scan_commits(self._git, head, remote_head)
                 events: list[SyncEvent] = [preview(scan, remote_head, hint)]
                 if apply and scan.findings:
@@ -191,7 +195,9 @@ class SyncEngine:
 
     # --- one sync ------------------------------------------------------------------------------
 
-    def _sync(self, *, pull: bool) -> list[SyncEvent | Notice]:
+    def _sync(
+        self, *, pull: bool, purged: tuple[Tombstones, Purged] | None = None
+    ) -> list[SyncEvent | Notice]:
         url = self._url()
         if url is None:
             return [SyncFailed(kind="error", message="this workspace has no remote: add one first")]
@@ -206,7 +212,9 @@ class SyncEngine:
                 state.branch = choose_branch(
                     self._git, url, wanted=None, fallback=self._branch()
                 ).branch
-            pushed = self._pull_and_push(state, pulled, events, pull=pull, url=url)
+            pushed = self._pull_and_push(
+                state, pulled, events, pull=pull, url=url, purges=Purges(self._git, purged)
+            )
         except GitFailure as failure:
             state.offline = failure.kind == "offline"
             state.last_error = f"{failure.kind}: {failure.message}"
@@ -237,6 +245,7 @@ class SyncEngine:
         *,
         pull: bool,
         url: str,
+        purges: Purges,
     ) -> int:
         """Returns how many commits were pushed, adds a SyncConflict to `events` for each file
         left for review; raises GitFailure. Until a first sync completed, the remote's history
@@ -244,42 +253,59 @@ class SyncEngine:
         branch = self._tracked(state)
         first = state.last_sync is None
         tracking = f"refs/remotes/{REMOTE}/{branch}"
+        purged = False
         for _ in range(self._push_tries):
+            lease: str | None = None
             if pull:
-                remote_head = fetch(self._git, REMOTE, branch, state.remote_head)
+                previous = state.remote_head
+                remote_head = fetch(
+                    self._git,
+                    REMOTE,
+                    branch,
+                    previous,
+                    accept=lambda old, new: accepts_rewrite(self._git, purges, old, new),
+                )
                 head = self._git.out("rev-parse", "HEAD")
+                base = remote_head
                 if remote_head is not None:
                     self._git.run(["update-ref", tracking, remote_head])
                     state.remote_head = remote_head
                     with self._lock:
+                        settled = settle(self._git, self.root, purges, head, remote_head, previous)
+                        events.extend(settled.events)
+                        pulled.files.update(settled.files)
+                        purged = purged or settled.purged
+                        head, base, lease = settled.head, settled.incoming, settled.lease
                         old = head
                         head = take_in(
                             self._git,
                             self.root,
                             self._gitdir(),
-                            remote_head,
+                            base,
                             message=f"sync: merge {redact_url(url)} ({branch})",
                             allow_unrelated=first,
                             pulled=pulled,
                         )
                         events.extend(self._conflict_events(pulled))
                         if head != old:
-                            events.extend(told(self._git, self.root, old, remote_head))
+                            events.extend(told(self._git, self.root, old, base))
                 if head == remote_head:
+                    self._tidy(purged)
                     return 0
             else:
-                remote_head = self._git.rev(tracking)
+                remote_head = base = self._git.rev(tracking)
                 head = self._git.out("rev-parse", "HEAD")
                 if remote_head is not None and self._git.is_ancestor(head, remote_head):
                     if head != remote_head:
                         raise GitFailure("error", "the remote has commits not merged here: sync")
                     return 0
-            count, findings = scan_outgoing(self._git, head, remote_head)
+            count, findings = scan_outgoing(self._git, head, base)
             if findings:
                 raise GitFailure("secret", describe_findings(findings))
-            if self._push(branch, head):
+            if self._push(branch, head, lease=lease):
                 self._git.run(["update-ref", tracking, head])
                 state.remote_head = head
+                self._tidy(purged)
                 return count
             if not pull:
                 raise GitFailure("error", "the remote has commits not merged here: sync first")
@@ -287,10 +313,12 @@ class SyncEngine:
             "error", f"the remote kept moving: the push lost the race {self._push_tries} times"
         )
 
-    def _push(self, branch: str, head: str) -> bool:
-        """Push `head`; False when the remote moved meanwhile (non-fast-forward)."""
+    def _push(self, branch: str, head: str, *, lease: str | None = None) -> bool:
+        """Push `head`; False when the remote moved meanwhile (non-fast-forward, or away from
+        `lease`: a purged history replaces the remote's only while it is still at `lease`)."""
+        forced = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
         done = self._git.run(
-            ["push", "--porcelain", "--no-verify", REMOTE, f"{head}:refs/heads/{branch}"],
+            ["push", "--porcelain", "--no-verify", *forced, REMOTE, f"{head}:refs/heads/{branch}"],
             network=True,
             check=False,
         )
@@ -299,11 +327,19 @@ class SyncEngine:
         said = f"{done.stdout}\n{done.stderr}".lower()
         if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
             return False
+        if "stale info" in said:
+            return False
         if "[remote rejected]" in said:
             raise GitFailure(
                 "error", f"push refused by the remote: {one_line(done.stdout + done.stderr)}"
             )
         raise GitFailure(classify(done.stderr), f"push failed: {one_line(done.stderr)}")
+
+    def _tidy(self, purged: bool) -> None:
+        """Prune what a purge left, this sync's or one a failure kept from being pruned."""
+        if purged or (self.root / PRUNE_PENDING).exists():
+            with self._lock:
+                tidy(self._git, self._gitdir(), self.root)
 
     def _conflict_events(self, pulled: Pulled) -> list[SyncEvent | Notice]:
         events: list[SyncEvent | Notice] = []
@@ -371,14 +407,3 @@ class SyncEngine:
     def _now(self) -> datetime:
         moment = self._clock() if self._clock else datetime.now(UTC)
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _moved(remote_head: str | None, known: str | None) -> SyncFailed:
-    at = remote_head[:10] if remote_head else "no commit"
-    was = known[:10] if known else "never fetched"
-    return SyncFailed(
-        "error",
-        f"not rewritten: the remote is at {at}, and this workspace has not merged it (its "
-        f"last sync saw {was}); sync first (which merges it, then stops at the secret again), "
-        "then redact: only the commits after the remote's head are ever rewritten",
-    )

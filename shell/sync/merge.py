@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shell.git.runner import Git
+from shell.memory.forget.tombstones import FILE as TOMBSTONES
 from shell.memory.paths import in_memory_tree
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -161,7 +162,7 @@ def _merge_file(
     """(the path's merged mode and blob, or None to keep the local one; the conflict if any)."""
     local = blobs[ours.blob] if ours.blob else None
     remote = blobs[theirs.blob] if theirs.blob else None
-    note = is_daily_note(path)
+    note = is_daily_note(path) or path == TOMBSTONES  # both sides' tombstones stand
     if local is None or remote is None:  # deleted on one side, changed on the other
         kept = (theirs.mode, theirs.blob) if local is None else None  # the lines that exist
         return kept, None if note else _conflict(path, local, remote, held=True)

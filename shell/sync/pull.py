@@ -10,6 +10,7 @@ and removed after tells `recover()` what to restore if a kill falls in between.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,10 +42,17 @@ class Pulled:
         return sorted(name for name in self.files if is_memory_file(name))
 
 
-def fetch(git: Git, remote: str, branch: str, previous: str | None) -> str | None:
+def fetch(
+    git: Git,
+    remote: str,
+    branch: str,
+    previous: str | None,
+    accept: Callable[[str, str], bool] | None = None,
+) -> str | None:
     """Fetch the remote's `branch`; return its head, or None when the remote has no such
     branch yet. Raises GitFailure: kind "rewritten" when `previous` (the head fetched last
-    time) is not an ancestor of the new head; nothing is changed then."""
+    time) is not an ancestor of the new head, unless `accept(previous, head)` says the rewrite
+    is one it knows (a forget: `shell.sync.forgotten`); nothing is changed then."""
     done = git.run(
         [
             "fetch",
@@ -72,7 +80,12 @@ def fetch(git: Git, remote: str, branch: str, previous: str | None) -> str | Non
     head = git.rev(INCOMING)
     if head is None:
         raise GitFailure("error", "fetch gave no commit")
-    if previous and previous != head and not git.is_ancestor(previous, head):
+    if (
+        previous
+        and previous != head
+        and not git.is_ancestor(previous, head)
+        and not (accept is not None and accept(previous, head))
+    ):
         git.run(["update-ref", "-d", INCOMING], check=False)
         raise GitFailure(
             "rewritten",

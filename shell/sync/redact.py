@@ -70,15 +70,17 @@ def redact_outgoing(
     )
     new = renamed.get(head, head)
     changed = sum(1 for old, made in renamed.items() if old != made)
-    files = _move_head(git, root, head, new)
+    files = move_head(git, root, head, new)
     done = SyncRedacted(commits=changed, head=new, files=files)
     if left := scan_commits(git, new, base).findings:
         return [done, SyncFailed("secret", "after the rewrite, still: " + describe_findings(left))]
     return [done]
 
 
-def _move_head(git: Git, root: Path, old: str, new: str) -> list[str]:
-    """The working tree from `old` to `new`, then HEAD; the files that changed."""
+def move_head(git: Git, root: Path, old: str, new: str, reason: str = REASON) -> list[str]:
+    """The working tree from `old` to `new`, then HEAD (a compare-and-swap, with the merge's
+    journal so a kill in between is undone at the next start); the files that changed. Also
+    how a forget moves to its purged history (`shell.sync.forgotten`)."""
     dirty = git.run(["status", "--porcelain=v1", "-z", "--untracked-files=no"]).stdout
     if names := sorted({entry[3:] for entry in dirty.split("\0") if len(entry) > 3}):
         raise GitFailure(
@@ -93,10 +95,22 @@ def _move_head(git: Git, root: Path, old: str, new: str) -> list[str]:
     journal.write_text(json.dumps({"old": old, "new": new}), encoding="utf-8")
     try:
         git.run(["read-tree", "-m", "-u", old, new])
-        moved = git.run(["update-ref", "-m", REASON, "HEAD", new, old], check=False)
+        moved = git.run(["update-ref", "-m", reason, "HEAD", new, old], check=False)
         if moved.code != 0:
             git.run(["read-tree", "-m", "-u", new, old])
             raise GitFailure("error", "not rewritten: HEAD moved meanwhile; try again")
     finally:
         journal.unlink(missing_ok=True)
     return files
+
+
+def not_rewritten_moved(remote_head: str | None, known: str | None) -> SyncFailed:
+    """The refusal of a redaction when the remote is not where this workspace last merged it."""
+    at = remote_head[:10] if remote_head else "no commit"
+    was = known[:10] if known else "never fetched"
+    return SyncFailed(
+        "error",
+        f"not rewritten: the remote is at {at}, and this workspace has not merged it (its "
+        f"last sync saw {was}); sync first (which merges it, then stops at the secret again), "
+        "then redact: only the commits after the remote's head are ever rewritten",
+    )

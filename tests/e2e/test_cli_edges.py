@@ -58,6 +58,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str], lines: int)
         ("replay", ["trace_file", "a trace written by --trace", "--step"], ["--model", "--demo"]),
         ("run", ["--model", "--demo", "--session", "--flush", "--compact", "messages"], []),
         ("dream", ["--model", "--apply", "--reject", "--edit", "--json"], ["--session"]),
+        ("forget", ["FILE:LINE", "--text", "--yes", "--json"], ["--model", "--demo", "--session"]),
     ],
 )  # fmt: skip
 def test_each_subcommand_help_explains_only_its_own_arguments(

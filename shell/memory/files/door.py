@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -26,6 +27,7 @@ from shell.git.store import CommitOutcome, GitStore
 from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
+from shell.memory.forget.tombstones import drop_forgotten, load_or_none
 from shell.memory.lines import changed_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
@@ -47,6 +49,10 @@ __all__ = [
 REASONS = frozenset({"tool", "flush", "dream", "user", "mcp"})
 OUTSIDE_EDIT = "edit made outside Cairn"
 """The message of the commit of an edit made outside Cairn (followed by ": <path>")."""
+FORGOTTEN = (
+    "not written: the line was forgotten (`cairn forget`, its tombstone is in "
+    ".cairn-forgotten), and a forgotten line is never written back"
+)
 USER_EDIT = "edit by the user in $EDITOR"
 """The message of the commit of an edit made in the editor the TUI opened (": <path>")."""
 
@@ -145,6 +151,9 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(text)
+        text, forgotten = drop_forgotten(text, load_or_none(self.root))
+        if forgotten and not text.strip():
+            raise MemoryWriteError(FORGOTTEN)
         text, redaction = _policed(without_secrets, self.secrets, name, text)
         outside: MemoryWritten | None = None
         with self._exclusive():
@@ -158,7 +167,12 @@ class MemoryFiles:
                 fresh, skipped = new_lines(text, existing)
                 if not fresh:
                     event = MemoryWritten(
-                        path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
+                        path=name,
+                        bytes=0,
+                        commit=None,
+                        reason=reason,
+                        lines_skipped=skipped,
+                        lines_forgotten=forgotten,
                     )
                     return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
@@ -184,6 +198,7 @@ class MemoryFiles:
             lines_added=added,
             lines_skipped=skipped,
             commit_error=outcome.error,
+            lines_forgotten=forgotten,
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction, outside)
 
@@ -200,6 +215,9 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(content)
+        content, forgotten = drop_forgotten(content, load_or_none(self.root))
+        if forgotten and not content.strip():
+            raise MemoryWriteError(FORGOTTEN)
         content, redaction = _policed(without_secrets, self.secrets, name, content)
         if content and not content.endswith("\n"):
             content += "\n"
@@ -229,11 +247,9 @@ class MemoryFiles:
             self._fingerprints.record(name, data)
             self._written[name] = digest(data)
             outcome = self._commit([name], message)
+        written = written_event(name, before, data, reason, outcome)
         return WriteOutcome(
-            written_event(name, before, data, reason, outcome),
-            outcome.lock_cleared,
-            redaction,
-            outside,
+            replace(written, lines_forgotten=forgotten), outcome.lock_cleared, redaction, outside
         )
 
     def text(self, rel: str) -> str:
@@ -258,10 +274,10 @@ class MemoryFiles:
         _check_reason(reason)
         located = [(*self._locate(e.path, diary=reason == "dream"), e) for e in edits]
         prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
+        tombstones = load_or_none(self.root)
         for path, name, edit in located:
-            after, redaction = _policed(
-                without_new_secrets, self.secrets, name, edit.before, edit.after
-            )
+            after, _ = drop_forgotten(edit.after, tombstones)
+            after, redaction = _policed(without_new_secrets, self.secrets, name, edit.before, after)
             data = after.encode("utf-8")
             self._check_file_size(name, len(data))
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))

@@ -45,6 +45,11 @@ class Why:
         self.provenances = Provenances(store)
         self.sessions = sessions or SessionStore(state_dir, clock=lambda: datetime.now(UTC))
 
+    @classmethod
+    def at(cls, workspace: Path, state_dir: Path) -> Why:
+        """The lines of the workspace at `workspace`, its sessions under `state_dir`."""
+        return cls(GitStore(workspace), state_dir)
+
     def line(self, path: str, line: int) -> Traced:
         """Line `line` of `path`; raises `ProvenanceError` when it cannot be looked up."""
         provenance = self.provenances.of(path, line)

@@ -37,12 +37,11 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run_why(settings: Settings, args: argparse.Namespace, out: Out) -> int:
-    from shell.git.store import GitStore
     from shell.memory.provenance import ProvenanceError, parse_place
     from shell.workspace import existing_workspace
 
     existing_workspace(settings)
-    why = Why(GitStore(settings.workspace), settings.state_dir)
+    why = Why.at(settings.workspace, settings.state_dir)
     if args.turn:
         if args.place:
             raise ConfigError("give FILE:LINE or --turn, not both")

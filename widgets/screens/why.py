@@ -34,7 +34,6 @@ from shell.events import (
     TurnStarted,
 )
 from shell.git.history_commit import HistoryCommit
-from shell.git.store import GitStore
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, daily_note
 from shell.memory.provenance import ProvenanceError, parse_place, traceable
 from shell.session.turns import PastTurn
@@ -310,7 +309,7 @@ def _event_text(event: Event) -> Text:
 def why_screen(settings: SettingsLike, hits: Sequence[SearchHit], place: str = "") -> WhyScreen:
     """The screen on the session's search hits and the memory panes' files, at `place` (FILE:LINE)
     when given. Reads files: run it off the UI thread. Raises ValueError for a bad `place`."""
-    why = Why(GitStore(settings.workspace), settings.state_dir)
+    why = Why.at(settings.workspace, settings.state_dir)
     listings = [Listing("search hits", hit_places(why, hits))]
     for path in (CURATED_FILE, daily_note(settings.today()), DIARY_FILE):
         listings.append(file_listing(why, path))

@@ -65,7 +65,7 @@ class Why:
     def _with_turn(self, provenance: Provenance, origin: Step) -> Traced:
         session, number = origin.commit.session, origin.commit.turn
         assert session is not None and number is not None
-        found = past_turn(self.sessions, session, number, origin.commit.sha)
+        found = past_turn(self.sessions, session, number, origin.commit.sha, origin.text)
         writes = turn_writes(self.store, session, number, around=origin.commit.when)
         if isinstance(found, str):
             return Traced(provenance, None, found, writes)

@@ -67,9 +67,8 @@ def traced_lines(traced: Traced) -> list[str]:
         return [*lines, f"  no provenance: {p.unknown}"]
     for step in p.steps:
         lines.append(f"  {step.summary()}")
-        if step.how != "wrote":
-            continue
-        lines.append(f"    as {step.path}:{step.line}")
+        if (step.path, step.line) != (p.path, p.line):
+            lines.append(f"    as {step.path}:{step.line}")
     if traced.turn_missing:
         lines.append(f"  the turn: {traced.turn_missing}")
     if traced.turn is not None:

@@ -10,7 +10,8 @@ from a commit message, which another machine wrote: only a well-formed id is loo
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from shell.events import (
@@ -22,6 +23,8 @@ from shell.events import (
     to_dict,
 )
 from shell.session.store import SESSION_ID, SessionStore
+
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 
 
 @dataclass(frozen=True)
@@ -58,19 +61,50 @@ class PastTurn:
 
 
 def past_turn(
-    sessions: SessionStore, session_id: str, turn: int, commit: str | None = None
+    sessions: SessionStore,
+    session_id: str,
+    turn: int,
+    commit: str | None = None,
+    line: str = "",
 ) -> PastTurn | str:
-    """Turn `turn` of session `session_id` (the call that made `commit` in it), or why it
-    cannot be shown."""
+    """Turn `turn` of session `session_id`, or why it cannot be shown; with the call that made
+    `commit` in it, else (a history rewritten since, by `cairn forget` or a redaction, renamed
+    the commit) the call whose arguments hold `line`."""
     if not SESSION_ID.fullmatch(session_id):
         return f"{session_id!r} is not a session id"
     if not sessions.has(session_id):
         return f"session {session_id} is not on this machine (sessions are not synced)"
     events = _turn_events(sessions.views.read(session_id), turn)
+    found: PastTurn | None
     if events:
-        return _from_events(session_id, turn, events, commit)
-    found = _from_transcript(session_id, turn, sessions.entries(session_id), commit)
-    return found or f"turn {turn} of session {session_id} is no longer in its files"
+        found = _from_events(session_id, turn, events, commit)
+    else:
+        found = _from_transcript(session_id, turn, sessions.entries(session_id), commit)
+    if found is None:
+        return f"turn {turn} of session {session_id} is no longer in its files"
+    if found.call is None and (bare := _bare(line)):
+        calls = _calls(found, sessions.entries(session_id) if not events else [])
+        call = next((c for c in calls if bare in json.dumps(c.arguments, ensure_ascii=False)), None)
+        return replace(found, call=call)
+    return found
+
+
+def _bare(line: str) -> str:
+    """A line's words without its list marker, as a call's arguments would hold them."""
+    return _MARKER.sub("", line).strip()
+
+
+def _calls(turn: PastTurn, entries: list[dict[str, Any]]) -> list[WritingCall]:
+    """Every call of the turn: from its events, else from its transcript messages."""
+    if turn.events:
+        return [
+            WritingCall(e.name, dict(e.arguments))
+            for e in turn.events
+            if isinstance(e, ToolCallStarted)
+        ]
+    chosen = _transcript_turns(entries)
+    messages = chosen[turn.turn - 1] if 1 <= turn.turn <= len(chosen) else []
+    return [call for m in messages for call in _message_calls(m)]
 
 
 def _turn_events(events: list[Event], turn: int) -> list[Event]:
@@ -107,14 +141,7 @@ def _from_transcript(
 ) -> PastTurn | None:
     """The turn from the transcript: the one whose tool result names `commit`, else the
     `turn`-th user message's."""
-    turns: list[list[dict[str, Any]]] = []
-    for entry in entries:
-        message = entry.get("message") if entry.get("kind") == "message" else None
-        if not isinstance(message, dict):
-            continue
-        if message.get("role") == "user" or not turns:
-            turns.append([])
-        turns[-1].append(message)
+    turns = _transcript_turns(entries)
     chosen = next((t for t in turns if commit and _call_of(t, commit)), None)
     if chosen is None and 1 <= turn <= len(turns):
         chosen = turns[turn - 1]
@@ -137,6 +164,37 @@ def _from_transcript(
     )
 
 
+def _transcript_turns(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The transcript's messages, a list per user message."""
+    turns: list[list[dict[str, Any]]] = []
+    for entry in entries:
+        message = entry.get("message") if entry.get("kind") == "message" else None
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "user" or not turns:
+            turns.append([])
+        turns[-1].append(message)
+    return turns
+
+
+def _message_calls(message: dict[str, Any]) -> list[WritingCall]:
+    calls = []
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, dict):
+            calls.append(_writing_call(call))
+    return calls
+
+
+def _writing_call(call: dict[str, Any]) -> WritingCall:
+    function = call.get("function") or {}
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except (TypeError, ValueError):
+        arguments = {"raw": function.get("arguments")}
+    name = str(function.get("name", "?"))
+    return WritingCall(name, arguments if isinstance(arguments, dict) else {})
+
+
 def _call_of(messages: list[dict[str, Any]], commit: str) -> WritingCall | None:
     """The call whose tool result names `commit`."""
     answered = {
@@ -147,11 +205,5 @@ def _call_of(messages: list[dict[str, Any]], commit: str) -> WritingCall | None:
     for message in messages:
         for call in message.get("tool_calls") or []:
             if isinstance(call, dict) and call.get("id") in answered:
-                function = call.get("function") or {}
-                try:
-                    arguments = json.loads(function.get("arguments") or "{}")
-                except (TypeError, ValueError):
-                    arguments = {"raw": function.get("arguments")}
-                name = str(function.get("name", "?"))
-                return WritingCall(name, arguments if isinstance(arguments, dict) else {})
+                return _writing_call(call)
     return None

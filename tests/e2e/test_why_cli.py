@@ -59,3 +59,25 @@ def test_why_says_clearly_what_it_cannot_trace(tmp_path: Path) -> None:
     uncommitted = cairn("why", "MEMORY.md:2", "--workspace", workspace, home=tmp_path)
     assert uncommitted.returncode == 1
     assert "no provenance: no commit holds it" in uncommitted.stdout
+
+
+def test_why_still_finds_the_call_after_a_forget_rewrote_every_commit(tmp_path: Path) -> None:
+    workspace = str(tmp_path / "ws")
+    said = ("I prefer tea over coffee", "the deploy key rotates on Fridays", "Ana owns the release")
+    ran = cairn(
+        "run",
+        "--demo",
+        "--workspace",
+        workspace,
+        *(f"remember that {s}" for s in said),
+        home=tmp_path,
+    )
+    note = next(e["path"] for e in events_of(ran) if e["type"] == "memory_written")
+    forgot = cairn("forget", f"{note}:2", "--yes", "--workspace", workspace, home=tmp_path)
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+
+    shown = cairn("why", f"{note}:2", "--workspace", workspace, home=tmp_path)
+
+    assert shown.returncode == 0 and "turn 3" in shown.stdout
+    assert 'call: memory_append {"text": "- Ana owns the release"}' in shown.stdout
+    assert "deploy key" not in shown.stdout

@@ -21,6 +21,8 @@ from shell.events import (
     ApprovalChoice,
     DreamTrigger,
     Event,
+    MemoryForgotten,
+    Notice,
     Take,
     ToolsListed,
     UsageUpdated,
@@ -227,6 +229,37 @@ class Agent(
         """What reverting `sha` would change, and whether it still applies (blocking: call it
         off the event loop). Raises GitFailure when `sha` names no commit."""
         return MemoryHistory(self.git).preview_revert(sha)
+
+    async def forget(self, place: str, *, apply: bool) -> AsyncGenerator[Event]:
+        """`cairn forget` from the session (the why screen's `x`): what forgetting the line at
+        `place` would rewrite, or with `apply` the purge of the files, history, `.cairn/`, the
+        index and the remote; the live conversation loses the line too, so no later
+        compaction writes it back into the transcript. A line that cannot be forgotten is a
+        notice."""
+        from shell.forget import ForgetError, Identity, forget, line_at
+        from shell.memory.forget.state import scrub_messages
+
+        settings = self.settings
+        identity = Identity(settings.git_author_name, settings.git_author_email)
+        async with self.sync.held() as engine:
+            try:
+                line = line_at(self.git.root, place)
+                events = await asyncio.to_thread(
+                    forget,
+                    self.git.root,
+                    place=place,
+                    apply=apply,
+                    identity=identity,
+                    engine=engine,
+                    index=self.recall.index if apply else None,
+                )
+            except ForgetError as error:
+                yield Notice(f"not forgotten: {error}", "warning")
+                return
+        if apply and any(isinstance(e, MemoryForgotten) and e.applied for e in events):
+            scrub_messages(self.conversation.messages, line)
+        for event in events:
+            yield event
 
     async def background_events(self) -> AsyncIterator[Event]:
         """Events that happen between turns (index sync, file watching, git sync), for the TUI."""

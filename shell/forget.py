@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shell.events import Event, MemoryForgotten, Notice, SyncFailed, SyncFinished
+from shell.fsio import exclusive_lock
 from shell.git.lock import repo_lock
 from shell.git.objects import STORED
 from shell.git.runner import Git
+from shell.memory.files.commits import MEMORY_LOCK
 from shell.memory.forget.purge import holds_anywhere, purge
 from shell.memory.forget.state import pattern, scrub_state
 from shell.memory.forget.tombstones import (
@@ -73,7 +75,7 @@ def forget(
     is a remote (`engine`). Raises ForgetError for a line that cannot be forgotten or is
     nowhere, a path outside the memory files, or a tombstone file that cannot be trusted."""
     root = Path(root).resolve()
-    line = _line_at(root, place) if place is not None else (text or "")
+    line = line_at(root, place) if place is not None else (text or "")
     try:
         tombstone = forgettable(line)
         every = load(root) | tombstone
@@ -119,7 +121,7 @@ def _apply(
 ) -> list[Event]:
     digest = next(iter(tombstone.words))
     git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
-    with repo_lock(root):
+    with exclusive_lock(root / MEMORY_LOCK), repo_lock(root):  # as a memory write, and a revert
         ensure_ignored(root, git_dir)
         commit_outside_edits(git)
         spots = {
@@ -196,7 +198,8 @@ def objects_holding(git: Git, spans: set[str]) -> int:
     return held
 
 
-def _line_at(root: Path, place: str) -> str:
+def line_at(root: Path, place: str) -> str:
+    """The line `place` (`file:line` of a memory file) names; ForgetError when none."""
     name, sep, number = place.rpartition(":")
     if not sep or not number.isdigit() or int(number) < 1:
         raise ForgetError(f"{place}: give FILE:LINE (a line number from 1), or --text")

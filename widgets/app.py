@@ -360,7 +360,7 @@ class CairnApp(KeysApp):
         settings = (self._plan or self.agent).settings
         hits = self._bridge.hits if self._bridge is not None else []
         try:
-            screen = await asyncio.to_thread(why_screen, settings, hits, place)
+            screen = await asyncio.to_thread(why_screen, settings, hits, place, self)
         except ValueError as error:
             self.notify(str(error), severity="warning", timeout=4)
             return

@@ -37,3 +37,11 @@ class AgentHost(Protocol):
     def run_background(self, make_stream: StreamMaker) -> Worker[None]:
         """A stream beside the turn (index sync, a conflict settled)."""
         ...
+
+
+async def watched(events: AsyncIterator[Event], seen: list[Event]) -> AsyncIterator[Event]:
+    """`events`, each also kept in `seen` (a screen that runs a core stream through the app
+    reads what came of it)."""
+    async for event in events:
+        seen.append(event)
+        yield event

@@ -159,6 +159,9 @@ class ReplayAgent:
     def resolve_conflict(self, file: str, take: Take) -> AsyncIterator[Event]:
         return self._nothing()  # the trace holds how its conflicts were settled
 
+    async def forget(self, place: str, *, apply: bool) -> AsyncIterator[Event]:
+        yield Notice(f"{place} not forgotten: a replay changes no memory", "warning")
+
     async def revert(self, sha: str) -> AsyncIterator[Event]:
         yield Notice(f"{short_sha(sha)} not reverted: {NO_REVERT}", "warning")
 

@@ -131,6 +131,11 @@ class AgentSource(Protocol):
         """Settle a sync conflict: keep the local file, take the remote's, or both."""
         ...
 
+    def forget(self, place: str, *, apply: bool) -> AsyncIterator[Event]:
+        """What forgetting the line at `place` (`file:line`) would rewrite (a preview
+        `MemoryForgotten`), or with `apply` the purge; a notice when it cannot be forgotten."""
+        ...
+
     def revert(self, sha: str) -> AsyncIterator[Event]:
         """Undo memory commit `sha` as a new commit: a `MemoryWritten` per file it changed, or
         a notice of why nothing changed."""

@@ -109,6 +109,13 @@ class SyncService:
         self._schedule(0.0)  # the resolution is a commit the remote should get
         return events
 
+    @contextlib.asynccontextmanager
+    async def held(self) -> AsyncIterator[SyncEngine | None]:
+        """This session's syncs held off while the caller changes the history itself (a
+        forget); the engine, when there is a remote to sync with."""
+        async with self._running:
+            yield self.engine if self.configured() else None
+
     async def redact_unpushed(self, *, apply: bool, hint: str) -> list[Event]:
         """The preview of rewriting the commits not pushed yet without their secrets, and with
         `apply` the rewrite, its re-indexing and the sync that pushes it."""

@@ -5,6 +5,9 @@ said without opening it."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
 from pathlib import Path
 
 from textual.widgets import DataTable, Static
@@ -72,3 +75,43 @@ async def test_slash_why_opens_on_a_line_and_a_bad_place_is_said(demo_app: MakeA
         assert screen.listing.title == DAILY
         assert screen.query_one(DataTable).cursor_row == 0
         assert "turn 1" in _trace(screen)
+
+
+async def test_x_forgets_the_line_after_asking_and_the_session_forgets_it_too(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+        await send(app, pilot, "remember that the staging database is called heron")
+        await send(app, pilot, f"/why {DAILY}:1")
+        await until(pilot, lambda: isinstance(app.screen, WhyScreen))
+        screen = app.screen
+        assert isinstance(screen, WhyScreen)
+        await until(pilot, lambda: screen.traced is not None)
+
+        await pilot.press("x")
+        await until(pilot, lambda: screen.pending is not None)
+        assert "Forget memory/2026-11-30.md:1?" in _trace(screen)
+        await pilot.press("n")
+        await until(pilot, lambda: screen.pending is None)
+        assert "Friday 14:00" in (workspace / DAILY).read_text()  # nothing changed
+
+        await pilot.press("x")
+        await until(pilot, lambda: screen.pending is not None)
+        await pilot.press("y")
+        await until(pilot, lambda: "Friday 14:00" not in (workspace / DAILY).read_text())
+        await until(pilot, lambda: not app.busy)
+        assert "heron" in (workspace / DAILY).read_text()
+        assert screen.current is not None and "heron" in screen.current.text
+        log = ["git", "log", "-p", "--all"]
+        done = await asyncio.to_thread(subprocess.run, log, cwd=workspace, capture_output=True)
+        history = done.stdout.decode()
+        assert "Friday 14:00" not in history and "heron" in history
+        said = json.dumps(app.agent.conversation.messages)
+        assert "Friday 14:00" not in said and "[forgotten]" in said
+        await pilot.press("escape")
+
+        await send(app, pilot, TOLD)  # said again: its tombstone keeps it out
+        assert "Friday 14:00" not in (workspace / DAILY).read_text()

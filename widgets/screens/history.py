@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from typing import ClassVar
 
 from rich.text import Text
@@ -29,7 +28,7 @@ from shell.events import Event, MemoryWritten, Notice
 from shell.git.history import HistoryCommit, MemoryHistory
 from shell.text import short_sha, shorten
 from widgets.cards.diff_view import diff_part
-from widgets.host import AgentHost
+from widgets.host import AgentHost, watched
 from widgets.source import SettingsLike
 
 LIMIT = 200
@@ -190,7 +189,7 @@ class HistoryScreen(ModalScreen[None]):
         """The agent's revert, run by the app as a core stream (the bridge shows its events,
         the trace keeps them); then the list again, and what became of it."""
         seen: list[Event] = []
-        worker = self.cairn.run_events(lambda: _watched(self.cairn.agent.revert(sha), seen))
+        worker = self.cairn.run_events(lambda: watched(self.cairn.agent.revert(sha), seen))
         with contextlib.suppress(WorkerError):
             await worker.wait()
         written = [event for event in seen if isinstance(event, MemoryWritten)]
@@ -216,10 +215,3 @@ class HistoryScreen(ModalScreen[None]):
             await self.action_cancel()
             return
         self.dismiss()
-
-
-async def _watched(events: AsyncIterator[Event], seen: list[Event]) -> AsyncIterator[Event]:
-    """`events`, each also kept in `seen`."""
-    async for event in events:
-        seen.append(event)
-        yield event

@@ -11,23 +11,28 @@ history. Esc closes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import WorkerError
 
 from shell.events import (
     AssistantMessage,
     Event,
+    MemoryForgotten,
     MemoryWritten,
+    Notice,
     SearchHit,
     ToolCallFinished,
     ToolCallStarted,
@@ -39,6 +44,7 @@ from shell.memory.provenance import ProvenanceError, parse_place, traceable
 from shell.session.turns import PastTurn
 from shell.text import shorten
 from shell.why import Traced, Why
+from widgets.host import AgentHost, watched
 from widgets.source import SettingsLike
 
 
@@ -97,16 +103,39 @@ class WhyScreen(ModalScreen[None]):
         Binding("f", "next_listing", "Next list"),
         Binding("t", "turn", "Turn"),
         Binding("h", "commit", "Commit"),
+        Binding("x", "forget", "Forget"),
+        Binding("y", "confirm", "Yes, forget"),
+        Binding("n", "cancel", "No, keep"),
         Binding("escape", "close", "Close"),
     ]
 
-    def __init__(self, why: Why, listings: list[Listing], *, select: Place | None = None):
+    pending: var[Place | None] = var(None, bindings=True)
+    """The line whose forgetting waits for `y` (the footer then offers y and n only)."""
+
+    def __init__(
+        self,
+        why: Why,
+        listings: list[Listing],
+        *,
+        select: Place | None = None,
+        host: AgentHost | None = None,
+    ):
         super().__init__()
         self.why = why
+        self.cairn = host
+        """Runs the forget through the agent; None (a screen without one) offers no forget."""
         self.listings = [listing for listing in listings if listing.places] or listings[:1]
         self.index = 0
         self.select = select
         self.traced: Traced | None = None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While a forget asks y/n, only y, n and escape apply; y and n only then."""
+        if action in ("confirm", "cancel"):
+            return self.pending is not None
+        if action == "forget" and self.cairn is None:
+            return False
+        return self.pending is None or action == "close"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="why"):
@@ -199,8 +228,100 @@ class WhyScreen(ModalScreen[None]):
         self.dismiss()
         await self.app.run_action(f"history('{sha}')")
 
-    def action_close(self) -> None:
+    def _ready(self) -> bool:
+        """Whether a forget can run now: the agent is built and no turn is under way."""
+        host = self.cairn
+        if host is None or not host.started or host.busy:
+            self.notify("forget when Cairn has started and no turn runs", timeout=3)
+            return False
+        return True
+
+    async def action_forget(self) -> None:
+        """What forgetting the highlighted line rewrites, and the question."""
+        place = self.current
+        if place is None or self.cairn is None or not self._ready():
+            return
+        seen = [e async for e in self.cairn.agent.forget(f"{place.path}:{place.line}", apply=False)]
+        preview = next((e for e in seen if isinstance(e, MemoryForgotten)), None)
+        if preview is None:
+            self._say(Text(_said(seen) or "this line cannot be forgotten", style="bold red"))
+            return
+        self.pending = place
+        self._say(forget_text(place, preview))
+
+    def action_confirm(self) -> None:
+        if (place := self.pending) is None or not self._ready():
+            return
+        self.pending = None
+        self._forget(place)
+
+    @work(exclusive=True, group="why")
+    async def _forget(self, place: Place) -> None:
+        """The agent's forget, run by the app as a core stream (the bridge shows its events,
+        the trace keeps them); then the list again, and what it did."""
+        assert self.cairn is not None
+        seen: list[Event] = []
+        agent, where = self.cairn.agent, f"{place.path}:{place.line}"
+        worker = self.cairn.run_events(lambda: watched(agent.forget(where, apply=True), seen))
+        with contextlib.suppress(WorkerError):
+            await worker.wait()
+        done = next((e for e in seen if isinstance(e, MemoryForgotten)), None)
+        self.listings = [
+            await asyncio.to_thread(_again, self.why, listing) for listing in self.listings
+        ]
+        await self._fill()
+        if done is None:
+            self.notify(_said(seen) or "not forgotten", severity="warning", timeout=5)
+            return
+        rewritten = f"{done.commits} commit(s) rewritten"
+        self.notify(f"forgotten: {', '.join(done.places)} · {rewritten}", timeout=5)
+
+    async def action_cancel(self) -> None:
+        self.pending = None
+        if (place := self.current) is not None:
+            await self._trace(place)
+
+    async def action_close(self) -> None:
+        if self.pending is not None:
+            await self.action_cancel()
+            return
         self.dismiss()
+
+
+def forget_text(place: Place, preview: MemoryForgotten) -> Text:
+    """The question before a forget: the line, where it is, what would be rewritten."""
+    text = Text(f"Forget {place.path}:{place.line}?\n\n", style="bold")
+    text.append(f"{place.text.strip()}\n\n")
+    text.append(f"in {', '.join(preview.places)}\n")
+    files = ", ".join(preview.files) or "none"
+    text.append(f"history: {preview.commits} commit(s) rewritten, files: {files}\n")
+    text.append(f".cairn files holding it: {preview.transcripts}\n", style="dim")
+    text.append(
+        "\nIt leaves the files, every commit, the index, the hit log, the dream state and the "
+        "transcripts, on this machine and (at their next sync) every other; a tombstone (a "
+        "hash, not the text) keeps it from being written back.\n",
+        style="dim",
+    )
+    text.append("y: forget · n: keep\n", style="bold yellow")
+    return text
+
+
+def _said(events: list[Event]) -> str:
+    return next((e.message for e in reversed(events) if isinstance(e, Notice)), "")
+
+
+def _again(why: Why, listing: Listing) -> Listing:
+    """A listing read again after a forget changed the files: a file's lines anew, search
+    hits only where their line still reads the same."""
+    if listing.places and all(p.path == listing.title for p in listing.places):
+        return file_listing(why, listing.title)
+    lines = {p.path: file_listing_lines(why, p.path) for p in listing.places}
+    kept = [
+        p
+        for p in listing.places
+        if p.line <= len(lines[p.path]) and lines[p.path][p.line - 1] == p.text
+    ]
+    return Listing(listing.title, kept)
 
 
 def trace_text(traced: Traced) -> Text:
@@ -306,7 +427,12 @@ def _event_text(event: Event) -> Text:
     return Text()
 
 
-def why_screen(settings: SettingsLike, hits: Sequence[SearchHit], place: str = "") -> WhyScreen:
+def why_screen(
+    settings: SettingsLike,
+    hits: Sequence[SearchHit],
+    place: str = "",
+    host: AgentHost | None = None,
+) -> WhyScreen:
     """The screen on the session's search hits and the memory panes' files, at `place` (FILE:LINE)
     when given. Reads files: run it off the UI thread. Raises ValueError for a bad `place`."""
     why = Why.at(settings.workspace, settings.state_dir)
@@ -324,7 +450,7 @@ def why_screen(settings: SettingsLike, hits: Sequence[SearchHit], place: str = "
         select = next((p for p in listing.places if p.line == line), Place(path, line, ""))
         if listing.title not in {shown.title for shown in listings}:
             listings.append(listing)
-    return WhyScreen(why, listings, select=select)
+    return WhyScreen(why, listings, select=select, host=host)
 
 
 def hit_places(why: Why, hits: Sequence[SearchHit]) -> list[Place]:

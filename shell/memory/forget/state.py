@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from shell.fsio import exclusive_lock, write_atomically
+from shell.memory.forget.tombstones import normal_form
 
 STATE_DIR = ".cairn"
 MARKER = "[forgotten]"
@@ -220,3 +221,23 @@ def _hit_log_file(log: Path, covers: Any) -> int:
     if dropped:
         write_atomically(log, "".join(f"{line}\n" for line in kept).encode(), mode=0o600)
     return dropped
+
+
+def scrub_messages(messages: list[dict[str, Any]], line: str) -> int:
+    """Mark the forgotten `line` wherever a live conversation's messages hold it (their text,
+    their calls' arguments); how many messages changed."""
+    found = pattern([normal_form(line)])
+    if found is None:
+        return 0
+    changed = 0
+    for message in messages:
+        before = json.dumps(message, ensure_ascii=False)
+        content = message.get("content")
+        if isinstance(content, str):
+            message["content"] = found.sub(MARKER, content)
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                function["arguments"] = found.sub(MARKER, function["arguments"])
+        changed += json.dumps(message, ensure_ascii=False) != before
+    return changed

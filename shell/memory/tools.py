@@ -8,16 +8,23 @@ in a worker thread. Write tools return their `MemoryWritten` (and `GitLockCleare
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from shell.events import Event, WriteReason
 from shell.memory.files.door import MemoryFiles, MemoryPathError
 from shell.memory.files.plain import outside_edit_notices
+from shell.memory.files.scoped import ScopedDoors
 from shell.memory.files.values import WriteOutcome
 from shell.memory.paths import daily_note
+from shell.scopes.crossing import with_secret_lines_withheld
+from shell.scopes.routing import split_user_lines
+from shell.scopes.scopes import Scope, ScopeError
+from shell.secrets.policy import SecretBlocked
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 from shell.tools.window import MAX_WINDOW_LINES, window_arguments, window_payload
 
@@ -97,6 +104,18 @@ WRITE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+SCOPE_PROPERTY: dict[str, Any] = {
+    "type": "string",
+    "enum": ["project", "user"],
+    "default": "project",
+    "description": (
+        "Whose memory: 'project' (default) for facts about this project, its code and its "
+        "decisions; 'user' for facts about the user that hold in every project (name, "
+        "preferences, habits). Never put a secret in 'user'."
+    ),
+}
+"""A write's (and a read's) scope, offered while a project is open (`shell.scopes`)."""
+
 GET_DESCRIPTION = (
     "Read exact lines of a memory file: MEMORY.md or memory/*.md (daily notes are "
     "memory/YYYY-MM-DD.md). Bounded: returns at most `lines` lines from line `from`; when more "
@@ -117,7 +136,7 @@ WRITE_DESCRIPTION = (
 
 
 def memory_tools(
-    files: MemoryFiles,
+    files: MemoryFiles | ScopedDoors,
     *,
     today: Callable[[], str],
     origin: Callable[[], str],
@@ -126,40 +145,50 @@ def memory_tools(
     """The model's memory tools: memory_get, memory_append and memory_write.
 
     Args:
-        files: The one door to the memory files.
+        files: The one door to the memory files, or each scope's door (a project is open:
+            the tools take a `scope`, the project's by default).
         today: Returns today's date as YYYY-MM-DD (the default daily note).
         origin: Returns where a write came from, e.g. "session 3f2a turn 4", for the commit.
         reason: Why their writes are made, for the commit: "tool" (the model's call in a
             turn), "mcp" (another agent's, through `cairn mcp`).
     """
+    doors = files if isinstance(files, ScopedDoors) else ScopedDoors.single(files)
 
     def named(path: str) -> str:
         return _named_note(path, daily_note(today()))
 
     async def get(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
+        scope, door = _door(doors, arguments)
         result = await asyncio.to_thread(
-            files.read,
+            door.read,
             named(arguments["path"]),
             int(arguments.get("from", 1)),
             int(arguments.get("lines", DEFAULT_GET_LINES)),
         )
-        return json_result(window_payload(result.path, result))
+        if doors.scopes.crosses(scope):
+            result = replace(result, text=with_secret_lines_withheld(result.text))
+        payload = window_payload(result.path, result)
+        return json_result({"scope": scope.label, **payload} if doors.scoped else payload)
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
+        scope, door = _door(doors, arguments)
         path = named(arguments.get("path") or daily_note(today()))
         text = as_fact_lines(arguments["text"])
-        outcome = await asyncio.to_thread(files.append, path, text, reason=reason, origin=origin())
-        return _append_result(outcome, files.root)
+        outcome = await _guarded(
+            scope, lambda: door.append(path, text, reason=reason, origin=origin())
+        )
+        return _append_result(outcome, door.root, scope, doors.scoped)
 
     async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
-        outcome = await asyncio.to_thread(
-            files.write,
-            named(arguments["path"]),
-            arguments["content"],
-            reason=reason,
-            origin=origin(),
+        scope, door = _door(doors, arguments)
+        outcome = await _guarded(
+            scope,
+            lambda: door.write(
+                named(arguments["path"]), arguments["content"], reason=reason, origin=origin()
+            ),
         )
         payload: dict[str, Any] = {
+            **({"scope": scope.label} if doors.scoped else {}),
             "path": outcome.event.path,
             "bytes": outcome.event.bytes,
             "commit": outcome.event.commit,
@@ -168,17 +197,47 @@ def memory_tools(
             payload["commitError"] = outcome.event.commit_error
         if outcome.redaction is not None:
             payload["redacted"] = outcome.redaction.kinds
-        return json_result(payload, _events(outcome, files.root))
+        return json_result(payload, _events(outcome, door.root, scope))
 
+    schemas = [GET_SCHEMA, APPEND_SCHEMA, WRITE_SCHEMA]
+    if doors.scoped:
+        schemas = [_with_scope(schema) for schema in schemas]
     return [
-        Tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, get),
-        Tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, append, risk="memory"),
-        Tool("memory_write", WRITE_DESCRIPTION, WRITE_SCHEMA, write, risk="memory"),
+        Tool("memory_get", GET_DESCRIPTION, schemas[0], get),
+        Tool("memory_append", APPEND_DESCRIPTION, schemas[1], append, risk="memory"),
+        Tool("memory_write", WRITE_DESCRIPTION, schemas[2], write, risk="memory"),
     ]
 
 
+def _with_scope(schema: dict[str, Any]) -> dict[str, Any]:
+    return {**schema, "properties": {**schema["properties"], "scope": SCOPE_PROPERTY}}
+
+
+def _door(doors: ScopedDoors, arguments: dict[str, Any]) -> tuple[Scope, MemoryFiles]:
+    """The scope a call names and its door; a name that is not "user" or "project" (a path,
+    another project's name) is refused before anything is read or written."""
+    try:
+        return doors.door(arguments.get("scope"))
+    except ScopeError as error:
+        raise ToolError(str(error)) from None
+
+
+async def _guarded(scope: Scope, write: Callable[[], WriteOutcome]) -> WriteOutcome:
+    """`write` in a worker thread; a secret refused by the global memory's door is told to the
+    model with where it may go instead."""
+    try:
+        return await asyncio.to_thread(write)
+    except SecretBlocked as error:
+        if scope.kind != "global":
+            raise
+        raise ToolError(
+            f"{error}. The user's memory (scope 'user') never keeps a secret; leave it out, "
+            "or keep it in the project's memory (scope 'project')."
+        ) from None
+
+
 def pinned_append_tool(
-    files: MemoryFiles,
+    files: MemoryFiles | ScopedDoors,
     target: str,
     *,
     origin: Callable[[], str],
@@ -187,27 +246,50 @@ def pinned_append_tool(
     """A memory_append that may only append to `target`, for the flush turn.
 
     The target is fixed here, so a flush that runs across midnight still writes where it began.
+    With a project open, the lines about the user go to the same note of the global memory
+    and the rest to the project's (`shell.scopes.routing` states the rule).
 
     Raises:
         MemoryPathError: `target` is not a memory file.
     """
-    pinned = files.normalize(target)
+    doors = files if isinstance(files, ScopedDoors) else ScopedDoors.single(files)
+    own = doors.own
+    pinned = own.normalize(target)
     refusal = f"Memory flush writes are restricted to {pinned}; use that path only."
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = _named_note(arguments.get("path") or pinned, pinned)
         if path != pinned:
             try:
-                same = files.normalize(path) == pinned
+                same = own.normalize(path) == pinned
             except MemoryPathError:
                 same = False
             if not same:
                 raise ToolError(refusal)
         text = as_fact_lines(arguments["text"])
+        project_text, user_text = split_user_lines(text) if doors.scoped else (text, "")
+        user_scope, user_door = doors.door("user")
+        user_result: ToolResult | None = None
+        if user_text.strip():
+            try:
+                user_outcome = await asyncio.to_thread(
+                    user_door.append, pinned, user_text, reason=reason, origin=origin()
+                )
+                user_result = _append_result(user_outcome, user_door.root, user_scope, True)
+            except SecretBlocked:  # the rule keeps secrets out; the door is the last word
+                project_text = text
+        if not project_text.strip():
+            assert user_result is not None
+            return user_result
+        own_scope = doors.scopes.own
         outcome = await asyncio.to_thread(
-            files.append, pinned, text, reason=reason, origin=origin()
+            own.append, pinned, project_text, reason=reason, origin=origin()
         )
-        return _append_result(outcome, files.root)
+        result = _append_result(outcome, own.root, own_scope, doors.scoped)
+        if user_result is None:
+            return result
+        payload = {**json.loads(result.content), "user": json.loads(user_result.content)}
+        return json_result(payload, [*user_result.events, *result.events])
 
     description = (
         f"Append durable facts from this conversation to {pinned}, one per line. Append-only; "
@@ -232,9 +314,13 @@ def _named_note(path: str, today_note: str) -> str:
     return daily_note(bare.group(1)) if bare else path
 
 
-def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:
+def _append_result(
+    outcome: WriteOutcome, root: Path, scope: Scope, scoped: bool = False
+) -> ToolResult:
+    """The payload of an append; `scoped`: it names the scope written (a project is open)."""
     event = outcome.event
     payload: dict[str, Any] = {
+        **({"scope": scope.label} if scoped else {}),
         "path": event.path,
         "appended": event.lines_added,
         "skippedDuplicates": event.lines_skipped,
@@ -244,10 +330,11 @@ def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:
         payload["commitError"] = event.commit_error
     if outcome.redaction is not None:
         payload["redacted"] = outcome.redaction.kinds  # what was written holds [REDACTED <kind>]
-    return json_result(payload, _events(outcome, root))
+    return json_result(payload, _events(outcome, root, scope))
 
 
-def _events(outcome: WriteOutcome, root: Path) -> list[Event]:
+def _events(outcome: WriteOutcome, root: Path, scope: Scope) -> list[Event]:
     found: list[Event | None] = [outcome.outside, *outside_edit_notices(root, [outcome.outside])]
     found += [outcome.lock_cleared, outcome.redaction]
-    return [*(event for event in found if event is not None), outcome.event]
+    written = replace(outcome.event, scope=scope.label)
+    return [*(event for event in found if event is not None), written]

@@ -19,12 +19,11 @@ from shell.events import Event, WriteReason
 from shell.memory.files.door import MemoryFiles, MemoryPathError
 from shell.memory.files.plain import outside_edit_notices
 from shell.memory.files.scoped import ScopedDoors
-from shell.memory.files.values import WriteOutcome
+from shell.memory.files.values import MemoryWriteError, WriteOutcome
 from shell.memory.paths import daily_note
-from shell.scopes.crossing import with_secret_lines_withheld
+from shell.scopes.crossing import holds_secret, with_secret_lines_withheld
 from shell.scopes.routing import split_user_lines
 from shell.scopes.scopes import Scope, ScopeError
-from shell.secrets.policy import SecretBlocked
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 from shell.tools.window import MAX_WINDOW_LINES, window_arguments, window_payload
 
@@ -175,14 +174,16 @@ def memory_tools(
         path = named(arguments.get("path") or daily_note(today()))
         text = as_fact_lines(arguments["text"])
         outcome = await _guarded(
-            scope, lambda: door.append(path, text, reason=reason, origin=origin())
+            doors, scope, text, lambda: door.append(path, text, reason=reason, origin=origin())
         )
         return _append_result(outcome, door.root, scope, doors.scoped)
 
     async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         scope, door = _door(doors, arguments)
         outcome = await _guarded(
+            doors,
             scope,
+            arguments["content"],
             lambda: door.write(
                 named(arguments["path"]), arguments["content"], reason=reason, origin=origin()
             ),
@@ -222,18 +223,19 @@ def _door(doors: ScopedDoors, arguments: dict[str, Any]) -> tuple[Scope, MemoryF
         raise ToolError(str(error)) from None
 
 
-async def _guarded(scope: Scope, write: Callable[[], WriteOutcome]) -> WriteOutcome:
-    """`write` in a worker thread; a secret refused by the global memory's door is told to the
-    model with where it may go instead."""
-    try:
-        return await asyncio.to_thread(write)
-    except SecretBlocked as error:
-        if scope.kind != "global":
-            raise
+async def _guarded(
+    doors: ScopedDoors, scope: Scope, text: str, write: Callable[[], WriteOutcome]
+) -> WriteOutcome:
+    """`write` in a worker thread; with a project open, a `text` for the global memory that
+    holds a secret is refused first, and the model told where it may go instead (the global
+    door blocks it too: this says why)."""
+    if doors.scoped and scope.kind == "global" and holds_secret(text):
         raise ToolError(
-            f"{error}. The user's memory (scope 'user') never keeps a secret; leave it out, "
-            "or keep it in the project's memory (scope 'project')."
-        ) from None
+            "not stored: the user's memory (scope 'user') is read in every project, so it "
+            "never keeps a secret; leave it out, or keep it in this project's memory "
+            "(scope 'project')"
+        )
+    return await asyncio.to_thread(write)
 
 
 def pinned_append_tool(
@@ -276,7 +278,7 @@ def pinned_append_tool(
                     user_door.append, pinned, user_text, reason=reason, origin=origin()
                 )
                 user_result = _append_result(user_outcome, user_door.root, user_scope, True)
-            except SecretBlocked:  # the rule keeps secrets out; the door is the last word
+            except MemoryWriteError:  # the rule keeps secrets out; the door has the last word
                 project_text = text
         if not project_text.strip():
             assert user_result is not None

@@ -28,7 +28,7 @@ from shell.session.store import SessionStore
 from shell.sync.service import SyncService
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
-from shell.workspace import PROJECT_SEEDS, init_workspace
+from shell.workspace import PROJECT_SEEDS, SEEDS, init_workspace
 
 
 def open_history(workspace: Path) -> GitStore:
@@ -222,9 +222,10 @@ def _memory_toolbox(
     return Toolbox([search, *tools], timer=settings.timer)
 
 
-def build_dreamer(settings: Settings) -> Dreamer:
-    """Dreaming alone, for `cairn dream`: no session, no agent loop."""
-    git = init_workspace(settings)
+def build_dreamer(settings: Settings, seeds: dict[str, str] = SEEDS) -> Dreamer:
+    """Dreaming alone on the memory of `settings.workspace`, for `cairn dream`: no session, no
+    agent loop; `seeds`: that workspace's (`PROJECT_SEEDS` for a project's)."""
+    git = init_workspace(settings, seeds)
     files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
     return Dreamer(
         settings, files=files, git=git, recall=RecallService(settings), llm=_model(settings)

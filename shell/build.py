@@ -166,7 +166,7 @@ def _scoped_memory(settings: Settings, global_git: GitStore) -> ScopedMemory:
         if scope != scopes.own:
             here = replace(here, dreaming=replace(here.dreaming, enabled=False))
         policy = "block" if scope.kind == "global" and scopes.project else settings.secrets
-        files = MemoryFiles(scope.workspace, git, secrets=policy)
+        files = MemoryFiles(scope.workspace, git, secrets=policy, scope=scope.label)
         writable = scope in (scopes.own, scopes.user)
         outside = files.commit_outside_edits if writable else None
         parts.append(ScopeMemory(scope, here, files, RecallService(here, outside_edits=outside)))
@@ -222,11 +222,14 @@ def _memory_toolbox(
     return Toolbox([search, *tools], timer=settings.timer)
 
 
-def build_dreamer(settings: Settings, seeds: dict[str, str] = SEEDS) -> Dreamer:
+def build_dreamer(
+    settings: Settings, seeds: dict[str, str] = SEEDS, scope: str = "global"
+) -> Dreamer:
     """Dreaming alone on the memory of `settings.workspace`, for `cairn dream`: no session, no
-    agent loop; `seeds`: that workspace's (`PROJECT_SEEDS` for a project's)."""
+    agent loop; `seeds`: that workspace's (`PROJECT_SEEDS` for a project's); `scope`: its
+    label (`shell.scopes`)."""
     git = init_workspace(settings, seeds)
-    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
+    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets, scope=scope)
     return Dreamer(
         settings, files=files, git=git, recall=RecallService(settings), llm=_model(settings)
     )

@@ -115,6 +115,7 @@ def run_dream(settings: Settings, args: argparse.Namespace, out: Out) -> int:
                 as_json=args.json,
                 out=out,
                 seeds=PROJECT_SEEDS if named.kind == "project" else SEEDS,
+                scope=named.label,
             )
         )
     return failed
@@ -129,16 +130,18 @@ async def dream_command(
     as_json: bool = False,
     out: Out,
     seeds: dict[str, str] = SEEDS,
+    scope: str = "global",
 ) -> int:
     """`cairn dream` on the memory of `settings.workspace`: with no decision, a sweep and the
     open proposals; else the decisions, in order (`apply_all` accepts every open proposal).
-    `seeds`: what that workspace is seeded with (a project's has no AGENTS.md or SOUL.md).
+    `seeds`: what that workspace is seeded with (a project's has no AGENTS.md or SOUL.md);
+    `scope`: its label, on the events of what it writes.
     Exit code 1 if anything failed."""
     from shell.build import build_dreamer
     from shell.dreaming import Decision
     from shell.recovery import recover_interrupted
 
-    dreamer = build_dreamer(settings, seeds)
+    dreamer = build_dreamer(settings, seeds, scope)
     window = _window(settings, dreamer)
     failed = False
 

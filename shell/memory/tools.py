@@ -338,5 +338,5 @@ def _append_result(
 def _events(outcome: WriteOutcome, root: Path, scope: Scope) -> list[Event]:
     found: list[Event | None] = [outcome.outside, *outside_edit_notices(root, [outcome.outside])]
     found += [outcome.lock_cleared, outcome.redaction]
-    written = replace(outcome.event, scope=scope.label)
+    written = replace(outcome.event, scope=scope.label)  # a door made without its scope too
     return [*(event for event in found if event is not None), written]

@@ -108,6 +108,8 @@ async def test_a_project_fact_is_never_recalled_bootstrapped_or_dreamed_in_anoth
     payload = json.loads(tool_results(fake_openai)[-1])
     assert payload["results"][0]["scope"] == a_scope.label
     assert CURATED_FACT in a.request_builder.system_prompt()
+    assert a.dreamer.settings.workspace == a_scope.workspace  # a project dreams its own memory
+    assert a.dreamer.files.scope == a_scope.label  # and names it on what a decision writes
     await a.aclose()
 
     b = build_agent(b_settings, index_in_background=False, interactive=False)

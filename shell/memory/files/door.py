@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
 from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
-from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
+from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome, policed
 from shell.memory.lines import changed_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
-from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
+from shell.secrets.policy import without_new_secrets, without_secrets
 from shell.seen import SeenFiles, digest
 from shell.text import counted, split_lines
 from shell.tools.toolbox import ToolError
@@ -62,6 +61,7 @@ class MemoryFiles:
         max_file_bytes: Cap on a memory file's size after a write.
         secrets: What a write holding a credential gets (`shell.secrets.detect`): "redact"
             (replaced before the file is written and committed), "block" (refused) or "off".
+        scope: The memory this workspace is (`shell.scopes`), named on every write's event.
     """
 
     def __init__(
@@ -73,10 +73,12 @@ class MemoryFiles:
         max_write_bytes: int = 64_000,
         max_file_bytes: int = 2_000_000,
         secrets: str = secret_scan.REDACT,
+        scope: str = "global",
     ) -> None:
         if secrets not in secret_scan.POLICIES:
             raise ValueError(f"secrets must be one of {', '.join(secret_scan.POLICIES)}")
         self.secrets = secrets
+        self.scope = scope
         self.root = Path(root).resolve()
         self.git = git
         self.max_read_chars = max_read_chars
@@ -145,7 +147,7 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(text)
-        text, redaction = _policed(without_secrets, self.secrets, name, text)
+        text, redaction = policed(without_secrets, self.secrets, name, text)
         outside: MemoryWritten | None = None
         with self._exclusive():
             for _ in range(3):  # an editor that saves between our read and our write: again
@@ -158,7 +160,12 @@ class MemoryFiles:
                 fresh, skipped = new_lines(text, existing)
                 if not fresh:
                     event = MemoryWritten(
-                        path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
+                        path=name,
+                        bytes=0,
+                        commit=None,
+                        reason=reason,
+                        lines_skipped=skipped,
+                        scope=self.scope,
                     )
                     return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
@@ -184,6 +191,7 @@ class MemoryFiles:
             lines_added=added,
             lines_skipped=skipped,
             commit_error=outcome.error,
+            scope=self.scope,
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction, outside)
 
@@ -200,7 +208,7 @@ class MemoryFiles:
         _check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(content)
-        content, redaction = _policed(without_secrets, self.secrets, name, content)
+        content, redaction = policed(without_secrets, self.secrets, name, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
@@ -230,7 +238,7 @@ class MemoryFiles:
             self._written[name] = digest(data)
             outcome = self._commit([name], message)
         return WriteOutcome(
-            written_event(name, before, data, reason, outcome),
+            written_event(name, before, data, reason, outcome, self.scope),
             outcome.lock_cleared,
             redaction,
             outside,
@@ -259,7 +267,7 @@ class MemoryFiles:
         located = [(*self._locate(e.path, diary=reason == "dream"), e) for e in edits]
         prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
         for path, name, edit in located:
-            after, redaction = _policed(
+            after, redaction = policed(
                 without_new_secrets, self.secrets, name, edit.before, edit.after
             )
             data = after.encode("utf-8")
@@ -282,7 +290,7 @@ class MemoryFiles:
             outcome = self._commit(names, message)
         return [
             WriteOutcome(
-                written_event(name, before, data, reason, outcome),
+                written_event(name, before, data, reason, outcome, self.scope),
                 outcome.lock_cleared if index == 0 else None,
                 redaction,
                 outside[name],
@@ -347,6 +355,7 @@ class MemoryFiles:
             lines_removed=removed,
             commit_error=outcome.error,
             outside_edit=subject == OUTSIDE_EDIT,
+            scope=self.scope,
         )
 
     def _locate(self, rel: str, *, diary: bool) -> tuple[Path, str]:
@@ -383,15 +392,3 @@ class MemoryFiles:
 def _check_reason(reason: str) -> None:
     if reason not in REASONS:
         raise ValueError(f"unknown write reason {reason!r}; one of {sorted(REASONS)}")
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _policed(apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
-    """The secrets policy applied to a write; a blocked credential refuses the write."""
-    try:
-        return apply(*args, **kwargs)
-    except SecretBlocked as blocked:
-        raise MemoryWriteError(str(blocked)) from None

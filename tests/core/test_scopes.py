@@ -184,3 +184,26 @@ async def test_with_no_project_open_everything_is_global_as_before(
     assert PROJECT_FACT in (fake_settings.workspace / written.path).read_text()
     assert not fake_settings.workspace.with_name("ws-projects").exists()
     await agent.aclose()
+
+
+async def test_the_flush_of_a_project_session_sends_the_users_lines_to_the_global_note(
+    fake_settings: Settings, fake_openai: FakeOpenAI, folders: tuple[Path, Path]
+) -> None:
+    settings = replace(scoped(fake_settings, folders[0]), embedder="hash")
+    agent = build_agent(settings, index_in_background=False, interactive=False)
+    await collect(agent.start())
+    fake_openai.enqueue(Reply(text="ok"))
+    await turn(agent, "I prefer vim keys; heron's queue is sqs-heron-7")
+    lines = "- User prefers vim keys.\n- Heron's queue is sqs-heron-7."
+    fake_openai.enqueue(call("memory_append", text=lines), Reply(text="NO_REPLY"))
+    events = await turn(agent, "/flush")
+    [finished] = of(events, ev.FlushFinished)
+    assert finished.outcome == "written"
+    written = {w.scope: w for w in of(events, ev.MemoryWritten)}
+    scopes = session_scopes(settings)
+    assert set(written) == {"global", scopes.own.label}
+    project_note = (scopes.own.workspace / written[scopes.own.label].path).read_text()
+    global_note = (fake_settings.workspace / written["global"].path).read_text()
+    assert "sqs-heron-7" in project_note and "vim" not in project_note
+    assert "vim keys" in global_note and "sqs-heron-7" not in global_note
+    await agent.aclose()

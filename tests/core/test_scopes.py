@@ -207,3 +207,17 @@ async def test_the_flush_of_a_project_session_sends_the_users_lines_to_the_globa
     assert "sqs-heron-7" in project_note and "vim" not in project_note
     assert "vim keys" in global_note and "sqs-heron-7" not in global_note
     await agent.aclose()
+
+
+async def test_the_demo_brain_keeps_the_users_facts_global_and_the_rest_in_the_project(
+    demo_settings: Settings, folders: tuple[Path, Path]
+) -> None:
+    settings = replace(demo_settings, project=folders[0], tools=ToolSettings(project="off"))
+    agent = build_agent(settings, index_in_background=False, interactive=False)
+    await collect(agent.start())
+    [mine] = of(await turn(agent, "remember that I prefer tabs"), ev.MemoryWritten)
+    [theirs] = of(
+        await turn(agent, "remember that the staging database is on port 6543"), ev.MemoryWritten
+    )
+    assert (mine.scope, theirs.scope) == ("global", session_scopes(settings).own.label)
+    await agent.aclose()

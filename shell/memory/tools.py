@@ -107,11 +107,8 @@ SCOPE_PROPERTY: dict[str, Any] = {
     "type": "string",
     "enum": ["project", "user"],
     "default": "project",
-    "description": (
-        "Whose memory: 'project' (default) for facts about this project, its code and its "
-        "decisions; 'user' for facts about the user that hold in every project (name, "
-        "preferences, habits). Never put a secret in 'user'."
-    ),
+    "description": "project (default): about this project; user: about the user, read in "
+    "every project (never a secret)",
 }
 """A write's (and a read's) scope, offered while a project is open (`shell.scopes`)."""
 

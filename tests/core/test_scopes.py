@@ -221,3 +221,16 @@ async def test_the_demo_brain_keeps_the_users_facts_global_and_the_rest_in_the_p
     )
     assert (mine.scope, theirs.scope) == ("global", session_scopes(settings).own.label)
     await agent.aclose()
+
+
+async def test_what_cairn_keeps_for_a_model_goes_where_the_flush_would_send_it(
+    fake_settings: Settings, fake_openai: FakeOpenAI, folders: tuple[Path, Path]
+) -> None:
+    settings = replace(scoped(fake_settings, folders[0]), embedder="hash", memory_assist="on")
+    agent = build_agent(settings, index_in_background=False, interactive=False)
+    await collect(agent.start())
+    fake_openai.enqueue(Reply(text="Sure."), Reply(text="Sure."))
+    [mine] = of(await turn(agent, "remember that I prefer tabs"), ev.MemoryWritten)
+    [theirs] = of(await turn(agent, "remember that heron builds with bazel"), ev.MemoryWritten)
+    assert (mine.scope, theirs.scope) == ("global", session_scopes(settings).own.label)
+    await agent.aclose()

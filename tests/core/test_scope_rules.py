@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.config import ScopeSettings, Settings, load_settings
+from shell.config import ConfigError, ScopeSettings, Settings, load_settings
 from shell.git.store import GitStore
 from shell.memory.files.door import MemoryFiles
 from shell.memory.files.scoped import ScopedDoors
@@ -117,3 +117,22 @@ async def test_the_flush_sends_the_users_lines_to_the_global_note(
         "global",
         scopes.own.label,
     ]
+
+
+def test_a_folder_name_cannot_shape_the_memorys_place_or_label(
+    demo_settings: Settings, tmp_path: Path
+) -> None:
+    folder = tmp_path / "evil\nname [x]; rm -rf ~"
+    folder.mkdir()
+    scope = session_scopes(replace(demo_settings, project=folder)).own
+    assert scope.workspace.parent == tmp_path / "ws-projects"
+    assert scope.label == "project:evil-name-x-rm--rf"
+    assert "\n" not in str(scope.workspace)
+
+
+def test_a_projects_dir_inside_the_global_workspace_is_refused(
+    demo_settings: Settings, tmp_path: Path
+) -> None:
+    inside = ScopeSettings(projects_dir=str(demo_settings.workspace / "memory"))
+    with pytest.raises(ConfigError, match="inside the global workspace"):
+        session_scopes(replace(demo_settings, project=tmp_path, scopes=inside))

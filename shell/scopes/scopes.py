@@ -73,13 +73,6 @@ class Scopes:
             return self.user
         raise ScopeError(f"scope must be one of {', '.join(WRITE_SCOPES)}, not {name!r}")
 
-    def named(self, label: str | None) -> Scope:
-        """A scope this session reads, by the label its hits show, or by "user"/"project"."""
-        for scope in self.readable:
-            if label == scope.label:
-                return scope
-        return self.for_write(label)
-
 
 class ScopeError(ValueError):
     """A scope that is not one of the session's."""

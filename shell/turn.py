@@ -332,11 +332,14 @@ class TurnLoop:
         record.completion_tokens_total += reply.completion_tokens
 
     def _startup_prelude(self) -> StartupPreludeInjected | None:
-        """A new session's first call gets the recent daily notes as background, once."""
+        """A new session's first call gets the recent daily notes as background, once: its own
+        memory's (a project's, when one is open: where its writes went)."""
         record, settings = self.parts.conversation.record, self.parts.settings
         if not record.needs_prelude:
             return None
-        prelude, files = startup_prelude(settings.workspace, today=settings.clock().date())
+        scopes = self.parts.request_builder.scopes
+        own = scopes.own.workspace if scopes else settings.workspace
+        prelude, files = startup_prelude(own, today=settings.clock().date())
         self.parts.conversation.prelude = prelude
         record.needs_prelude = False
         return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None

@@ -234,3 +234,25 @@ async def test_what_cairn_keeps_for_a_model_goes_where_the_flush_would_send_it(
     [theirs] = of(await turn(agent, "remember that heron builds with bazel"), ev.MemoryWritten)
     assert (mine.scope, theirs.scope) == ("global", session_scopes(settings).own.label)
     await agent.aclose()
+
+
+async def test_a_new_session_in_a_project_starts_from_that_projects_recent_notes(
+    fake_settings: Settings, fake_openai: FakeOpenAI, folders: tuple[Path, Path]
+) -> None:
+    a_settings, b_settings = (
+        replace(scoped(fake_settings, folder), embedder="hash") for folder in folders
+    )
+    a = build_agent(a_settings, index_in_background=False, interactive=False)
+    await collect(a.start())
+    fake_openai.enqueue(call("memory_append", text=PROJECT_FACT), Reply(text="."))
+    await turn(a, "remember")
+    await a.aclose()
+    for settings, seen in ((a_settings, True), (b_settings, False)):
+        agent = build_agent(settings, index_in_background=False, interactive=False)
+        await collect(agent.start())
+        fake_openai.enqueue(Reply(text="hello"))
+        events = await turn(agent, "hi")
+        system = fake_openai.requests[-1]["messages"][0]["content"]
+        assert ("kestrel-7" in system) is seen
+        assert bool(of(events, ev.StartupPreludeInjected)) is seen
+        await agent.aclose()

@@ -200,6 +200,7 @@ def memory_tools(
     schemas = [GET_SCHEMA, APPEND_SCHEMA, WRITE_SCHEMA]
     if doors.scoped:
         schemas = [_with_scope(schema) for schema in schemas]
+        schemas[0] = _with_scope(GET_SCHEMA, _read_scope(doors))
     return [
         Tool("memory_get", GET_DESCRIPTION, schemas[0], get),
         Tool("memory_append", APPEND_DESCRIPTION, schemas[1], append, risk="memory"),
@@ -207,8 +208,18 @@ def memory_tools(
     ]
 
 
-def _with_scope(schema: dict[str, Any]) -> dict[str, Any]:
-    return {**schema, "properties": {**schema["properties"], "scope": SCOPE_PROPERTY}}
+def _with_scope(schema: dict[str, Any], scope: dict[str, Any] = SCOPE_PROPERTY) -> dict[str, Any]:
+    return {**schema, "properties": {**schema["properties"], "scope": scope}}
+
+
+def _read_scope(doors: ScopedDoors) -> dict[str, Any]:
+    """memory_get's scope: also as a hit names it ("global", "project:heron")."""
+    labels = [doors.scopes.user.label, doors.scopes.own.label]
+    return {
+        **SCOPE_PROPERTY,
+        "enum": [*SCOPE_PROPERTY["enum"], *labels],
+        "description": "the memory to read: project (default) or user; a hit's scope works too",
+    }
 
 
 def _door(doors: ScopedDoors, arguments: dict[str, Any]) -> tuple[Scope, MemoryFiles]:

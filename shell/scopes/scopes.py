@@ -62,12 +62,13 @@ class Scopes:
         return scope != self.own
 
     def for_write(self, name: str | None) -> Scope:
-        """The scope a write names: "user" (the global memory) or "project" (default).
+        """The scope a write or a read names: "user" or "global" (the global memory), "project"
+        (default) or the label its hits show ("project:heron").
 
         Raises:
             ScopeError: anything else (a path, another project's name).
         """
-        if name in (None, "", "project"):
+        if name in (None, "", "project", self.own.label):
             return self.own
         if name in ("user", GLOBAL):
             return self.user

@@ -147,3 +147,17 @@ async def test_shared_projects_read_each_other_but_a_secret_never_crosses(
     written = await call(b_agent, "memory_append", text="Osprey notes.", scope="project")
     assert json.loads(written.content)["scope"] == "project:osprey"  # a shared one is read-only
     await b_agent.aclose()
+
+
+async def test_memory_get_takes_a_scope_as_its_hits_name_it_and_no_other(
+    demo_settings: Settings, folders: tuple[Path, Path]
+) -> None:
+    agent = await agent_in(in_project(demo_settings, folders[0]))
+    await call(agent, "memory_append", text="Heron's cache is redis-9.", path="MEMORY.md")
+    for scope, found in (("project:heron", "redis-9"), ("global", "curated long-term memory")):
+        read = await call(agent, "memory_get", path="MEMORY.md", scope=scope)
+        assert read.error is None and found in json.loads(read.content)["text"]
+        assert json.loads(read.content)["scope"] == scope
+    refused = await call(agent, "memory_append", text="x", scope="global")
+    assert refused.error  # a write names user or project
+    await agent.aclose()

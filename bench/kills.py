@@ -75,6 +75,7 @@ def environment(home: Path) -> dict[str, str]:
         "HOME": str(home),
         "CAIRN_CONFIG": str(home / "none.toml"),
         "CAIRN_WATCH": "false",
+        "CAIRN_SCOPES_ENABLED": "off",  # one memory: the one whose every write is checked
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +76,12 @@ class Agent(
         sync: SyncService,
         resumed: bool = False,
         index_in_background: bool = True,
+        scope_recalls: Sequence[RecallService] = (),
     ) -> None:
         """`index_in_background`: sync the memory index and watch the files from the end of
-        the first turn on (the TUI); when false, the index syncs only for a search (headless)."""
+        the first turn on (the TUI); when false, the index syncs only for a search (headless).
+        `scope_recalls`: the recall of the session's other memories (`shell.scopes`: the
+        project's, the shared ones), synced for a search and closed with the agent."""
         self.settings = settings
         self.llm = llm
         self.git = git
@@ -92,6 +95,7 @@ class Agent(
         self.workbench = workbench
         self.sync = sync
         self._resumed = resumed
+        self._scope_recalls = tuple(scope_recalls)
         parts = TurnParts(
             settings, llm, conversation, toolbox, request_builder, lifecycle, recall, workbench
         )
@@ -280,6 +284,8 @@ class Agent(
         await self.sync.aclose()
         await self.workbench.aclose()
         await self.recall.aclose()
+        for recall in self._scope_recalls:
+            await recall.aclose()
 
     # --- bookkeeping ----------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shell.agent import Agent
@@ -15,17 +16,19 @@ from shell.dreaming import Dreamer
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
 from shell.memory.files.door import MemoryFiles
+from shell.memory.files.scoped import ScopedDoors
 from shell.memory.service import RecallService
 from shell.memory.tools import memory_tools
 from shell.model import LLM
 from shell.model.textcalls import is_local
+from shell.scopes.scopes import Scope, Scopes, scope_settings, session_scopes
 from shell.session.conversation import Conversation
 from shell.session.record import SessionRecord
 from shell.session.store import SessionStore
 from shell.sync.service import SyncService
 from shell.tools.toolbox import Toolbox
 from shell.tools.workbench import Workbench
-from shell.workspace import init_workspace
+from shell.workspace import PROJECT_SEEDS, SEEDS, init_workspace
 
 
 def open_history(workspace: Path) -> GitStore:
@@ -48,14 +51,15 @@ def build_agent(
     no allow rule covers is denied (`shell.tools.approvals`).
     """
     git = init_workspace(settings)
-    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
+    memory = _scoped_memory(settings, git)
+    files = memory.global_files
     conversation, resumed = _open_conversation(settings, session_id=session_id, resume=resume)
     window = configured_window(settings)
     llm = _model(settings)
-    recall = RecallService(settings, outside_edits=files.commit_outside_edits)
+    recall = memory.global_recall
     sync = _sync_service(settings, recall)
-    git.on_commit = sync.committed
-    toolbox = _memory_toolbox(settings, files, recall, conversation)
+    files.git.on_commit = sync.committed
+    toolbox = _memory_toolbox(settings, memory, conversation)
     workbench = Workbench(settings, toolbox, interactive=interactive, window=window)
     request_builder = RequestBuilder(
         settings,
@@ -64,6 +68,7 @@ def build_agent(
         window=window,
         conversation=conversation,
         calibrations=CalibrationStore(settings.state_dir),
+        scopes=memory.scopes,
     )
     lifecycle = MemoryLifecycle(
         conversation,
@@ -74,7 +79,10 @@ def build_agent(
         clock=settings.clock,
         timer=settings.timer,
         force_flush_transcript_bytes=settings.force_flush_transcript_bytes,
+        doors=memory.doors if memory.doors.scoped else None,
     )
+    own = memory.own
+    dreamer = Dreamer(own.settings, files=own.files, git=own.files.git, recall=own.recall, llm=llm)
     return Agent(
         settings,
         llm=llm,
@@ -85,12 +93,84 @@ def build_agent(
         request_builder=request_builder,
         lifecycle=lifecycle,
         recall=recall,
-        dreamer=Dreamer(settings, files=files, git=git, recall=recall, llm=llm),
+        dreamer=dreamer,
         workbench=workbench,
         sync=sync,
         resumed=resumed,
         index_in_background=index_in_background,
+        scope_recalls=[r for _, r in memory.recalls if r is not recall],
     )
+
+
+@dataclass(frozen=True)
+class ScopeMemory:
+    """One scope's workspace as a session uses it: its settings, its one door, its recall."""
+
+    scope: Scope
+    settings: Settings
+    files: MemoryFiles
+    recall: RecallService
+
+
+@dataclass(frozen=True)
+class ScopedMemory:
+    """Every memory of a session (`shell.scopes`): the global one, its project's, the shared."""
+
+    scopes: Scopes
+    parts: tuple[ScopeMemory, ...]
+    """The own scope first, then the global one (when a project is open), then the shared."""
+
+    @property
+    def own(self) -> ScopeMemory:
+        return self.parts[0]
+
+    @property
+    def global_part(self) -> ScopeMemory:
+        return next(part for part in self.parts if part.scope == self.scopes.user)
+
+    @property
+    def global_files(self) -> MemoryFiles:
+        return self.global_part.files
+
+    @property
+    def global_recall(self) -> RecallService:
+        return self.global_part.recall
+
+    @property
+    def recalls(self) -> list[tuple[Scope, RecallService]]:
+        return [(part.scope, part.recall) for part in self.parts]
+
+    @property
+    def doors(self) -> ScopedDoors:
+        writable = (self.scopes.own, self.scopes.user)
+        return ScopedDoors(
+            self.scopes, {p.scope.label: p.files for p in self.parts if p.scope in writable}
+        )
+
+
+def _scoped_memory(settings: Settings, global_git: GitStore) -> ScopedMemory:
+    """The session's memories, each seeded and a git repo. With a project open, the global
+    door blocks a secret (it never goes global) and the global recall keeps no hit log (no
+    project's query is stored in the global memory's state)."""
+    scopes = session_scopes(settings)
+    parts = []
+    for scope in scopes.readable:
+        here = scope_settings(settings, scope)
+        git = (
+            global_git
+            if scope.kind == "global"
+            else init_workspace(here, PROJECT_SEEDS)
+            if scope == scopes.own
+            else GitStore(scope.workspace)  # a shared project's: read, never written
+        )
+        if scope != scopes.own:
+            here = replace(here, dreaming=replace(here.dreaming, enabled=False))
+        policy = "block" if scope.kind == "global" and scopes.project else settings.secrets
+        files = MemoryFiles(scope.workspace, git, secrets=policy, scope=scope.label)
+        writable = scope in (scopes.own, scopes.user)
+        outside = files.commit_outside_edits if writable else None
+        parts.append(ScopeMemory(scope, here, files, RecallService(here, outside_edits=outside)))
+    return ScopedMemory(scopes, tuple(parts))
 
 
 def _open_conversation(
@@ -125,19 +205,31 @@ def _sync_service(settings: Settings, recall: RecallService) -> SyncService:
 
 
 def _memory_toolbox(
-    settings: Settings, files: MemoryFiles, recall: RecallService, conversation: Conversation
+    settings: Settings, memory: ScopedMemory, conversation: Conversation
 ) -> Toolbox:
-    """The memory tools; the workbench adds the project and MCP tools to the same box."""
-    return Toolbox(
-        [recall.tool(), *memory_tools(files, today=settings.today, origin=conversation.origin)],
-        timer=settings.timer,
-    )
+    """The memory tools over every scope of the session; the workbench adds the project and
+    MCP tools to the same box."""
+    if memory.doors.scoped:
+        from shell.memory.search.scoped import ScopedSearch
+        from shell.memory.search.tool import search_tool
+
+        scoped = ScopedSearch(memory.scopes, memory.recalls)
+        search = search_tool(scoped, before_search=scoped.before_search)
+    else:
+        search = memory.own.recall.tool()
+    doors = memory.doors
+    tools = memory_tools(doors, today=settings.today, origin=conversation.origin)
+    return Toolbox([search, *tools], timer=settings.timer)
 
 
-def build_dreamer(settings: Settings) -> Dreamer:
-    """Dreaming alone, for `cairn dream`: no session, no agent loop."""
-    git = init_workspace(settings)
-    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
+def build_dreamer(
+    settings: Settings, seeds: dict[str, str] = SEEDS, scope: str = "global"
+) -> Dreamer:
+    """Dreaming alone on the memory of `settings.workspace`, for `cairn dream`: no session, no
+    agent loop; `seeds`: that workspace's (`PROJECT_SEEDS` for a project's); `scope`: its
+    label (`shell.scopes`)."""
+    git = init_workspace(settings, seeds)
+    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets, scope=scope)
     return Dreamer(
         settings, files=files, git=git, recall=RecallService(settings), llm=_model(settings)
     )

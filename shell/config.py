@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from shell.dream_settings import DreamSettings as DreamSettings
 from shell.readonly import read_only, scratch_state
+from shell.scope_settings import ScopeSettings as ScopeSettings
 from shell.secrets.detect import POLICIES as SECRETS_POLICIES
 from shell.tool_settings import McpServerSettings as McpServerSettings
 from shell.tool_settings import ToolSettings as ToolSettings
@@ -44,7 +45,7 @@ that provider; litellm reads the key itself."""
 KEY_ENV_VARS = tuple(MODEL_FOR_KEY)
 
 
-TableT = TypeVar("TableT", "DreamSettings", "ToolSettings")
+TableT = TypeVar("TableT", "DreamSettings", "ToolSettings", "ScopeSettings")
 
 
 class ConfigError(Exception):
@@ -118,6 +119,8 @@ class Settings:
     """The project folder the project tools work in (the CLI's: the folder Cairn started in, or
     `--project`); None offers no project tools."""
     tools: ToolSettings = field(default_factory=ToolSettings)
+    scopes: ScopeSettings = field(default_factory=ScopeSettings)
+    """The global memory and one per project (`shell.scopes`): where they live, what crosses."""
     mcp: tuple[McpServerSettings, ...] = ()
     """The MCP servers whose tools the model may call."""
     clock: Callable[[], datetime] = field(default=_now, compare=False, repr=False)
@@ -179,6 +182,8 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
         return _coerce_table(name, value, current)
     if isinstance(current, ToolSettings):
         return _coerce_tools(name, value, current)
+    if isinstance(current, ScopeSettings):
+        return _coerce_fields(name, value, current)
     if name == "mcp":
         return _coerce_mcp(value)
     if name == "project" and value is not None:
@@ -223,7 +228,8 @@ def _coerce_tools(name: str, value: Any, current: ToolSettings) -> ToolSettings:
 
 
 def _coerce_fields(name: str, value: Any, current: TableT) -> TableT:
-    """A table of settings (`[dreaming]`, `[tools]`) over `current`, each field coerced."""
+    """A table of settings (`[dreaming]`, `[tools]`, `[scopes]`) over `current`, each field
+    coerced."""
     if isinstance(value, type(current)):
         return value
     if not isinstance(value, Mapping):
@@ -315,8 +321,9 @@ def _file_values(path: Path) -> dict[str, Any]:
 
 
 def _add_env(values: dict[str, Any], env: Mapping[str, str]) -> None:
-    """Over `values`: `CAIRN_<NAME>`; `CAIRN_DREAMING_<NAME>`, `CAIRN_TOOLS_<NAME>`: one key."""
-    for name in _CONFIGURABLE - {"tools", "mcp"}:
+    """Over `values`: `CAIRN_<NAME>`; `CAIRN_DREAMING_<NAME>`, `CAIRN_TOOLS_<NAME>`,
+    `CAIRN_SCOPES_<NAME>`: one key."""
+    for name in _CONFIGURABLE - {"tools", "mcp", "scopes"}:
         if (raw := env.get(f"CAIRN_{name.upper()}")) is not None:
             values[name] = raw
     if dream_env := _table_env(env, "DREAMING", DreamSettings):
@@ -325,6 +332,8 @@ def _add_env(values: dict[str, Any], env: Mapping[str, str]) -> None:
         values["dreaming"] = {**table, **dream_env}
     if tools_env := _table_env(env, "TOOLS", ToolSettings):
         values["tools"] = {**values.get("tools", {}), **tools_env}
+    if scopes_env := _table_env(env, "SCOPES", ScopeSettings):
+        values["scopes"] = {**values.get("scopes", {}), **scopes_env}
 
 
 def _table_env(env: Mapping[str, str], prefix: str, table: type[TableT]) -> dict[str, str]:

@@ -42,6 +42,7 @@ from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.model.reply import ToolCallRequest
 from shell.model.textcalls import assists, offered_tools, reads_text_calls, with_text_calls
+from shell.scopes.routing import about_user
 from shell.session.conversation import Conversation
 from shell.session.encodable import escaped
 from shell.tools.toolbox import Toolbox
@@ -187,10 +188,17 @@ class TurnLoop:
         except TurnEnded as ended:
             facts = facts_to_keep(prompt)
             if ended.reason == "completed" and not turn.written and facts:
-                text = "\n".join(facts)
-                async for event in self._cairn_call("memory_append", {"text": text}, turn):
+                arguments = {"text": "\n".join(facts), **self._user_scope(facts)}
+                async for event in self._cairn_call("memory_append", arguments, turn):
                     yield event
             raise
+
+    def _user_scope(self, facts: list[str]) -> dict[str, str]:
+        """`scope` "user" for facts all about the user, when memory_append takes a scope (a
+        project is open), by the flush's rule (`shell.scopes.routing`)."""
+        append = self.parts.toolbox.get("memory_append")
+        offered = append is not None and "scope" in append.parameters.get("properties", {})
+        return {"scope": "user"} if offered and all(map(about_user, facts)) else {}
 
     async def _cairn_call(
         self, name: str, arguments: dict[str, str], turn: TurnLog
@@ -324,11 +332,14 @@ class TurnLoop:
         record.completion_tokens_total += reply.completion_tokens
 
     def _startup_prelude(self) -> StartupPreludeInjected | None:
-        """A new session's first call gets the recent daily notes as background, once."""
+        """A new session's first call gets the recent daily notes as background, once: its own
+        memory's (a project's, when one is open: where its writes went)."""
         record, settings = self.parts.conversation.record, self.parts.settings
         if not record.needs_prelude:
             return None
-        prelude, files = startup_prelude(settings.workspace, today=settings.clock().date())
+        scopes = self.parts.request_builder.scopes
+        own = scopes.own.workspace if scopes else settings.workspace
+        prelude, files = startup_prelude(own, today=settings.clock().date())
         self.parts.conversation.prelude = prelude
         record.needs_prelude = False
         return StartupPreludeInjected(files=files, chars=len(prelude)) if files else None

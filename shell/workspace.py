@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -84,12 +85,16 @@ MEMORY.md.
 }
 
 
-def seed_workspace(root: Path) -> list[str]:
+PROJECT_SEEDS = {name: text for name, text in SEEDS.items() if name not in ("AGENTS.md", "SOUL.md")}
+"""A project's memory (`shell.scopes`): the rules and the persona are the global memory's."""
+
+
+def seed_workspace(root: Path, seeds: dict[str, str] = SEEDS) -> list[str]:
     """Create any missing seed files and the memory/ folder. Returns the files created."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "memory").mkdir(exist_ok=True)
     created = []
-    for name, text in SEEDS.items():
+    for name, text in seeds.items():
         path = root / name
         if not path.exists() and not path.is_symlink():
             path.write_text(text, encoding="utf-8")
@@ -122,14 +127,22 @@ class Bootstrap:
 
 
 def load_bootstrap(
-    root: Path, *, max_chars: int = 20_000, total_max_chars: int = 60_000
+    root: Path,
+    *,
+    max_chars: int = 20_000,
+    total_max_chars: int = 60_000,
+    more: Sequence[tuple[str, Path]] = (),
+    clean: Callable[[str], str] | None = None,
 ) -> Bootstrap:
+    """AGENTS.md → SOUL.md → MEMORY.md of `root`, then each of `more` (a heading and a file:
+    a project's MEMORY.md, `shell.scopes`), within the one per-file and total budget.
+    `clean`: applied to the files of `root` as they are read (a project's session reads the
+    global memory without its secret lines)."""
     remaining = max(total_max_chars, max_chars)
     sections: list[str] = []
     events: list[Event] = []
     chars: dict[str, int] = {}
-    for name in BOOTSTRAP_FILES:
-        path = root / name
+    for name, path in [*((name, root / name) for name in BOOTSTRAP_FILES), *more]:
         if not path.is_file():
             body = f"[MISSING] Expected at: {name}"[:remaining]
             events.append(BootstrapMissing(file=name))
@@ -139,6 +152,8 @@ def load_bootstrap(
                 events.append(BootstrapTruncated(name, original, 0, "total"))
                 continue
             body = path.read_text(encoding="utf-8", errors="replace").rstrip()
+            if clean is not None and path.parent == root:
+                body = clean(body)
             limit = min(max_chars, remaining)
             if len(body) > limit:
                 reason: Literal["per_file", "total"] = "per_file" if limit == max_chars else "total"
@@ -176,7 +191,7 @@ def existing_workspace(settings: Settings) -> GitStore:
     return init_workspace(settings)
 
 
-def init_workspace(settings: Settings) -> GitStore:
+def init_workspace(settings: Settings, seeds: dict[str, str] = SEEDS) -> GitStore:
     """Seed missing files, make sure the workspace is a git repo, and commit what was seeded.
     The state folder (`.cairn`) is made the user's alone (0700). A read-only workspace is left
     as it is."""
@@ -188,7 +203,7 @@ def init_workspace(settings: Settings) -> GitStore:
     )
     if read_only(settings.workspace):
         return git
-    created = seed_workspace(settings.workspace)
+    created = seed_workspace(settings.workspace, seeds)
     private_folder(settings.state_dir)
     new_repo = git.ensure_repo()
     if created or new_repo:

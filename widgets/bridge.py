@@ -238,7 +238,9 @@ class EventBridge:
                 await transcript.add_notice(f"{file} is missing; the prompt goes without it")
             case MemoryWritten():
                 await transcript.add_block(MemoryWriteLine(event))
-                if self.live:  # a past write: the panes show the files as they are now
+                # a past write: the panes show the files as they are now; they show the global
+                # memory, so a project's write (its own paths) is not theirs to highlight
+                if self.live and event.scope == "global":
                     await self.side.memory_written(event.path, event.lines_added)
                 if self.strip is not None:
                     self.strip.memory_written(event)

@@ -31,6 +31,8 @@ from shell.context.calibration import Calibration, CalibrationStore
 from shell.context.counter import TokenCounter
 from shell.events import BootstrapTruncated, ContextReport, UsageUpdated
 from shell.model.textcalls import assists
+from shell.scopes.crossing import without_secret_lines
+from shell.scopes.scopes import Scopes
 from shell.session.conversation import Conversation
 from shell.workspace import BOOTSTRAP_FILES, Bootstrap, bootstrap_budgets, load_bootstrap
 
@@ -70,8 +72,12 @@ class RequestBuilder:
         window: ContextWindow,
         conversation: Conversation,
         calibrations: CalibrationStore,
+        scopes: Scopes | None = None,
     ) -> None:
+        """`scopes`: the session's memories; with a project open its MEMORY.md follows the
+        global one in the bootstrap, within the same budget."""
         self.settings = settings
+        self.scopes = scopes
         self.counter = counter
         self.toolbox = toolbox
         self.window = window
@@ -97,11 +103,23 @@ class RequestBuilder:
 
     def bootstrap(self) -> Bootstrap:
         """The bootstrap files, re-read only when one of them or the budgets changed."""
-        key = (*(_stat(self.settings.workspace / name) for name in BOOTSTRAP_FILES), self.budgets)
+        project = self.scopes.project if self.scopes else None
+        more = (
+            [(f"MEMORY.md ({project.label})", project.workspace / "MEMORY.md")] if project else []
+        )
+        key = (
+            *(_stat(self.settings.workspace / name) for name in BOOTSTRAP_FILES),
+            *(_stat(path) for _, path in more),
+            self.budgets,
+        )
         if self._bootstrap is None or key != self._bootstrap_key:
             per_file, total = self.budgets
             self._bootstrap = load_bootstrap(
-                self.settings.workspace, max_chars=per_file, total_max_chars=total
+                self.settings.workspace,
+                max_chars=per_file,
+                total_max_chars=total,
+                more=more,
+                clean=without_secret_lines if project else None,
             )
             self._bootstrap_key = key
         return self._bootstrap

@@ -53,6 +53,16 @@ def tool_calls_of(message: Any) -> list[CallInfo]:
     return calls
 
 
+def offers_scope(tools: Sequence[Any] | None, name: str = "memory_append") -> bool:
+    """Whether the tool `name` takes a memory `scope` (a project is open: `shell.scopes`)."""
+    for tool in tools or ():
+        function = field(tool, "function")
+        if field(function, "name") == name:
+            properties = field(field(function, "parameters"), "properties")
+            return isinstance(properties, dict) and "scope" in properties
+    return False
+
+
 def tool_names(tools: Sequence[Any] | None) -> set[str]:
     """Names of the function tools offered to the model."""
     names = set()

@@ -32,12 +32,14 @@ from shell.demo.messages import (
     last_user_text,
     latest_tool_results,
     message_text,
+    offers_scope,
     tool_calls_of,
     tool_names,
 )
 from shell.demo.project import after_project_tools, is_project_request, project_turn
 from shell.demo.summary import summary_reply
 from shell.memory.paths import daily_note
+from shell.scopes.routing import about_user
 from shell.text import collapse, display_line, normalized, sentences, short_sha
 from shell.text.small_talk import SmallTalk, small_talk
 from shell.text.stop_words import STOP_WORDS
@@ -201,7 +203,7 @@ def decide(
     if role == "tool":
         return _after_tools(messages)
     if role == "user":
-        return _user_turn(last_user, messages, names, today)
+        return _user_turn(last_user, messages, names, today, scoped=offers_scope(tools))
     return _say(_chat_reply(last_user))
 
 
@@ -228,8 +230,14 @@ def _append_lines(facts: Sequence[str]) -> str:
 
 
 def _user_turn(
-    text: str, messages: Sequence[Any], names: set[str], today: Callable[[], date] | None
+    text: str,
+    messages: Sequence[Any],
+    names: set[str],
+    today: Callable[[], date] | None,
+    *,
+    scoped: bool = False,
 ) -> DemoReply:
+    """`scoped`: memory_append takes a scope, and facts all about the user go to "user"."""
     if kind := small_talk(text):
         return _say(_SMALL_TALK[kind])
     if (project := project_turn(text, names)) is not None:
@@ -249,7 +257,10 @@ def _user_turn(
         return _say("I would look that up in memory, but no memory tools are available right now.")
     if facts:
         if "memory_append" in names:
-            return _call("memory_append", text=_append_lines(facts))
+            lines = _append_lines(facts)
+            if scoped and all(about_user(line) for line in lines.split("\n")):
+                return _call("memory_append", text=lines, scope="user")
+            return _call("memory_append", text=lines)
         return _say("I would save that, but memory_append is not available right now.")
     return _say(_chat_reply(text))
 

@@ -42,6 +42,8 @@ class MemoryWritten(BaseEvent):
     outside_edit: bool = False
     """An append found an edit made outside Cairn (an editor's save) since Cairn last wrote or
     read the file: the edit was kept, and is committed with this write."""
+    scope: str = "global"
+    """The memory written (`shell.scopes`): "global", or "project:<folder name>"."""
 
     @property
     def outcome(self) -> WriteState:
@@ -127,6 +129,8 @@ class SearchHit:
     rerank_score: float | None = None
     """The cross-encoder's calibrated relevance (0 to 1) when the search was reranked; `score`
     is then this value. None when no cross-encoder read the hit."""
+    scope: str = "global"
+    """The memory the hit comes from (`shell.scopes`): "global", or "project:<folder name>"."""
 
 
 @frozen

@@ -34,8 +34,11 @@ def _add_history(sub: Subcommands) -> None:
 
 def _history(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     from shell.headless.history import history_command
+    from shell.headless.scoped import scoped_settings
 
-    return history_command(settings, limit=args.n, as_json=args.json, out=out)
+    return history_command(
+        scoped_settings(settings, args), limit=args.n, as_json=args.json, out=out, scope=args.scope
+    )
 
 
 def _revert(settings: Settings, args: argparse.Namespace, out: Out) -> int:

@@ -1,8 +1,11 @@
 """`cairn dream`: a dreaming sweep from the shell, or decisions on what it proposed.
 
     cairn dream [--apply ID… | --apply-all] [--reject ID…] [--edit ID TEXT] [--json]
+                [--scope global|project|all]
 
-Nothing enters MEMORY.md but what is decided here or in the TUI's review.
+Nothing enters MEMORY.md but what is decided here or in the TUI's review. Each memory dreams
+alone (`shell.scopes`): a sweep of a project's reads and proposes into that project's
+MEMORY.md only; decisions name one memory.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from shell.config import Settings
+from shell.config import ConfigError, Settings
 from shell.events import (
     DeepSleepFinished,
     DreamSweepFinished,
@@ -24,14 +27,18 @@ from shell.events import (
     LightSleepFinished,
     MemoryWritten,
     ModelRetry,
+    Notice,
     ProposalAccepted,
     ProposalRejected,
     RemSleepFinished,
 )
 from shell.headless.options import Subcommands, add_model, add_workspace
 from shell.headless.output import Out
+from shell.headless.scoped import add_scope_options, chosen_scopes, scoped_settings
+from shell.scopes.scopes import scope_settings
 from shell.secrets.door import event_line
 from shell.text import counted, short_sha
+from shell.workspace import PROJECT_SEEDS, SEEDS
 
 if TYPE_CHECKING:
     from shell.dreaming import Decision, Dreamer, Preview
@@ -77,6 +84,7 @@ def add_parser(sub: Subcommands) -> None:
         help="accept even when MEMORY.md would outgrow its share of the prompt",
     )
     dream.add_argument("--json", action="store_true", help="one JSON event per line")
+    add_scope_options(dream)
 
 
 def run_dream(settings: Settings, args: argparse.Namespace, out: Out) -> int:
@@ -89,16 +97,28 @@ def run_dream(settings: Settings, args: argparse.Namespace, out: Out) -> int:
         *(Decision("accept", i, text, over_budget=over_budget) for i, text in args.edit),
         *(Decision("reject", i) for i in args.reject),
     ]
-    return asyncio.run(
-        dream_command(
-            settings,
-            decisions,
-            apply_all=args.apply_all,
-            over_budget=over_budget,
-            as_json=args.json,
-            out=out,
+    settings = scoped_settings(settings, args)
+    _, chosen = chosen_scopes(settings, args.scope, shared=False)
+    if (decisions or args.apply_all) and len(chosen) > 1:
+        raise ConfigError("a decision is on one memory: add --scope global or --scope project")
+    failed = 0
+    for named in chosen:
+        if len(chosen) > 1 or named.kind == "project":
+            said = Notice(f"dreaming the {named.label} memory ({named.workspace})")
+            out.write((event_line(said) if args.json else f"== {said.message}") + "\n")
+        failed |= asyncio.run(
+            dream_command(
+                scope_settings(settings, named),
+                decisions,
+                apply_all=args.apply_all,
+                over_budget=over_budget,
+                as_json=args.json,
+                out=out,
+                seeds=PROJECT_SEEDS if named.kind == "project" else SEEDS,
+                scope=named.label,
+            )
         )
-    )
+    return failed
 
 
 async def dream_command(
@@ -109,14 +129,19 @@ async def dream_command(
     over_budget: bool = False,
     as_json: bool = False,
     out: Out,
+    seeds: dict[str, str] = SEEDS,
+    scope: str = "global",
 ) -> int:
-    """`cairn dream`: with no decision, a sweep and the open proposals; else the decisions,
-    in order (`apply_all` accepts every open proposal). Exit code 1 if anything failed."""
+    """`cairn dream` on the memory of `settings.workspace`: with no decision, a sweep and the
+    open proposals; else the decisions, in order (`apply_all` accepts every open proposal).
+    `seeds`: what that workspace is seeded with (a project's has no AGENTS.md or SOUL.md);
+    `scope`: its label, on the events of what it writes.
+    Exit code 1 if anything failed."""
     from shell.build import build_dreamer
     from shell.dreaming import Decision
     from shell.recovery import recover_interrupted
 
-    dreamer = build_dreamer(settings)
+    dreamer = build_dreamer(settings, seeds, scope)
     window = _window(settings, dreamer)
     failed = False
 

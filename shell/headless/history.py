@@ -1,6 +1,6 @@
 """`cairn history` and `cairn revert`: the memory's commits, headless.
 
-    cairn history [--json] [-n N]     the workspace's commits, newest first
+    cairn history [--json] [-n N] [--scope S]   each memory's commits, newest first
     cairn revert SHA [--yes] [--json] undo one commit as a new commit, after its preview
 
 Without `--yes`, a revert asks y/N on a terminal; with no terminal it changes nothing and exits 1.
@@ -24,6 +24,8 @@ from shell.git.history import MemoryHistory
 from shell.git.runner import GitFailure
 from shell.git.store import GitStore
 from shell.headless.output import Out
+from shell.headless.scoped import add_scope_options, chosen_scopes
+from shell.scopes.scopes import scope_settings
 from shell.secrets.door import event_line
 from shell.sync.describe import sync_line
 from shell.text import short_sha
@@ -38,6 +40,7 @@ def add_parsers(
     common(history, inherit=True)
     history.add_argument("--json", action="store_true", help="one JSON object per line")
     history.add_argument("-n", type=int, default=30, help="how many commits (default 30)")
+    add_scope_options(history)
     revert = sub.add_parser("revert", help="undo one memory commit as a new commit")
     common(revert, inherit=True)
     revert.add_argument("sha", help="the commit to revert")
@@ -55,11 +58,24 @@ def _history(settings: Settings) -> MemoryHistory:
     )
 
 
-def history_command(settings: Settings, *, limit: int, as_json: bool, out: Out) -> int:
+def history_command(
+    settings: Settings, *, limit: int, as_json: bool, out: Out, scope: str = "all"
+) -> int:
+    """The commits of each memory `scope` names (`shell.headless.scoped`), newest first; each
+    JSON line says its scope, and the text names each memory when a project's is among them."""
+    _, chosen = chosen_scopes(settings, scope, shared=False)
+    for named in chosen:
+        if not as_json and (len(chosen) > 1 or named.kind == "project"):
+            out.write(f"== {named.label} memory: {named.workspace}\n")
+        _scope_history(scope_settings(settings, named), named.label, limit, as_json, out)
+    return 0
+
+
+def _scope_history(settings: Settings, label: str, limit: int, as_json: bool, out: Out) -> None:
     commits = _history(settings).commits(max(1, limit))
     for commit in commits:
         if as_json:
-            out.write(json.dumps(commit.as_json()) + "\n")
+            out.write(json.dumps({**commit.as_json(), "scope": label}) + "\n")
             continue
         where = f"s:{commit.session[:8]} t:{commit.turn}" if commit.session else ""
         where = f"mcp:{commit.client}"[:16] if commit.client else where
@@ -69,7 +85,6 @@ def history_command(settings: Settings, *, limit: int, as_json: bool, out: Out) 
         )
     if not commits and not as_json:
         out.write(f"no commits in {settings.workspace}\n")
-    return 0
 
 
 def revert_command(

@@ -1,23 +1,31 @@
 """`cairn search` and `cairn index`: the memory index from the shell; no model is called.
 
-    cairn search QUERY [--json] [-k N]      search memory as memory_search does
-    cairn index [--status | --rebuild]      inspect or rebuild the derived index
+    cairn search QUERY [--json] [-k N] [--scope S]      search memory as memory_search does
+    cairn index [--status | --rebuild] [--scope S]      inspect or rebuild the derived index
 
-Both bring the index up to date with the memory files first (but `index --status`).
+Both bring the index up to date with the memory files first (but `index --status`), each
+memory `--scope` names (`shell.headless.scoped`) in turn.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from shell.config import ConfigError, Settings
 from shell.events import Error
 from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
 from shell.headless.progress import ProgressLines
+from shell.headless.scoped import add_scope_options, chosen_scopes, scoped_settings
 from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+from shell.scopes.scopes import Scope, Scopes, scope_settings
 from shell.secrets.door import event_line
+
+if TYPE_CHECKING:
+    from shell.memory.service import RecallService
 
 
 def add_search_parser(sub: Subcommands) -> None:
@@ -46,6 +54,7 @@ def add_search_parser(sub: Subcommands) -> None:
         metavar="N",
         help=f"number of hits, 1 to {MAX_RESULTS_LIMIT} (default {DEFAULT_MAX_RESULTS})",
     )
+    add_scope_options(search)
 
 
 def add_index_parser(sub: Subcommands) -> None:
@@ -62,35 +71,66 @@ def add_index_parser(sub: Subcommands) -> None:
     group.add_argument(
         "--rebuild", action="store_true", help="drop the index and build it again from the files"
     )
+    add_scope_options(index)
 
 
 def run_search(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     if not 1 <= args.k <= MAX_RESULTS_LIMIT:
         raise ConfigError(f"-k must be between 1 and {MAX_RESULTS_LIMIT}")
-    return search_command(settings, " ".join(args.query), k=args.k, as_json=args.json, out=out)
+    query = " ".join(args.query)
+    settings = scoped_settings(settings, args)
+    return search_command(settings, query, k=args.k, as_json=args.json, out=out, scope=args.scope)
 
 
 def run_index(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     action = "status" if args.status else "rebuild" if args.rebuild else "sync"
-    return index_command(settings, action=action, out=out)
+    return index_command(scoped_settings(settings, args), action=action, out=out, scope=args.scope)
 
 
-def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out: Out) -> int:
+def recalls_of(
+    settings: Settings, scopes: Scopes, chosen: list[Scope], progress: ProgressLines | None
+) -> list[tuple[Scope, RecallService]]:
+    """A recall for each chosen scope's workspace (each must exist); only the session's own
+    keeps a hit log, so no query of a project is stored in another memory's state."""
     from shell.memory.service import RecallService
-    from shell.readonly import read_only
-    from shell.workspace import READ_ONLY, existing_workspace
+    from shell.workspace import existing_workspace
 
-    existing_workspace(settings)
-    service = RecallService(settings, on_progress=ProgressLines())
-    service.sync("manual")
-    result = service.searcher.search(query, max_results=k)
-    service.index.close()
+    recalls = []
+    for scope in chosen:
+        here = scope_settings(settings, scope)
+        existing_workspace(here)
+        if scope != scopes.own:
+            here = replace(here, dreaming=replace(here.dreaming, enabled=False))
+        recalls.append((scope, RecallService(here, on_progress=progress)))
+    return recalls
+
+
+def search_command(
+    settings: Settings, query: str, *, k: int, as_json: bool, out: Out, scope: str = "all"
+) -> int:
+    """`cairn search`: `scope` "global", "project" or "all" (`shell.headless.scoped`) of the
+    project `settings` names (none: the global memory alone)."""
+    from shell.memory.search.result import DEFAULT_MIN_SCORE
+    from shell.memory.search.scoped import ScopedSearch
+    from shell.readonly import read_only
+    from shell.workspace import READ_ONLY
+
+    scopes, chosen = chosen_scopes(settings, scope)
+    recalls = recalls_of(settings, scopes, chosen, ProgressLines())
+    for _, recall in recalls:
+        recall.sync("manual")
+    result = ScopedSearch(scopes, recalls).search(query, max_results=k, min_score=DEFAULT_MIN_SCORE)
+    for _, recall in recalls:
+        recall.index.close()
+    labelled = any(s.kind == "project" for s in chosen)
     if as_json:
         out.write(json.dumps(result.to_model_json(), ensure_ascii=False, indent=2) + "\n")
         return 0
     out.write(f"{result.answered_by} search for {query!r}")
     out.write(f" (degraded: {result.degraded_reason})\n" if result.degraded_reason else "\n")
-    if read_only(settings.workspace):
+    if labelled:
+        out.write("searched: " + ", ".join(s.label for s in chosen) + "\n")
+    if any(read_only(s.workspace) for s in chosen):
         out.write(READ_ONLY + ".\n")
     if frame := result.time_frame:
         out.write(f"time named: {frame.text!r}, {frame.start} to {frame.end} (ranked first)\n")
@@ -100,33 +140,36 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
     for hit in result.hits:
         snippet = " ".join(hit.snippet.split())[:160]
         rerank = f", rerank {hit.rerank_score:.2f}" if hit.rerank_score is not None else ""
+        where = f"[{hit.scope}] " if labelled else ""
         out.write(
-            f"{hit.score:.3f}  {hit.citation}  "
+            f"{hit.score:.3f}  {where}{hit.citation}  "
             f"(vector {hit.vector_score:.2f}, text {hit.text_score:.2f}{rerank})\n"
             f"       {snippet}\n"
         )
     return 0
 
 
-def index_command(settings: Settings, *, action: str, out: Out) -> int:
-    """`cairn index`: "status" reports, "sync" catches up with the files, "rebuild" starts over.
-    Events (sync, rebuild) go out as JSON lines, then the index status."""
-    from shell.memory.service import RecallService
-    from shell.workspace import existing_workspace
-
-    existing_workspace(settings)
+def index_command(settings: Settings, *, action: str, out: Out, scope: str = "all") -> int:
+    """`cairn index`: "status" reports, "sync" catches up with the files, "rebuild" starts over,
+    for each memory `scope` names. Events (sync, rebuild) go out as JSON lines, then the index
+    status (with its scope, when there are several)."""
+    scopes, chosen = chosen_scopes(settings, scope, shared=False)
     progress = ProgressLines()
-    service = RecallService(settings, on_progress=progress)
-    match action:
-        case "sync":
-            events = service.sync("manual")
-        case "rebuild":
-            events = service.index.rebuild("manual", progress=progress)
-        case _:
-            events = []
-    for event in events:
-        out.write(event_line(event) + "\n")
-    status = service.index.status()
-    service.index.close()
-    out.write(json.dumps(status, default=str, indent=2) + "\n")
-    return 1 if any(isinstance(e, Error) for e in events) else 0
+    failed = False
+    for named, service in recalls_of(settings, scopes, chosen, progress):
+        match action:
+            case "sync":
+                events = service.sync("manual")
+            case "rebuild":
+                events = service.index.rebuild("manual", progress=progress)
+            case _:
+                events = []
+        for event in events:
+            out.write(event_line(event) + "\n")
+        status = service.index.status()
+        service.index.close()
+        if len(chosen) > 1 or named.kind == "project":
+            status = {"scope": named.label, **status}
+        out.write(json.dumps(status, default=str, indent=2) + "\n")
+        failed = failed or any(isinstance(e, Error) for e in events)
+    return 1 if failed else 0

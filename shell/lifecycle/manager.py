@@ -33,6 +33,7 @@ from shell.lifecycle.reinject import reinjection_block
 from shell.lifecycle.rule_flush import flush_by_rule
 from shell.lifecycle.window_fit import oldest_turns_dropped, replies_shortened
 from shell.memory.files.door import MemoryFiles
+from shell.memory.files.scoped import ScopedDoors
 from shell.memory.paths import daily_note
 from shell.memory.tools import pinned_append_tool
 from shell.model import LLM
@@ -57,6 +58,7 @@ class MemoryLifecycle:
         clock: Callable[[], datetime],
         force_flush_transcript_bytes: int,
         timer: Callable[[], float] = time.perf_counter,
+        doors: ScopedDoors | None = None,
     ) -> None:
         """
         Args:
@@ -70,10 +72,14 @@ class MemoryLifecycle:
             force_flush_transcript_bytes: The gate's transcript-size trigger (0: off).
             timer: Monotonic seconds, for the durations of the flush's tool calls and of
                 compaction.
+            doors: Each scope's memory files, when a project is open: the flush appends to
+                the project's note, the lines about the user to the global one
+                (`shell.scopes.routing`).
         """
         self.conversation = conversation
         self.llm = llm
         self.files = files
+        self.doors = doors
         self.request_builder = request_builder
         self.window = window
         self.clock = clock
@@ -174,7 +180,7 @@ class MemoryLifecycle:
     async def flush(self, trigger: FlushTrigger) -> AsyncIterator[Event]:
         target = daily_note(self.clock().date())
         cycle = self._cycle.compactions
-        tool = pinned_append_tool(self.files, target, origin=self.conversation.origin)
+        tool = pinned_append_tool(self.doors or self.files, target, origin=self.conversation.origin)
         outcome: FlushOutcome | None = None
         async for item in run_flush(
             llm=self.llm,
@@ -195,7 +201,8 @@ class MemoryLifecycle:
                 yield item
         outcome = outcome or FlushOutcome("failed", error="flush did not finish")
         if outcome.outcome != "written" and self._assists():
-            said, seen, note = outcome, self._flushable(target), self.files.text(target)
+            written = self.doors.own if self.doors else self.files
+            said, seen, note = outcome, self._flushable(target), written.text(target)
             async for item in flush_by_rule(tool, seen, note, cycle=cycle, timer=self.timer):
                 if isinstance(item, FlushOutcome):
                     outcome = replace(item, by_rule=True) if item.outcome != "no_reply" else said

@@ -8,16 +8,22 @@ in a worker thread. Write tools return their `MemoryWritten` (and `GitLockCleare
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from shell.events import Event, WriteReason
 from shell.memory.files.door import MemoryFiles, MemoryPathError
 from shell.memory.files.plain import outside_edit_notices
-from shell.memory.files.values import WriteOutcome
+from shell.memory.files.scoped import ScopedDoors
+from shell.memory.files.values import MemoryWriteError, WriteOutcome
 from shell.memory.paths import daily_note
+from shell.scopes.crossing import holds_secret, with_secret_lines_withheld
+from shell.scopes.routing import split_user_lines
+from shell.scopes.scopes import Scope, ScopeError
 from shell.tools.toolbox import CallContext, Tool, ToolError, ToolResult, json_result
 from shell.tools.window import MAX_WINDOW_LINES, window_arguments, window_payload
 
@@ -97,6 +103,15 @@ WRITE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+SCOPE_PROPERTY: dict[str, Any] = {
+    "type": "string",
+    "enum": ["project", "user"],
+    "default": "project",
+    "description": "project (default): about this project; user: about the user, read in "
+    "every project (never a secret)",
+}
+"""A write's (and a read's) scope, offered while a project is open (`shell.scopes`)."""
+
 GET_DESCRIPTION = (
     "Read exact lines of a memory file: MEMORY.md or memory/*.md (daily notes are "
     "memory/YYYY-MM-DD.md). Bounded: returns at most `lines` lines from line `from`; when more "
@@ -117,7 +132,7 @@ WRITE_DESCRIPTION = (
 
 
 def memory_tools(
-    files: MemoryFiles,
+    files: MemoryFiles | ScopedDoors,
     *,
     today: Callable[[], str],
     origin: Callable[[], str],
@@ -126,40 +141,52 @@ def memory_tools(
     """The model's memory tools: memory_get, memory_append and memory_write.
 
     Args:
-        files: The one door to the memory files.
+        files: The one door to the memory files, or each scope's door (a project is open:
+            the tools take a `scope`, the project's by default).
         today: Returns today's date as YYYY-MM-DD (the default daily note).
         origin: Returns where a write came from, e.g. "session 3f2a turn 4", for the commit.
         reason: Why their writes are made, for the commit: "tool" (the model's call in a
             turn), "mcp" (another agent's, through `cairn mcp`).
     """
+    doors = files if isinstance(files, ScopedDoors) else ScopedDoors.single(files)
 
     def named(path: str) -> str:
         return _named_note(path, daily_note(today()))
 
     async def get(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
+        scope, door = _door(doors, arguments)
         result = await asyncio.to_thread(
-            files.read,
+            door.read,
             named(arguments["path"]),
             int(arguments.get("from", 1)),
             int(arguments.get("lines", DEFAULT_GET_LINES)),
         )
-        return json_result(window_payload(result.path, result))
+        if doors.scopes.crosses(scope):
+            result = replace(result, text=with_secret_lines_withheld(result.text))
+        payload = window_payload(result.path, result)
+        return json_result({"scope": scope.label, **payload} if doors.scoped else payload)
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
+        scope, door = _door(doors, arguments)
         path = named(arguments.get("path") or daily_note(today()))
         text = as_fact_lines(arguments["text"])
-        outcome = await asyncio.to_thread(files.append, path, text, reason=reason, origin=origin())
-        return _append_result(outcome, files.root)
+        outcome = await _guarded(
+            doors, scope, text, lambda: door.append(path, text, reason=reason, origin=origin())
+        )
+        return _append_result(outcome, door.root, scope, doors.scoped)
 
     async def write(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
-        outcome = await asyncio.to_thread(
-            files.write,
-            named(arguments["path"]),
+        scope, door = _door(doors, arguments)
+        outcome = await _guarded(
+            doors,
+            scope,
             arguments["content"],
-            reason=reason,
-            origin=origin(),
+            lambda: door.write(
+                named(arguments["path"]), arguments["content"], reason=reason, origin=origin()
+            ),
         )
         payload: dict[str, Any] = {
+            **({"scope": scope.label} if doors.scoped else {}),
             "path": outcome.event.path,
             "bytes": outcome.event.bytes,
             "commit": outcome.event.commit,
@@ -168,17 +195,59 @@ def memory_tools(
             payload["commitError"] = outcome.event.commit_error
         if outcome.redaction is not None:
             payload["redacted"] = outcome.redaction.kinds
-        return json_result(payload, _events(outcome, files.root))
+        return json_result(payload, _events(outcome, door.root, scope))
 
+    schemas = [GET_SCHEMA, APPEND_SCHEMA, WRITE_SCHEMA]
+    if doors.scoped:
+        schemas = [_with_scope(schema) for schema in schemas]
+        schemas[0] = _with_scope(GET_SCHEMA, _read_scope(doors))
     return [
-        Tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, get),
-        Tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, append, risk="memory"),
-        Tool("memory_write", WRITE_DESCRIPTION, WRITE_SCHEMA, write, risk="memory"),
+        Tool("memory_get", GET_DESCRIPTION, schemas[0], get),
+        Tool("memory_append", APPEND_DESCRIPTION, schemas[1], append, risk="memory"),
+        Tool("memory_write", WRITE_DESCRIPTION, schemas[2], write, risk="memory"),
     ]
 
 
+def _with_scope(schema: dict[str, Any], scope: dict[str, Any] = SCOPE_PROPERTY) -> dict[str, Any]:
+    return {**schema, "properties": {**schema["properties"], "scope": scope}}
+
+
+def _read_scope(doors: ScopedDoors) -> dict[str, Any]:
+    """memory_get's scope: also as a hit names it ("global", "project:heron")."""
+    labels = [doors.scopes.user.label, doors.scopes.own.label]
+    return {
+        **SCOPE_PROPERTY,
+        "enum": [*SCOPE_PROPERTY["enum"], *labels],
+        "description": "the memory to read: project (default) or user; a hit's scope works too",
+    }
+
+
+def _door(doors: ScopedDoors, arguments: dict[str, Any]) -> tuple[Scope, MemoryFiles]:
+    """The scope a call names and its door; a name that is not "user" or "project" (a path,
+    another project's name) is refused before anything is read or written."""
+    try:
+        return doors.door(arguments.get("scope"))
+    except ScopeError as error:
+        raise ToolError(str(error)) from None
+
+
+async def _guarded(
+    doors: ScopedDoors, scope: Scope, text: str, write: Callable[[], WriteOutcome]
+) -> WriteOutcome:
+    """`write` in a worker thread; with a project open, a `text` for the global memory that
+    holds a secret is refused first, and the model told where it may go instead (the global
+    door blocks it too: this says why)."""
+    if doors.scoped and scope.kind == "global" and holds_secret(text):
+        raise ToolError(
+            "not stored: the user's memory (scope 'user') is read in every project, so it "
+            "never keeps a secret; leave it out, or keep it in this project's memory "
+            "(scope 'project')"
+        )
+    return await asyncio.to_thread(write)
+
+
 def pinned_append_tool(
-    files: MemoryFiles,
+    files: MemoryFiles | ScopedDoors,
     target: str,
     *,
     origin: Callable[[], str],
@@ -187,27 +256,50 @@ def pinned_append_tool(
     """A memory_append that may only append to `target`, for the flush turn.
 
     The target is fixed here, so a flush that runs across midnight still writes where it began.
+    With a project open, the lines about the user go to the same note of the global memory
+    and the rest to the project's (`shell.scopes.routing` states the rule).
 
     Raises:
         MemoryPathError: `target` is not a memory file.
     """
-    pinned = files.normalize(target)
+    doors = files if isinstance(files, ScopedDoors) else ScopedDoors.single(files)
+    own = doors.own
+    pinned = own.normalize(target)
     refusal = f"Memory flush writes are restricted to {pinned}; use that path only."
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = _named_note(arguments.get("path") or pinned, pinned)
         if path != pinned:
             try:
-                same = files.normalize(path) == pinned
+                same = own.normalize(path) == pinned
             except MemoryPathError:
                 same = False
             if not same:
                 raise ToolError(refusal)
         text = as_fact_lines(arguments["text"])
+        project_text, user_text = split_user_lines(text) if doors.scoped else (text, "")
+        user_scope, user_door = doors.door("user")
+        user_result: ToolResult | None = None
+        if user_text.strip():
+            try:
+                user_outcome = await asyncio.to_thread(
+                    user_door.append, pinned, user_text, reason=reason, origin=origin()
+                )
+                user_result = _append_result(user_outcome, user_door.root, user_scope, True)
+            except MemoryWriteError:  # the rule keeps secrets out; the door has the last word
+                project_text = text
+        if not project_text.strip():
+            assert user_result is not None
+            return user_result
+        own_scope = doors.scopes.own
         outcome = await asyncio.to_thread(
-            files.append, pinned, text, reason=reason, origin=origin()
+            own.append, pinned, project_text, reason=reason, origin=origin()
         )
-        return _append_result(outcome, files.root)
+        result = _append_result(outcome, own.root, own_scope, doors.scoped)
+        if user_result is None:
+            return result
+        payload = {**json.loads(result.content), "user": json.loads(user_result.content)}
+        return json_result(payload, [*user_result.events, *result.events])
 
     description = (
         f"Append durable facts from this conversation to {pinned}, one per line. Append-only; "
@@ -232,9 +324,13 @@ def _named_note(path: str, today_note: str) -> str:
     return daily_note(bare.group(1)) if bare else path
 
 
-def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:
+def _append_result(
+    outcome: WriteOutcome, root: Path, scope: Scope, scoped: bool = False
+) -> ToolResult:
+    """The payload of an append; `scoped`: it names the scope written (a project is open)."""
     event = outcome.event
     payload: dict[str, Any] = {
+        **({"scope": scope.label} if scoped else {}),
         "path": event.path,
         "appended": event.lines_added,
         "skippedDuplicates": event.lines_skipped,
@@ -244,10 +340,11 @@ def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:
         payload["commitError"] = event.commit_error
     if outcome.redaction is not None:
         payload["redacted"] = outcome.redaction.kinds  # what was written holds [REDACTED <kind>]
-    return json_result(payload, _events(outcome, root))
+    return json_result(payload, _events(outcome, root, scope))
 
 
-def _events(outcome: WriteOutcome, root: Path) -> list[Event]:
+def _events(outcome: WriteOutcome, root: Path, scope: Scope) -> list[Event]:
     found: list[Event | None] = [outcome.outside, *outside_edit_notices(root, [outcome.outside])]
     found += [outcome.lock_cleared, outcome.redaction]
-    return [*(event for event in found if event is not None), outcome.event]
+    written = replace(outcome.event, scope=scope.label)  # a door made without its scope too
+    return [*(event for event in found if event is not None), written]

@@ -20,6 +20,7 @@ from shell.events import (
     MemoryWritten,
     Notice,
 )
+from shell.scopes.scopes import session_scopes
 
 
 @pytest.fixture
@@ -103,7 +104,10 @@ async def test_a_makefile_test_target_is_remembered_with_its_line(
     (project / "Makefile").write_text("check:\n\tflake8 .\n\ntest:\n\tpython3 -m unittest\n")
     events = await turn(agent, "read Makefile and remember how to run the tests")
     [written] = [e for e in events if isinstance(e, MemoryWritten)]
-    note = (demo_settings.workspace / written.path).read_text()
+    project_memory = session_scopes(agent.settings).own
+    assert written.scope == project_memory.label == "project:calc"  # a project fact
+    note = (project_memory.workspace / written.path).read_text()
     assert "- tests: run them with `make test` (source: Makefile#L4)" in note
+    assert not (demo_settings.workspace / written.path).exists()
     flushed = await turn(agent, "/flush")
     assert not [e for e in flushed if isinstance(e, MemoryWritten)]  # an order is no fact

@@ -220,6 +220,7 @@ async def test_hits_carry_citations_and_the_event_reports_the_search(
     assert first["citation"] == f"{first['path']}#L{first['startLine']}-L{first['endLine']}"
     assert first["citation"] == "memory/errors.md#L1-L3"
     assert set(first) == {
+        "scope",  # the memory it comes from (`shell.scopes`): here the one, global
         "path",
         "startLine",
         "endLine",
@@ -229,7 +230,7 @@ async def test_hits_carry_citations_and_the_event_reports_the_search(
         "snippet",
         "citation",
     }
-    assert "E4012" in first["snippet"]
+    assert "E4012" in first["snippet"] and first["scope"] == "global"
     assert payload["mode"] == "hybrid" and payload["degradedReason"] is None
 
     (event,) = result.events

@@ -20,12 +20,13 @@ CAIRN = Path(sys.executable).parent / "cairn"
 def cairn_env(home: Path, **env: str) -> dict[str, str]:
     """The environment of a `cairn` under test: no provider key, no `CAIRN_*` but these, no
     config file, no watcher, no calls Cairn makes for a local model (the loopback server is
-    one: `memory_assist`), and `home` for HOME."""
+    one: `memory_assist`), one memory (the folder the tests run in would be a project with a
+    memory of its own: `tests/e2e/test_scopes_cli.py` turns scopes on), and `home` for HOME."""
     environment = {
         k: v for k, v in os.environ.items() if k not in KEY_ENV_VARS and not k.startswith("CAIRN_")
     }
     environment.update(HOME=str(home), CAIRN_CONFIG=str(home / "none.toml"), CAIRN_WATCH="false")
-    environment.update({"CAIRN_MEMORY_ASSIST": "off", **env})
+    environment.update({"CAIRN_MEMORY_ASSIST": "off", "CAIRN_SCOPES_ENABLED": "off", **env})
     return environment
 
 

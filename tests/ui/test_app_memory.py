@@ -24,7 +24,7 @@ from shell.events import (
 )
 from tests.git_read import commit
 from tests.ui.conftest import MakeApp, demo_settings, send, started, until
-from tests.ui.fakes import SESSION_ID, FakeAgent
+from tests.ui.fakes import SESSION_ID, TODAY, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
 from widgets.cards.blocks import MemoryWriteLine
@@ -248,3 +248,36 @@ async def test_remembering_something_again_is_shown_as_unchanged(demo_app: MakeA
         assert again.has_class("-unchanged") and not again.has_class("-commit-failed")
         assert "unchanged, already in memory (1 line)" in again.text
         assert "not committed" not in again.text
+
+
+async def test_a_project_sessions_hits_and_writes_name_their_memory(workspace: Path) -> None:
+    agent = FakeAgent(workspace)
+    note = f"memory/{TODAY}.md"  # the global note the Today pane shows, by the project's name
+    (workspace / "memory").mkdir(parents=True, exist_ok=True)
+    (workspace / note).write_text("# global note\n\n- the user likes tea\n")
+    hit = SearchHit(
+        "MEMORY.md", 2, 2, 0.8, 0.7, 0.3, "tabs", "MEMORY.md#L2-L2", scope="project:heron"
+    )
+    user_hit = SearchHit("MEMORY.md", 5, 5, 0.6, 0.6, 0.0, "tea", "MEMORY.md#L5-L5")
+    written = MemoryWritten(note, 40, "abc1234", "tool", lines_added=1, scope="project:heron")
+    agent.turns["recall"] = [
+        TurnStarted(SESSION_ID, 1, "recall"),
+        ToolCallStarted("s1", "memory_search", {"query": "tabs"}),
+        SearchPerformed("tabs", "hybrid", [hit, user_hit], call_id="s1"),
+        ToolCallFinished("s1", "memory_search", "[]"),
+        written,
+        TurnFinished(1, "completed"),
+    ]
+    app = CairnApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "recall")
+        card = app.query_one(ToolCallCard)
+        assert "[project:heron] MEMORY.md#L2-L2" in painted(
+            card.query_one(".tool-call--search", Static)
+        )
+        assert "hit [project:heron] MEMORY.md#L2-L2" in card.describe()
+        assert "hit MEMORY.md#L5-L5" in card.describe()  # the global memory goes unmarked
+        line = painted(app.query(MemoryWriteLine).last())
+        assert line.strip().startswith(f"✎ [project:heron] {note}")
+        today = app.query_one("#pane-today", MemoryFilePane)  # the global note, untouched
+        assert "likes tea" in today.text and not today.written

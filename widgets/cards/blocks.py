@@ -70,16 +70,23 @@ class NoticeLine(Static):
         return f"{self.level}: {self.text}"
 
 
+def scope_mark(scope: str) -> str:
+    """A project's memory named before a path ("[project:heron] "); the global memory, the
+    one there was before scopes, goes unmarked."""
+    return "" if scope == "global" else f"[{scope}] "
+
+
 def memory_write_text(event: MemoryWritten) -> str:
+    path = f"{scope_mark(event.scope)}{event.path}"
     if event.outcome == "unchanged":
         lines = counted(event.lines_skipped, "line") if event.lines_skipped else "nothing new"
-        return f"✎ {event.path}  unchanged, already in memory ({lines})  ({event.reason})"
+        return f"✎ {path}  unchanged, already in memory ({lines})  ({event.reason})"
     lines = line_change(event.lines_added, event.lines_removed)
     if event.lines_skipped:
         lines += f" ({event.lines_skipped} duplicate skipped)"
-    text = f"✎ {event.path}  {lines}  {event.bytes} B  ({event.reason})"
+    text = f"✎ {path}  {lines}  {event.bytes} B  ({event.reason})"
     if event.outside_edit:  # committed on its own (`MemoryFiles.commit_outside_edits`)
-        text = f"✎ {event.path}  {lines}  edit made outside Cairn"
+        text = f"✎ {path}  {lines}  edit made outside Cairn"
     if event.outcome == "committed":
         return f"{text}  → {short_sha(event.commit)}"
     return f"{text}  ✗ not committed: {event.commit_error}"

@@ -29,6 +29,7 @@ from shell.events import (
     SearchPerformed,
     ToolCallFinished,
 )
+from widgets.cards.blocks import scope_mark
 from widgets.cards.diff_view import DiffView
 from widgets.cards.tool_parts import (
     CommandTail,
@@ -71,7 +72,7 @@ def hits_table(search: SearchPerformed) -> RenderableType:
     if reranked:
         table.add_column("rerank", justify="right")
     for hit in search.hits:
-        table.add_row(hit.citation, *_hit_scores(hit, reranked))
+        table.add_row(Text(scope_mark(hit.scope) + hit.citation), *_hit_scores(hit, reranked))
     return table
 
 
@@ -314,7 +315,7 @@ class ToolCallCard(Vertical):
                 parts.append("memory holds nothing relevant")
             for hit in self.search.hits:
                 scores = _hit_scores(hit, self.search.reranker is not None)
-                parts.append(f"hit {hit.citation} {' '.join(scores)}")
+                parts.append(f"hit {scope_mark(hit.scope)}{hit.citation} {' '.join(scores)}")
         if self.decision is not None:
             parts.append(f"approval: {approval_text(self.decision)}")
         elif self.approval is not None:

@@ -41,9 +41,14 @@ def commit_message(reason: str, summary: str, origin: str) -> str:
 
 
 def written_event(
-    name: str, before: bytes, data: bytes, reason: WriteReason, outcome: CommitOutcome
+    name: str,
+    before: bytes,
+    data: bytes,
+    reason: WriteReason,
+    outcome: CommitOutcome,
+    scope: str = "global",
 ) -> MemoryWritten:
-    """The event of a whole-file write of `data` over `before`."""
+    """The event of a whole-file write of `data` over `before`, in the memory `scope`."""
     added, removed = changed_lines(before, data)
     return MemoryWritten(
         path=name,
@@ -53,6 +58,7 @@ def written_event(
         lines_added=added,
         lines_removed=removed,
         commit_error=outcome.error,
+        scope=scope,
     )
 
 

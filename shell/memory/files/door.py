@@ -16,22 +16,21 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
 from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
-from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
+from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome, policed
 from shell.memory.forget.tombstones import drop_forgotten, load_or_none
 from shell.memory.lines import changed_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
-from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
+from shell.secrets.policy import without_new_secrets, without_secrets
 from shell.seen import SeenFiles, digest
 from shell.text import counted, split_lines
 from shell.tools.toolbox import ToolError
@@ -68,6 +67,7 @@ class MemoryFiles:
         max_file_bytes: Cap on a memory file's size after a write.
         secrets: What a write holding a credential gets (`shell.secrets.detect`): "redact"
             (replaced before the file is written and committed), "block" (refused) or "off".
+        scope: The memory this workspace is (`shell.scopes`), named on every write's event.
     """
 
     def __init__(
@@ -79,10 +79,12 @@ class MemoryFiles:
         max_write_bytes: int = 64_000,
         max_file_bytes: int = 2_000_000,
         secrets: str = secret_scan.REDACT,
+        scope: str = "global",
     ) -> None:
         if secrets not in secret_scan.POLICIES:
             raise ValueError(f"secrets must be one of {', '.join(secret_scan.POLICIES)}")
         self.secrets = secrets
+        self.scope = scope
         self.root = Path(root).resolve()
         self.git = git
         self.max_read_chars = max_read_chars
@@ -154,7 +156,7 @@ class MemoryFiles:
         text, forgotten = drop_forgotten(text, load_or_none(self.root))
         if forgotten and not text.strip():
             raise MemoryWriteError(FORGOTTEN)
-        text, redaction = _policed(without_secrets, self.secrets, name, text)
+        text, redaction = policed(without_secrets, self.secrets, name, text)
         outside: MemoryWritten | None = None
         with self._exclusive():
             for _ in range(3):  # an editor that saves between our read and our write: again
@@ -173,6 +175,7 @@ class MemoryFiles:
                         reason=reason,
                         lines_skipped=skipped,
                         lines_forgotten=forgotten,
+                        scope=self.scope,
                     )
                     return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
@@ -199,6 +202,7 @@ class MemoryFiles:
             lines_skipped=skipped,
             commit_error=outcome.error,
             lines_forgotten=forgotten,
+            scope=self.scope,
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction, outside)
 
@@ -218,7 +222,7 @@ class MemoryFiles:
         content, forgotten = drop_forgotten(content, load_or_none(self.root))
         if forgotten and not content.strip():
             raise MemoryWriteError(FORGOTTEN)
-        content, redaction = _policed(without_secrets, self.secrets, name, content)
+        content, redaction = policed(without_secrets, self.secrets, name, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
@@ -247,7 +251,7 @@ class MemoryFiles:
             self._fingerprints.record(name, data)
             self._written[name] = digest(data)
             outcome = self._commit([name], message)
-        written = written_event(name, before, data, reason, outcome)
+        written = written_event(name, before, data, reason, outcome, self.scope)
         return WriteOutcome(
             replace(written, lines_forgotten=forgotten), outcome.lock_cleared, redaction, outside
         )
@@ -277,7 +281,7 @@ class MemoryFiles:
         tombstones = load_or_none(self.root)
         for path, name, edit in located:
             after, _ = drop_forgotten(edit.after, tombstones)
-            after, redaction = _policed(without_new_secrets, self.secrets, name, edit.before, after)
+            after, redaction = policed(without_new_secrets, self.secrets, name, edit.before, after)
             data = after.encode("utf-8")
             self._check_file_size(name, len(data))
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))
@@ -298,7 +302,7 @@ class MemoryFiles:
             outcome = self._commit(names, message)
         return [
             WriteOutcome(
-                written_event(name, before, data, reason, outcome),
+                written_event(name, before, data, reason, outcome, self.scope),
                 outcome.lock_cleared if index == 0 else None,
                 redaction,
                 outside[name],
@@ -363,6 +367,7 @@ class MemoryFiles:
             lines_removed=removed,
             commit_error=outcome.error,
             outside_edit=subject == OUTSIDE_EDIT,
+            scope=self.scope,
         )
 
     def _locate(self, rel: str, *, diary: bool) -> tuple[Path, str]:
@@ -399,15 +404,3 @@ class MemoryFiles:
 def _check_reason(reason: str) -> None:
     if reason not in REASONS:
         raise ValueError(f"unknown write reason {reason!r}; one of {sorted(REASONS)}")
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _policed(apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
-    """The secrets policy applied to a write; a blocked credential refuses the write."""
-    try:
-        return apply(*args, **kwargs)
-    except SecretBlocked as blocked:
-        raise MemoryWriteError(str(blocked)) from None

@@ -27,6 +27,7 @@ def hit_payload(hit: SearchHit) -> dict[str, Any]:
     """One hit as the model sees it."""
     return {
         **({"date": hit.date, "inTimeFrame": hit.in_time_frame} if hit.date else {}),
+        "scope": hit.scope,
         "path": hit.path,
         "startLine": hit.start_line,
         "endLine": hit.end_line,

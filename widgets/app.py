@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -21,6 +20,7 @@ from shell.events import Error, Event
 from shell.session.trace import TraceWriter
 from widgets.bridge import EventBridge
 from widgets.editor import edit_memory
+from widgets.idle import IdleSpell
 from widgets.keys import CairnFooter, KeysApp
 from widgets.messages import AgentEvent
 from widgets.palette import TUI_COMMAND_ACTIONS, CairnCommands
@@ -83,9 +83,7 @@ class CairnApp(KeysApp):
         self.queued: deque[str] = deque()
         self._trace: TraceWriter | None = None
         self._bridge: EventBridge | None = None
-        self._clock = time.monotonic
-        self._last_activity = self._clock()
-        self._dreamt_since_activity = False
+        self.idle = IdleSpell()
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen(id="_default")
@@ -159,24 +157,18 @@ class CairnApp(KeysApp):
     def dream_if_idle(self) -> bool:
         """Sweep once after `[dreaming] idle_minutes` without a key or a turn, never during
         one. Returns whether a sweep started."""
-        idle_s = self.agent.settings.dreaming.idle_minutes * 60
-        if self.busy or self._dreamt_since_activity or self._clock() - self._last_activity < idle_s:
+        if not self.idle.dream_due(self.agent.settings.dreaming.idle_minutes, busy=self.busy):
             return False
-        self._dreamt_since_activity = True
         self.run_events(lambda: self.agent.dream("idle"))
         return True
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):  # the app sees every key first, the prompt's too
-            self._active()
+            self.idle.active()
             bar = self.query_one_optional(ApprovalBar)  # None before the first compose
             if bar is not None and await bar.key(event):
                 return  # it opened the approval waiting
         await super().on_event(event)
-
-    def _active(self) -> None:
-        self._last_activity = self._clock()
-        self._dreamt_since_activity = False
 
     async def on_unmount(self) -> None:
         if self._trace is not None:
@@ -252,7 +244,7 @@ class CairnApp(KeysApp):
         if event.worker.group != "agent" or not event.worker.is_finished or not self.is_running:
             return  # quitting cancels the turn under way; its widgets are already gone
         self.transcript.forget_echoes()
-        self._last_activity = self._clock()  # idle counts from the end of a turn (or sweep)
+        self.idle.ended()
         if event.state == WorkerState.CANCELLED:
             if self._bridge is not None:
                 self._bridge.close_approvals()
@@ -293,9 +285,8 @@ class CairnApp(KeysApp):
 
     async def _run_tui_command(self, name: str, argument: str = "") -> None:
         """A command of `shell.commands` that acts on the screen (`tui_only`)."""
-        if name == "/why":
-            await self.action_why(argument)
-            return
+        if name == "/why":  # the one that takes what follows it
+            return await self.action_why(argument)
         await self.run_action(TUI_COMMAND_ACTIONS[name])
 
     async def _submit(self, text: str) -> None:
@@ -353,18 +344,11 @@ class CairnApp(KeysApp):
         await self.push_screen(HistoryScreen(self, (self._plan or self.agent).settings, select=sha))
 
     async def action_why(self, place: str = "") -> None:
-        """Where a memory line came from, and the turn that wrote it (F7, `/why [FILE:LINE]`);
-        its first list is the session's search hits."""
-        from widgets.screens.why import why_screen  # loaded when first opened
+        """Where a memory line came from (F7, `/why [FILE:LINE]`): `widgets.screens.why`."""
+        from widgets.screens.why import open_why  # loaded when first opened
 
-        settings = (self._plan or self.agent).settings
         hits = self._bridge.hits if self._bridge is not None else []
-        try:
-            screen = await asyncio.to_thread(why_screen, settings, hits, place, self)
-        except ValueError as error:
-            self.notify(str(error), severity="warning", timeout=4)
-            return
-        await self.push_screen(screen)
+        await open_why(self, (self._plan or self.agent).settings, hits, place)
 
     async def action_resolve_conflicts(self, file: str = "") -> None:
         """The open sync conflicts, each settled with one key (F6, a click on its block)."""

@@ -235,8 +235,8 @@ async def test_idle_minutes_start_one_sweep_and_never_during_a_turn(
     async with app.run_test(size=SIZE) as pilot:
         await asked_four_ways(app, pilot)
         now = [0.0]
-        app._clock = lambda: now[0]
-        app._active()
+        app.idle.clock = lambda: now[0]
+        app.idle.active()
         now[0] += 9 * 60
         assert not app.dream_if_idle()
         now[0] += 60

@@ -14,7 +14,8 @@ from textual.widgets import DataTable, Static
 
 from tests.ui.conftest import MakeApp, send, started, until
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD
-from widgets.screens.why import TurnScreen, WhyScreen
+from widgets.screens.turn import TurnScreen
+from widgets.screens.why import WhyScreen
 
 
 def _trace(screen: WhyScreen) -> str:

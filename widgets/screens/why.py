@@ -13,70 +13,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Awaitable, Sequence
+from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.notifications import SeverityLevel
 from textual.reactive import var
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import WorkerError
 
 from shell.events import (
-    AssistantMessage,
     Event,
     MemoryForgotten,
-    MemoryWritten,
     Notice,
     SearchHit,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnStarted,
 )
-from shell.git.history_commit import HistoryCommit
-from shell.memory.paths import CURATED_FILE, DIARY_FILE, daily_note
-from shell.memory.provenance import ProvenanceError, parse_place, traceable
-from shell.session.turns import PastTurn
+from shell.memory.provenance import ProvenanceError
 from shell.text import shorten
 from shell.why import Traced, Why
 from widgets.host import AgentHost, watched
+from widgets.screens.turn import TurnScreen, writes_text
+from widgets.screens.why_lists import Listing, Place, lists_for, reread
 from widgets.source import SettingsLike
-
-
-@dataclass(frozen=True)
-class Place:
-    """A line to trace: its file, its 1-based number, and what the list shows of it."""
-
-    path: str
-    line: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Listing:
-    """One list of the screen: search hits, or a file's lines."""
-
-    title: str
-    places: list[Place]
-
-
-def file_listing_lines(why: Why, path: str) -> list[str]:
-    try:
-        return (why.store.root / traceable(why.store.root, path)).read_text("utf-8").splitlines()
-    except (ProvenanceError, OSError, UnicodeDecodeError):
-        return []
-
-
-def file_listing(why: Why, path: str) -> Listing:
-    """The non-blank lines of a workspace file."""
-    lines = file_listing_lines(why, path)
-    places = [Place(path, n, text) for n, text in enumerate(lines, 1) if text.strip()]
-    return Listing(path, places)
 
 
 class WhyScreen(ModalScreen[None]):
@@ -267,7 +230,7 @@ class WhyScreen(ModalScreen[None]):
             await worker.wait()
         done = next((e for e in seen if isinstance(e, MemoryForgotten)), None)
         self.listings = [
-            await asyncio.to_thread(_again, self.why, listing) for listing in self.listings
+            await asyncio.to_thread(reread, self.why, listing) for listing in self.listings
         ]
         await self._fill()
         if done is None:
@@ -310,20 +273,6 @@ def _said(events: list[Event]) -> str:
     return next((e.message for e in reversed(events) if isinstance(e, Notice)), "")
 
 
-def _again(why: Why, listing: Listing) -> Listing:
-    """A listing read again after a forget changed the files: a file's lines anew, search
-    hits only where their line still reads the same."""
-    if listing.places and all(p.path == listing.title for p in listing.places):
-        return file_listing(why, listing.title)
-    lines = {p.path: file_listing_lines(why, p.path) for p in listing.places}
-    kept = [
-        p
-        for p in listing.places
-        if p.line <= len(lines[p.path]) and lines[p.path][p.line - 1] == p.text
-    ]
-    return Listing(listing.title, kept)
-
-
 def trace_text(traced: Traced) -> Text:
     """A line's provenance as the screen shows it."""
     p = traced.provenance
@@ -352,79 +301,27 @@ def trace_text(traced: Traced) -> Text:
     return text
 
 
-def writes_text(writes: list[HistoryCommit]) -> Text:
-    text = Text(f"its writes ({len(writes)})\n", style="dim")
-    for commit in writes:
-        text.append(f"  {commit.short} ", style="dim")
-        text.append(f"{commit.subject} ({', '.join(commit.files)})\n")
-    return text
+class WhyHost(AgentHost, Protocol):
+    """What opening the screen needs of the app (`CairnApp` has this shape)."""
+
+    def notify(
+        self, message: str, *, severity: SeverityLevel = ..., timeout: float | None = ...
+    ) -> None: ...
+
+    def push_screen(self, screen: Screen[Any]) -> Awaitable[Any]: ...
 
 
-class TurnScreen(ModalScreen[None]):
-    """One past turn, read-only: what was asked, each call and its result, each write, the
-    answer; then every commit the turn made."""
-
-    DEFAULT_CSS = """
-    TurnScreen {
-        align: center middle;
-        & > #turn {
-            width: 92%;
-            height: 88%;
-            border: round $secondary;
-            border-title-color: $secondary;
-            background: $surface;
-            padding: 0 1;
-        }
-        & #turn > Static { height: auto; }
-    }
-    """
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
-
-    def __init__(self, turn: PastTurn, writes: list[HistoryCommit]) -> None:
-        super().__init__()
-        self.turn = turn
-        self.writes = writes
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="turn") as box:
-            box.border_title = f"session {self.turn.session_id} · turn {self.turn.turn} · read-only"
-            yield Static(turn_text(self.turn, self.writes), id="turn-text")
-        yield Footer()
-
-    def action_close(self) -> None:
-        self.dismiss()
-
-
-def turn_text(turn: PastTurn, writes: list[HistoryCommit]) -> Text:
-    text = Text()
-    if turn.prompt is not None:
-        text.append("you  ", style="bold")
-        text.append(f"{turn.prompt}\n\n")
-    for event in turn.events:
-        text.append_text(_event_text(event))
-    if not turn.events and turn.reply is not None:  # read from the transcript: no calls shown
-        text.append(f"{turn.reply}\n\n")
-    text.append_text(writes_text(writes))
-    return text
-
-
-def _event_text(event: Event) -> Text:
-    match event:
-        case ToolCallStarted(name=name, arguments=arguments):
-            arguments_text = shorten(json.dumps(arguments, ensure_ascii=False), 300)
-            return Text(f"→ {name} {arguments_text}\n", style="cyan")
-        case ToolCallFinished(result=result, error=error):
-            shown = shorten(" ".join((error or result).split()), 300)
-            return Text(f"← {shown}\n", style="red" if error else "dim")
-        case MemoryWritten(path=path, commit=commit, lines_added=added):
-            where = commit[:7] if commit else "not committed"
-            return Text(f"✎ wrote {path} (+{added}) · {where}\n", style="green")
-        case AssistantMessage(text=reply) if reply.strip():
-            return Text(f"\n{reply}\n\n")
-        case TurnStarted():
-            return Text()
-    return Text()
+async def open_why(
+    host: WhyHost, settings: SettingsLike, hits: Sequence[SearchHit], place: str = ""
+) -> None:
+    """Push the why screen (built off the UI thread: it reads files), or say why `place` cannot
+    be shown."""
+    try:
+        screen = await asyncio.to_thread(why_screen, settings, hits, place, host)
+    except ValueError as error:
+        host.notify(str(error), severity="warning", timeout=4)
+        return
+    await host.push_screen(screen)
 
 
 def why_screen(
@@ -436,34 +333,5 @@ def why_screen(
     """The screen on the session's search hits and the memory panes' files, at `place` (FILE:LINE)
     when given. Reads files: run it off the UI thread. Raises ValueError for a bad `place`."""
     why = Why.at(settings.workspace, settings.state_dir)
-    listings = [Listing("search hits", hit_places(why, hits))]
-    for path in (CURATED_FILE, daily_note(settings.today()), DIARY_FILE):
-        listings.append(file_listing(why, path))
-    select = None
-    if place.strip():
-        try:
-            path, line = parse_place(place)
-            path = traceable(why.store.root, path)
-        except ProvenanceError as error:
-            raise ValueError(str(error)) from None
-        listing = file_listing(why, path)
-        select = next((p for p in listing.places if p.line == line), Place(path, line, ""))
-        if listing.title not in {shown.title for shown in listings}:
-            listings.append(listing)
+    listings, select = lists_for(why, settings.today(), hits, place)
     return WhyScreen(why, listings, select=select, host=host)
-
-
-def hit_places(why: Why, hits: Sequence[SearchHit]) -> list[Place]:
-    """Each line of each hit's window, once, newest search first."""
-    places: list[Place] = []
-    seen: set[tuple[str, int]] = set()
-    texts: dict[str, list[str]] = {}
-    for hit in hits:
-        if hit.path not in texts:
-            texts[hit.path] = file_listing_lines(why, hit.path)
-        lines = texts[hit.path]
-        for number in range(hit.start_line, min(hit.end_line, len(lines)) + 1):
-            if (hit.path, number) not in seen and lines[number - 1].strip():
-                seen.add((hit.path, number))
-                places.append(Place(hit.path, number, lines[number - 1]))
-    return places

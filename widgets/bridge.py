@@ -86,13 +86,7 @@ from widgets.cards.blocks import (
 )
 from widgets.cards.dream_block import DreamBlock
 from widgets.cards.tools_block import ToolsBlock
-from widgets.format import (
-    cancel_receipt,
-    dropped_text,
-    help_lines,
-    mcp_notice,
-    tokens,
-)
+from widgets.format import cancel_receipt, dropped_text, help_lines, mcp_notice, tokens
 from widgets.keys import key_lines
 from widgets.sync_view import SyncView
 
@@ -104,8 +98,7 @@ if TYPE_CHECKING:
     from widgets.transcript import Transcript
 
 
-MAX_HITS = 60
-"""How many of the session's latest search hits the why screen lists."""
+MAX_HITS = 60  # the session's latest search hits the why screen lists
 
 
 class EventBridge:
@@ -138,8 +131,7 @@ class EventBridge:
         self.approvals = approvals
         """Where a call waits for the user (the bar above the prompt, which opens the modal)."""
         self._sync = SyncView(transcript, status, side, strip)
-        self.hits: list[SearchHit] = []
-        """This session's search hits, newest first (the why screen traces them)."""
+        self.hits: list[SearchHit] = []  # newest first, for the why screen
 
     async def route(self, event: Event, *, background: bool = False) -> None:
         """Show `event`; `background`: it came between turns, not from what the user started."""
@@ -244,13 +236,6 @@ class EventBridge:
                     await self.side.memory_written(event.path, event.lines_added)
                 if self.strip is not None:
                     self.strip.memory_written(event)
-            case MemoryForgotten(applied=applied, commits=commits, files=files):
-                verb = "forgot" if applied else "would forget"
-                await transcript.add_notice(
-                    f"{verb} a line: {commits} commit(s) rewritten, {len(files)} file(s) changed"
-                )
-                if applied:
-                    await self._sync.side.synced(files)
             case SecretsRedacted(path=path, kinds=kinds):
                 await transcript.add_notice(
                     f"redacted from {path} before the commit: {', '.join(kinds)}", "warning"
@@ -369,6 +354,7 @@ class EventBridge:
                 | SyncRedactionPreviewed()
                 | SyncRedacted()
                 | SyncForgotten()
+                | MemoryForgotten()
                 | SyncStatusChanged()
             ):
                 await self._sync.route(event, background=background)

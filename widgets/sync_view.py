@@ -1,11 +1,13 @@
 """Where the sync's events show: a line or a block in the transcript, the sync status in the
-status bar (and the strip of a narrow terminal), and the panes re-read after a pull."""
+status bar (and the strip of a narrow terminal), and the panes re-read after a pull or after
+the history was rewritten (a redaction, a forget)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, assert_never
 
 from shell.events import (
+    MemoryForgotten,
     SyncCloned,
     SyncConflict,
     SyncFailed,
@@ -47,7 +49,7 @@ class SyncView:
         """A background sync found the remote unreachable and said so: its retries stay quiet
         until a sync completes."""
 
-    async def route(self, event: SyncEvent, *, background: bool) -> None:
+    async def route(self, event: SyncEvent | MemoryForgotten, *, background: bool) -> None:
         """`background`: the sync ran between turns, not because the user asked."""
         match event:
             case SyncRemoteAdded() | SyncCloned() | SyncRecovered():
@@ -77,6 +79,13 @@ class SyncView:
                 await self.transcript.add_notice(
                     redaction_preview(event), "warning" if found else "info"
                 )
+            case MemoryForgotten(applied=applied, commits=commits, files=files):
+                verb = "forgot" if applied else "would forget"
+                await self.transcript.add_notice(
+                    f"{verb} a line: {commits} commit(s) rewritten, {len(files)} file(s) changed"
+                )
+                if applied:
+                    await self.side.synced(files)
             case SyncRedacted(files=files) | SyncForgotten(files=files):
                 await self.side.synced(files)
                 await self.transcript.add_notice(sync_line(event) or "")

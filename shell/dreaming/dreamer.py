@@ -29,9 +29,9 @@ from shell.dreaming.review import (
     check_only_its_line,
     commit_summary,
 )
+from shell.dreaming.saving import save_sweep
 from shell.dreaming.state import MAX_OPEN, Record, StateStore
 from shell.events import (
-    DeepSleepFinished,
     DreamProposed,
     DreamSweepFinished,
     DreamSweepSkipped,
@@ -52,7 +52,7 @@ from shell.memory.hit_log import dreams_dir
 from shell.memory.provenance import Provenances
 from shell.secrets.door import redacted
 from shell.text import collapse, normalized
-from shell.workspace import SEEDS, bootstrap_budgets, memory_room
+from shell.workspace import bootstrap_budgets, memory_room
 
 if TYPE_CHECKING:
     from shell.dreaming.sweep import Plan
@@ -140,7 +140,7 @@ class Dreamer:
                 yield DreamProposed(proposal)
             try:
                 written, diary_text, open_count = await asyncio.to_thread(
-                    self._write, sweep, now, plan, deep, proposals
+                    save_sweep, self.store, self.files, sweep, now, plan, deep, proposals
                 )
             except Exception as error:
                 yield DreamSweepSkipped("failed", f"the sweep could not be saved: {error}")
@@ -204,39 +204,6 @@ class Dreamer:
         plan.draft(min(self.config.limit, max(0, MAX_OPEN - len(open_))))
         vectors.save()
         return plan
-
-    def _write(
-        self,
-        sweep: str,
-        now: datetime,
-        plan: Plan,
-        deep: DeepSleepFinished,
-        proposals: list[Proposal],
-    ) -> tuple[list[WriteOutcome], str, int]:
-        phases = (plan.light.event, plan.rem.event, deep)
-        entry = diary.diary_entry(*phases, proposals)
-        with self.store.editing() as state:
-            for proposal in proposals:
-                state.records[proposal.id] = Record(
-                    proposal, "open", now.isoformat(), keys=plan.keys[proposal.id]
-                )
-            for twin in plan.replaced & state.records.keys():
-                state.records[twin] = replace(state.records[twin], status="stale")
-            new = {proposal.id for proposal in proposals}
-            still_open = [r.proposal.id for r in state.open() if r.proposal.id not in new]
-            block = diary.render_block(sweep, now, entry, phases, proposals, still_open)
-            state.remember("dreamed", *diary.prose_lines(block))
-            open_count = len(state.open())
-        on_disk = self.files.text(DIARY_FILE)
-        current = on_disk or SEEDS[DIARY_FILE]
-        if diary.latest_digest(current) == diary.digest(phases, [*new, *still_open]):
-            return [], entry, open_count
-        written = self.files.rewrite(
-            [Edit(DIARY_FILE, on_disk, diary.splice(current, block))],
-            reason="dream",
-            summary=f"sweep {now:%Y-%m-%d %H:%M}, {_proposed(proposals)}",
-        )
-        return written, entry, open_count
 
     # --- the review queue ----------------------------------------------------------------------
 
@@ -408,7 +375,3 @@ class Dreamer:
         except StaleProposal as error:
             return Preview(proposal, [], self.budget(memory, window), str(error))
         return Preview(proposal, changed_lines(memory, after), self.budget(after, window))
-
-
-def _proposed(proposals: list[Proposal]) -> str:
-    return f"{len(proposals)} proposed" if proposals else "nothing proposed"

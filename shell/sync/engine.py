@@ -27,7 +27,7 @@ from shell.events.sync import (
 )
 from shell.events.turns import Notice
 from shell.git.lock import repo_lock
-from shell.git.runner import Git, GitFailure, classify, one_line, redact_url
+from shell.git.runner import Git, GitFailure, redact_url
 from shell.memory.files.plain import not_text_notices
 from shell.memory.forget.purge import Purged
 from shell.memory.forget.tombstones import Tombstones
@@ -36,6 +36,7 @@ from shell.sync.clone import choose_branch
 from shell.sync.forgotten import PRUNE_PENDING, Purges, accepts_rewrite, settle, tidy
 from shell.sync.prepare import commit_outside_edits, ensure_attributes, ensure_ignored
 from shell.sync.pull import Pulled, fetch, take_in
+from shell.sync.push import REMOTE, push_head
 from shell.sync.redact import not_rewritten_moved, preview, redact_outgoing
 from shell.sync.repair import recover_repository, resolve_conflict
 from shell.sync.state import (
@@ -52,7 +53,6 @@ from shell.sync.state import (
 )
 from shell.sync.told import told
 
-REMOTE = "origin"
 PUSH_TRIES = 3
 
 
@@ -314,26 +314,7 @@ class SyncEngine:
         )
 
     def _push(self, branch: str, head: str, *, lease: str | None = None) -> bool:
-        """Push `head`; False when the remote moved meanwhile (non-fast-forward, or away from
-        `lease`: a purged history replaces the remote's only while it is still at `lease`)."""
-        forced = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
-        done = self._git.run(
-            ["push", "--porcelain", "--no-verify", *forced, REMOTE, f"{head}:refs/heads/{branch}"],
-            network=True,
-            check=False,
-        )
-        if done.code == 0:
-            return True
-        said = f"{done.stdout}\n{done.stderr}".lower()
-        if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
-            return False
-        if "stale info" in said:
-            return False
-        if "[remote rejected]" in said:
-            raise GitFailure(
-                "error", f"push refused by the remote: {one_line(done.stdout + done.stderr)}"
-            )
-        raise GitFailure(classify(done.stderr), f"push failed: {one_line(done.stderr)}")
+        return push_head(self._git, branch, head, lease=lease)
 
     def _tidy(self, purged: bool) -> None:
         """Prune what a purge left, this sync's or one a failure kept from being pruned."""

@@ -234,28 +234,40 @@ class Agent(
         off the event loop). Raises GitFailure when `sha` names no commit."""
         return MemoryHistory(self.git).preview_revert(sha)
 
-    async def forget(self, place: str, *, apply: bool) -> AsyncGenerator[Event]:
+    def memories(self) -> dict[str, Path]:
+        """The workspace of each memory this session reads, by the label its hits show."""
+        from shell.scopes.scopes import session_scopes
+
+        return {scope.label: scope.workspace for scope in session_scopes(self.settings).readable}
+
+    async def forget(
+        self, place: str, *, apply: bool, scope: str = "global"
+    ) -> AsyncGenerator[Event]:
         """`cairn forget` from the session (the why screen's `x`): what forgetting the line at
         `place` would rewrite, or with `apply` the purge of the files, history, `.cairn/`, the
         index and the remote; the live conversation loses the line too, so no later
-        compaction writes it back into the transcript. A line that cannot be forgotten is a
-        notice."""
+        compaction writes it back into the transcript. `scope`: the memory, by its label (a
+        project's does not sync). A line that cannot be forgotten is a notice."""
         from shell.forget import ForgetError, Identity, forget, line_at
         from shell.memory.forget.state import scrub_messages
 
         settings = self.settings
         identity = Identity(settings.git_author_name, settings.git_author_email)
+        recall = self._writable_recall(scope)
         async with self.sync.held() as engine:
             try:
-                line = line_at(self.git.root, place)
+                if recall is None:
+                    raise ForgetError(f"{scope} is not a memory this session may change")
+                root = recall.settings.workspace.resolve()
+                line = line_at(root, place)
                 events = await asyncio.to_thread(
                     forget,
-                    self.git.root,
+                    root,
                     place=place,
                     apply=apply,
                     identity=identity,
-                    engine=engine,
-                    index=self.recall.index if apply else None,
+                    engine=engine if recall is self.recall else None,
+                    index=recall.index if apply else None,
                 )
             except ForgetError as error:
                 yield Notice(f"not forgotten: {error}", "warning")
@@ -264,6 +276,16 @@ class Agent(
             scrub_messages(self.conversation.messages, line)
         for event in events:
             yield event
+
+    def _writable_recall(self, label: str) -> RecallService | None:
+        """The recall of the memory labelled `label` when this session writes it (its own, or
+        the global one; a shared project's is read-only)."""
+        from shell.scopes.scopes import session_scopes
+
+        scopes = session_scopes(self.settings)
+        wanted = {s.label: s.workspace.resolve() for s in (scopes.own, scopes.user)}.get(label)
+        recalls = (self.recall, *self._scope_recalls)
+        return next((r for r in recalls if r.settings.workspace.resolve() == wanted), None)
 
     async def background_events(self) -> AsyncIterator[Event]:
         """Events that happen between turns (index sync, file watching, git sync), for the TUI."""

@@ -159,8 +159,13 @@ class ReplayAgent:
     def resolve_conflict(self, file: str, take: Take) -> AsyncIterator[Event]:
         return self._nothing()  # the trace holds how its conflicts were settled
 
-    async def forget(self, place: str, *, apply: bool) -> AsyncIterator[Event]:
+    async def forget(
+        self, place: str, *, apply: bool, scope: str = "global"
+    ) -> AsyncIterator[Event]:
         yield Notice(f"{place} not forgotten: a replay changes no memory", "warning")
+
+    def memories(self) -> dict[str, Path]:
+        return {"global": self.settings.workspace}
 
     async def revert(self, sha: str) -> AsyncIterator[Event]:
         yield Notice(f"{short_sha(sha)} not reverted: {NO_REVERT}", "warning")

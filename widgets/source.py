@@ -131,9 +131,14 @@ class AgentSource(Protocol):
         """Settle a sync conflict: keep the local file, take the remote's, or both."""
         ...
 
-    def forget(self, place: str, *, apply: bool) -> AsyncIterator[Event]:
-        """What forgetting the line at `place` (`file:line`) would rewrite (a preview
-        `MemoryForgotten`), or with `apply` the purge; a notice when it cannot be forgotten."""
+    def forget(self, place: str, *, apply: bool, scope: str = "global") -> AsyncIterator[Event]:
+        """What forgetting the line at `place` (`file:line` of the memory labelled `scope`)
+        would rewrite (a preview `MemoryForgotten`), or with `apply` the purge; a notice when it
+        cannot be forgotten."""
+        ...
+
+    def memories(self) -> dict[str, Path]:
+        """The workspace of each memory the session reads, by the label its hits show."""
         ...
 
     def revert(self, sha: str) -> AsyncIterator[Event]:

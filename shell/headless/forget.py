@@ -2,6 +2,7 @@
 
     cairn forget FILE:LINE [--yes] [--json]   the line at LINE of a memory file
     cairn forget --text "..." [--yes] [--json] the line, wherever it is (files, history, .cairn)
+    cairn forget ... --scope project            in the project folder's memory (default global)
 
 Without `--yes` nothing changes: it says where the line is and how many commits and files
 forgetting it would rewrite. With `--yes` the history is purged, the index rebuilt, `.cairn/`
@@ -13,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shell.config import ConfigError, Settings
-from shell.events import MemoryForgotten, Notice, SyncFailed
+from shell.events import Event, MemoryForgotten, Notice, SyncFailed
 from shell.headless.output import Out
+from shell.headless.scoped import add_scope_options, one_memory
 from shell.secrets.door import event_line
 from shell.sync.describe import sync_line
 from shell.text import counted
@@ -37,6 +40,7 @@ def add_parser(
     forget.add_argument("--text", help="the line itself, instead of FILE:LINE")
     forget.add_argument("--yes", action="store_true", help="forget it (else: a preview)")
     forget.add_argument("--json", action="store_true", help="one JSON event per line")
+    add_scope_options(forget, one=True)
 
 
 def run_forget(settings: Settings, args: argparse.Namespace, out: Out) -> int:
@@ -45,12 +49,16 @@ def run_forget(settings: Settings, args: argparse.Namespace, out: Out) -> int:
 
     if (args.place is None) == (args.text is None):
         raise ConfigError("give FILE:LINE or --text (one of them)")
-    engine, events = _engine(settings)
-    events += engine.recover()
-    index = _index(settings) if args.yes else None
+    root = one_memory(settings, args)
+    events: list[Event] = []
+    engine = None
+    if root == settings.workspace:  # the global memory syncs; a project's does not
+        engine, events = _engine(settings)
+        events += engine.recover()
+    index = _index(replace(settings, workspace=root)) if args.yes else None
     try:
         events += forget(
-            settings.workspace,
+            root,
             place=args.place,
             text=args.text,
             apply=args.yes,

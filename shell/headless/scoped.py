@@ -16,13 +16,19 @@ from shell.scopes.scopes import Scope, Scopes, session_scopes
 SCOPE_CHOICES = ("global", "project", "all")
 
 
-def add_scope_options(parser: argparse.ArgumentParser) -> None:
+def add_scope_options(parser: argparse.ArgumentParser, *, one: bool = False) -> None:
+    """`one`: the command works on one memory's file (`cairn why`, `cairn forget`): global
+    (the default) or project, never all."""
     parser.add_argument(
         "--scope",
-        choices=SCOPE_CHOICES,
-        default="all",
+        choices=SCOPE_CHOICES[:2] if one else SCOPE_CHOICES,
+        default="global" if one else "all",
         help="the memory to work on: global (about you, read in every project), project (the "
-        "project folder's own), or all of what a session there sees (default)",
+        + (
+            "project folder's own); default global"
+            if one
+            else "project folder's own), or all of what a session there sees (default)"
+        ),
     )
     parser.add_argument(
         "--project",
@@ -35,6 +41,16 @@ def scoped_settings(settings: Settings, args: argparse.Namespace) -> Settings:
     """`settings` with the project folder the arguments name (the current folder by default)."""
     named = getattr(args, "project", None)
     return replace(settings, project=project_folder(named or Path.cwd()))
+
+
+def one_memory(settings: Settings, args: argparse.Namespace) -> Path:
+    """The workspace of the one memory `--scope` names (global, or the project folder's).
+
+    Raises:
+        ConfigError: the project has no memory yet.
+    """
+    scoped = scoped_settings(settings, args) if args.scope == "project" else settings
+    return chosen_scopes(scoped, args.scope)[1][0].workspace
 
 
 def chosen_scopes(

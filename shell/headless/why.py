@@ -4,8 +4,9 @@
                                          message that wrote it, and that turn's other writes
     cairn why --turn SESSION:TURN        a turn: its prompt, answer and writes
 
-FILE:LINE also takes a search hit's citation (`memory/2026-12-01.md#L3`). Exit 1 when the line
-has no provenance (not committed) or cannot be looked up.
+FILE:LINE also takes a search hit's citation (`memory/2026-12-01.md#L3`); `--scope project`
+looks in the project folder's memory (a hit labelled `[project:…]`), global by default. Exit 1
+when the line has no provenance (not committed) or cannot be looked up.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from shell.config import ConfigError, Settings
 from shell.git.history_commit import HistoryCommit
 from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
+from shell.headless.scoped import add_scope_options, one_memory
 from shell.session.turns import PastTurn
 from shell.text import shorten
 from shell.why import Traced, Why
@@ -34,6 +36,7 @@ def add_parser(sub: Subcommands) -> None:
     why.add_argument("place", nargs="?", help="FILE:LINE, e.g. MEMORY.md:12 or memory/X.md#L3")
     why.add_argument("--turn", metavar="SESSION:TURN", help="show a turn and its writes instead")
     why.add_argument("--json", action="store_true", help="print it as one JSON object")
+    add_scope_options(why, one=True)
 
 
 def run_why(settings: Settings, args: argparse.Namespace, out: Out) -> int:
@@ -41,7 +44,7 @@ def run_why(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     from shell.workspace import existing_workspace
 
     existing_workspace(settings)
-    why = Why.at(settings.workspace, settings.state_dir)
+    why = Why.at(one_memory(settings, args), settings.state_dir)  # sessions: the global's
     if args.turn:
         if args.place:
             raise ConfigError("give FILE:LINE or --turn, not both")

@@ -81,3 +81,32 @@ def test_why_still_finds_the_call_after_a_forget_rewrote_every_commit(tmp_path: 
     assert shown.returncode == 0 and "turn 3" in shown.stdout
     assert 'call: memory_append {"text": "- Ana owns the release"}' in shown.stdout
     assert "deploy key" not in shown.stdout
+
+
+def test_why_and_forget_work_in_a_project_memory_and_leave_the_global_one_alone(
+    tmp_path: Path,
+) -> None:
+    ws, heron = tmp_path / "ws", tmp_path / "heron"
+    heron.mkdir()
+    common = ("--workspace", str(ws), "--project", str(heron))
+    scopes = {"CAIRN_SCOPES_ENABLED": "on"}
+    ran = cairn(
+        "run", *common, "remember that the heron staging database is on port 6543",
+        home=tmp_path, **scopes,
+    )  # fmt: skip
+    [written] = [e for e in events_of(ran) if e["type"] == "memory_written"]
+    assert written["scope"] == "project:heron"
+    place = f"{written['path']}:1"
+
+    in_project = cairn("why", place, "--scope", "project", *common, home=tmp_path, **scopes)
+    in_global = cairn("why", place, *common, home=tmp_path, **scopes)
+    forgot = cairn("forget", place, "--scope", "project", "--yes", *common, home=tmp_path, **scopes)
+
+    assert in_project.returncode == 0, in_project.stderr
+    assert "staging database is on port 6543" in in_project.stdout
+    assert "asked: remember that the heron staging database" in in_project.stdout
+    assert in_global.returncode != 0  # the global memory has no such note
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+    [project_memory] = (tmp_path / "ws-projects").glob("heron-*")
+    assert "6543" not in (project_memory / written["path"]).read_text()
+    assert (ws / "MEMORY.md").is_file()  # the global memory is untouched

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
@@ -38,7 +38,7 @@ from shell.text import shorten
 from shell.why import Traced, Why
 from widgets.host import AgentHost, watched
 from widgets.screens.turn import TurnScreen, writes_text
-from widgets.screens.why_lists import Listing, Place, lists_for, reread
+from widgets.screens.why_lists import GLOBAL, Listing, Place, lists_for, reread
 from widgets.source import SettingsLike
 
 
@@ -77,14 +77,15 @@ class WhyScreen(ModalScreen[None]):
 
     def __init__(
         self,
-        why: Why,
+        whys: Mapping[str, Why],
         listings: list[Listing],
         *,
         select: Place | None = None,
         host: AgentHost | None = None,
     ):
         super().__init__()
-        self.why = why
+        self.whys = whys
+        """The session's memories, by the label their hits show."""
         self.cairn = host
         """Runs the forget through the agent; None (a screen without one) offers no forget."""
         self.listings = [listing for listing in listings if listing.places] or listings[:1]
@@ -116,10 +117,10 @@ class WhyScreen(ModalScreen[None]):
 
     def _show_selected(self, place: Place) -> None:
         for index, listing in enumerate(self.listings):
-            if any(p.path == place.path and p.line == place.line for p in listing.places):
+            if place in listing.places:
                 self.index = index
                 return
-        self.listings.insert(0, Listing(f"{place.path}:{place.line}", [place]))
+        self.listings.insert(0, Listing(place.name, [place]))
         self.index = 0
 
     @property
@@ -134,15 +135,14 @@ class WhyScreen(ModalScreen[None]):
         table.clear(columns=True)
         table.add_columns("line", "text")
         for place in listing.places:
-            where = place.path if listing.title != place.path else ""
-            table.add_row(f"{where}:{place.line}" if where else str(place.line), place.text)
+            shown = str(place.line) if listing.file is not None else place.name
+            table.add_row(shown, place.text)
         if not listing.places:
             self._say(Text("nothing to trace here yet", style="dim"))
             return
         row = 0
         if self.select is not None:
-            chosen = (self.select.path, self.select.line)
-            row = next((i for i, p in enumerate(listing.places) if (p.path, p.line) == chosen), 0)
+            row = next((i for i, p in enumerate(listing.places) if p == self.select), 0)
             self.select = None
         table.move_cursor(row=row)
         await self._trace(listing.places[row])
@@ -159,7 +159,8 @@ class WhyScreen(ModalScreen[None]):
 
     async def _trace(self, place: Place) -> None:
         try:
-            self.traced = await asyncio.to_thread(self.why.line, place.path, place.line)
+            why = self.whys[place.scope]
+            self.traced = await asyncio.to_thread(why.line, place.path, place.line)
         except ProvenanceError as error:
             self.traced = None
             self._say(Text(str(error), style="bold red"))
@@ -204,7 +205,8 @@ class WhyScreen(ModalScreen[None]):
         place = self.current
         if place is None or self.cairn is None or not self._ready():
             return
-        seen = [e async for e in self.cairn.agent.forget(f"{place.path}:{place.line}", apply=False)]
+        where = f"{place.path}:{place.line}"
+        seen = [e async for e in self.cairn.agent.forget(where, apply=False, scope=place.scope)]
         preview = next((e for e in seen if isinstance(e, MemoryForgotten)), None)
         if preview is None:
             self._say(Text(_said(seen) or "this line cannot be forgotten", style="bold red"))
@@ -225,12 +227,13 @@ class WhyScreen(ModalScreen[None]):
         assert self.cairn is not None
         seen: list[Event] = []
         agent, where = self.cairn.agent, f"{place.path}:{place.line}"
-        worker = self.cairn.run_events(lambda: watched(agent.forget(where, apply=True), seen))
+        forgetting = agent.forget(where, apply=True, scope=place.scope)
+        worker = self.cairn.run_events(lambda: watched(forgetting, seen))
         with contextlib.suppress(WorkerError):
             await worker.wait()
         done = next((e for e in seen if isinstance(e, MemoryForgotten)), None)
         self.listings = [
-            await asyncio.to_thread(reread, self.why, listing) for listing in self.listings
+            await asyncio.to_thread(reread, self.whys, listing) for listing in self.listings
         ]
         await self._fill()
         if done is None:
@@ -253,7 +256,7 @@ class WhyScreen(ModalScreen[None]):
 
 def forget_text(place: Place, preview: MemoryForgotten) -> Text:
     """The question before a forget: the line, where it is, what would be rewritten."""
-    text = Text(f"Forget {place.path}:{place.line}?\n\n", style="bold")
+    text = Text(f"Forget {place.name}?\n\n", style="bold")
     text.append(f"{place.text.strip()}\n\n")
     text.append(f"in {', '.join(preview.places)}\n")
     files = ", ".join(preview.files) or "none"
@@ -332,6 +335,8 @@ def why_screen(
 ) -> WhyScreen:
     """The screen on the session's search hits and the memory panes' files, at `place` (FILE:LINE)
     when given. Reads files: run it off the UI thread. Raises ValueError for a bad `place`."""
-    why = Why.at(settings.workspace, settings.state_dir)
-    listings, select = lists_for(why, settings.today(), hits, place)
-    return WhyScreen(why, listings, select=select, host=host)
+    memories = host.agent.memories() if host is not None and host.started else {}
+    roots = {GLOBAL: settings.workspace, **memories}
+    whys = {label: Why.at(root, settings.state_dir) for label, root in roots.items()}
+    listings, select = lists_for(whys, settings.today(), hits, place)
+    return WhyScreen(whys, listings, select=select, host=host)

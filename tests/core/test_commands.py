@@ -73,6 +73,7 @@ def test_the_registry_has_each_name_once_with_its_help_and_keys() -> None:
         "/review": "f3",
         "/history": "f5",
         "/conflicts": "f6",
+        "/why": "f7",
         "/clear": "ctrl+l",
         "/exit": "ctrl+q",
     }

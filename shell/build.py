@@ -14,6 +14,7 @@ from shell.demo import register as register_demo
 from shell.dreaming import Dreamer
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
+from shell.memory.citations.project import citation_stamper
 from shell.memory.files.door import MemoryFiles
 from shell.memory.service import RecallService
 from shell.memory.tools import memory_tools
@@ -48,7 +49,9 @@ def build_agent(
     no allow rule covers is denied (`shell.tools.approvals`).
     """
     git = init_workspace(settings)
-    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
+    files = MemoryFiles(
+        settings.workspace, git, secrets=settings.secrets, citations=citation_stamper(settings)
+    )
     conversation, resumed = _open_conversation(settings, session_id=session_id, resume=resume)
     window = configured_window(settings)
     llm = _model(settings)
@@ -137,7 +140,9 @@ def _memory_toolbox(
 def build_dreamer(settings: Settings) -> Dreamer:
     """Dreaming alone, for `cairn dream`: no session, no agent loop."""
     git = init_workspace(settings)
-    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
+    files = MemoryFiles(
+        settings.workspace, git, secrets=settings.secrets, citations=citation_stamper(settings)
+    )
     return Dreamer(
         settings, files=files, git=git, recall=RecallService(settings), llm=_model(settings)
     )

@@ -63,6 +63,8 @@ from shell.events.lifecycle import (
     TurnsDropped,
 )
 from shell.events.memory import (
+    CitationCheck,
+    CitationMark,
     GitLockCleared,
     IndexRebuilt,
     IndexSynced,
@@ -150,6 +152,8 @@ __all__ = [
     "BootstrapMissing",
     "BootstrapTruncated",
     "CandidateTruth",
+    "CitationCheck",
+    "CitationMark",
     "CommandEnding",
     "CommandFinished",
     "CommandHelp",

@@ -13,6 +13,10 @@ an earlier commit (`shell.git.history`), the settling of a sync conflict (`shell
 call of another agent through `cairn mcp` (`shell.mcp_server`), whose commit names its client."""
 WriteState = Literal["committed", "unchanged", "failed"]
 SearchMode = Literal["hybrid", "keyword-only", "vector-only"]
+CitationMark = Literal["fresh", "stale", "gone", "unchecked"]
+"""What a memory line's citation of a project file (`README.md#L12@3f9a1c2b`) says now: the
+cited lines still hash as recorded (fresh), they changed (stale), the file or the lines are
+missing (gone), or nothing could be compared (unchecked: no hash, no project, a refused path)."""
 SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "rebuild", "pull"]
 
 # --- memory writes -------------------------------------------------------------------------
@@ -37,6 +41,9 @@ class MemoryWritten(BaseEvent):
     lines_removed: int = 0
     """Lines the write took out (a changed line is one added and one removed)."""
     commit_error: str | None = None
+    citations_unhashed: list[str] = field(default_factory=list)
+    """The citations of project files on the written lines that got no hash, each with why
+    ("../x#L1: outside the project folder")."""
     outside_edit: bool = False
     """An append found an edit made outside Cairn (an editor's save) since Cairn last wrote or
     read the file: the edit was kept, and is committed with this write."""
@@ -73,6 +80,20 @@ class GitLockCleared(BaseEvent):
 
 
 @frozen
+class CitationCheck:
+    """One citation of a project file on a recalled line, checked against the file now.
+
+    `reason` says why in words ("README.md#L12 changed since this was written"); `moved_to` is
+    the range that holds the cited text now when it moved (`L14-L16`), else "".
+    """
+
+    citation: str
+    mark: CitationMark
+    reason: str = ""
+    moved_to: str = ""
+
+
+@frozen
 class SearchHit:
     """One recalled unit, cited with its window.
 
@@ -98,6 +119,8 @@ class SearchHit:
     rerank_score: float | None = None
     """The cross-encoder's calibrated relevance (0 to 1) when the search was reranked; `score`
     is then this value. None when no cross-encoder read the hit."""
+    citations: list[CitationCheck] = field(default_factory=list)
+    """The snippet's citations of project files, each checked against the file at recall."""
 
 
 @frozen

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from shell.events import Event, WriteReason
+from shell.memory.citations.check import check_text, model_marks
+from shell.memory.citations.source import ProjectSource
 from shell.memory.files.door import MemoryFiles, MemoryPathError
 from shell.memory.files.plain import outside_edit_notices
 from shell.memory.files.values import WriteOutcome
@@ -143,7 +145,13 @@ def memory_tools(
             int(arguments.get("from", 1)),
             int(arguments.get("lines", DEFAULT_GET_LINES)),
         )
-        return json_result(window_payload(result.path, result))
+        payload = window_payload(result.path, result)
+        if files.citations is not None and "#L" in result.text:
+            source = ProjectSource(files.citations.root)
+            checks = await asyncio.to_thread(check_text, result.text, source)
+            if checks:
+                payload["sourceChecks"] = model_marks(checks)
+        return json_result(payload)
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
         path = named(arguments.get("path") or daily_note(today()))
@@ -168,6 +176,8 @@ def memory_tools(
             payload["commitError"] = outcome.event.commit_error
         if outcome.redaction is not None:
             payload["redacted"] = outcome.redaction.kinds
+        if outcome.event.citations_unhashed:
+            payload["citationsNotHashed"] = outcome.event.citations_unhashed
         return json_result(payload, _events(outcome, files.root))
 
     return [
@@ -244,6 +254,8 @@ def _append_result(outcome: WriteOutcome, root: Path) -> ToolResult:
         payload["commitError"] = event.commit_error
     if outcome.redaction is not None:
         payload["redacted"] = outcome.redaction.kinds  # what was written holds [REDACTED <kind>]
+    if event.citations_unhashed:
+        payload["citationsNotHashed"] = event.citations_unhashed
     return json_result(payload, _events(outcome, root))
 
 

@@ -41,9 +41,15 @@ def commit_message(reason: str, summary: str, origin: str) -> str:
 
 
 def written_event(
-    name: str, before: bytes, data: bytes, reason: WriteReason, outcome: CommitOutcome
+    name: str,
+    before: bytes,
+    data: bytes,
+    reason: WriteReason,
+    outcome: CommitOutcome,
+    citations_unhashed: list[str] | None = None,
 ) -> MemoryWritten:
-    """The event of a whole-file write of `data` over `before`."""
+    """The event of a whole-file write of `data` over `before`; `citations_unhashed`: the
+    citations of its new lines that got no hash, with why."""
     added, removed = changed_lines(before, data)
     return MemoryWritten(
         path=name,
@@ -53,6 +59,7 @@ def written_event(
         lines_added=added,
         lines_removed=removed,
         commit_error=outcome.error,
+        citations_unhashed=citations_unhashed or [],
     )
 
 

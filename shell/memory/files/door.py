@@ -16,20 +16,21 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
+from shell.memory.citations.stamp import CitationStamper
 from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
+from shell.memory.files.guards import REASONS, check_reason, policed
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
 from shell.memory.lines import changed_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
 from shell.secrets import detect as secret_scan
-from shell.secrets.policy import SecretBlocked, without_new_secrets, without_secrets
+from shell.secrets.policy import without_new_secrets, without_secrets
 from shell.seen import SeenFiles, digest
 from shell.text import counted, split_lines
 from shell.tools.toolbox import ToolError
@@ -44,7 +45,6 @@ __all__ = [
     "MemoryPathError",
 ]
 
-REASONS = frozenset({"tool", "flush", "dream", "user", "mcp"})
 OUTSIDE_EDIT = "edit made outside Cairn"
 """The message of the commit of an edit made outside Cairn (followed by ": <path>")."""
 USER_EDIT = "edit by the user in $EDITOR"
@@ -62,6 +62,8 @@ class MemoryFiles:
         max_file_bytes: Cap on a memory file's size after a write.
         secrets: What a write holding a credential gets (`shell.secrets.detect`): "redact"
             (replaced before the file is written and committed), "block" (refused) or "off".
+        citations: Records the hash of the project lines a written line cites in the line
+            (`shell.memory.citations.stamp`); None leaves citations as written.
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class MemoryFiles:
         max_write_bytes: int = 64_000,
         max_file_bytes: int = 2_000_000,
         secrets: str = secret_scan.REDACT,
+        citations: CitationStamper | None = None,
     ) -> None:
         if secrets not in secret_scan.POLICIES:
             raise ValueError(f"secrets must be one of {', '.join(secret_scan.POLICIES)}")
@@ -82,6 +85,7 @@ class MemoryFiles:
         self.max_read_chars = max_read_chars
         self.max_write_bytes = max_write_bytes
         self.max_file_bytes = max_file_bytes
+        self.citations = citations
         self._thread_lock = threading.Lock()
         self._fingerprints = SeenFiles[str]()
         """What the model last read or wrote of each file (memory_write's staleness check)."""
@@ -142,10 +146,11 @@ class MemoryFiles:
             MemoryPathError: `rel` is not a memory file.
             MemoryWriteError: the text or the resulting file is too large.
         """
-        _check_reason(reason)
+        check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(text)
-        text, redaction = _policed(without_secrets, self.secrets, name, text)
+        text, redaction = policed(without_secrets, self.secrets, name, text)
+        text, unhashed = self._stamped("", text)
         outside: MemoryWritten | None = None
         with self._exclusive():
             for _ in range(3):  # an editor that saves between our read and our write: again
@@ -158,7 +163,12 @@ class MemoryFiles:
                 fresh, skipped = new_lines(text, existing)
                 if not fresh:
                     event = MemoryWritten(
-                        path=name, bytes=0, commit=None, reason=reason, lines_skipped=skipped
+                        path=name,
+                        bytes=0,
+                        commit=None,
+                        reason=reason,
+                        lines_skipped=skipped,
+                        citations_unhashed=unhashed,
                     )
                     return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
@@ -184,6 +194,7 @@ class MemoryFiles:
             lines_added=added,
             lines_skipped=skipped,
             commit_error=outcome.error,
+            citations_unhashed=unhashed,
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction, outside)
 
@@ -197,10 +208,12 @@ class MemoryFiles:
             MemoryWriteError: the file was never read, changed on disk since it was read,
                 or the content is too large.
         """
-        _check_reason(reason)
+        check_reason(reason)
         path, name = locate(self.root, rel)
         self._check_write_size(content)
-        content, redaction = _policed(without_secrets, self.secrets, name, content)
+        content, redaction = policed(without_secrets, self.secrets, name, content)
+        held = read_or_empty(path, name).decode("utf-8", errors="replace")
+        content, unhashed = self._stamped(held, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
@@ -230,7 +243,7 @@ class MemoryFiles:
             self._written[name] = digest(data)
             outcome = self._commit([name], message)
         return WriteOutcome(
-            written_event(name, before, data, reason, outcome),
+            written_event(name, before, data, reason, outcome, unhashed),
             outcome.lock_cleared,
             redaction,
             outside,
@@ -255,13 +268,14 @@ class MemoryFiles:
             MemoryPathError: a path is not a memory file (nor DREAMS.md for dreaming).
             MemoryWriteError: a file changed since it was read, or is too large.
         """
-        _check_reason(reason)
+        check_reason(reason)
         located = [(*self._locate(e.path, diary=reason == "dream"), e) for e in edits]
         prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
         for path, name, edit in located:
-            after, redaction = _policed(
+            after, redaction = policed(
                 without_new_secrets, self.secrets, name, edit.before, edit.after
             )
+            after, _ = self._stamped(edit.before, after)
             data = after.encode("utf-8")
             self._check_file_size(name, len(data))
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))
@@ -318,6 +332,13 @@ class MemoryFiles:
             return self._commit_outside_edit(name, read_or_empty(path, name), USER_EDIT)
 
     # --- internals -------------------------------------------------------------------------
+
+    def _stamped(self, before: str, after: str) -> tuple[str, list[str]]:
+        """`after` with the citations its new lines make hashed, and those left unhashed."""
+        if self.citations is None or "#L" not in after:
+            return after, []
+        stamped = self.citations.stamp(before, after)
+        return stamped.text, stamped.unhashed
 
     def _commit(self, names: list[str], message: str) -> CommitOutcome:
         """Commit Cairn's write of `names`; committed, the journal forgets it."""
@@ -378,20 +399,3 @@ class MemoryFiles:
                 f"{name} would grow to {size} bytes; memory files are capped at "
                 f"{self.max_file_bytes} bytes (start a new file under memory/)"
             )
-
-
-def _check_reason(reason: str) -> None:
-    if reason not in REASONS:
-        raise ValueError(f"unknown write reason {reason!r}; one of {sorted(REASONS)}")
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _policed(apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
-    """The secrets policy applied to a write; a blocked credential refuses the write."""
-    try:
-        return apply(*args, **kwargs)
-    except SecretBlocked as blocked:
-        raise MemoryWriteError(str(blocked)) from None

@@ -2,16 +2,20 @@
 
     cairn search QUERY [--json] [-k N]      search memory as memory_search does
     cairn index [--status | --rebuild]      inspect or rebuild the derived index
+    cairn index --stale [--json]            memory lines whose cited project lines changed
 
-Both bring the index up to date with the memory files first (but `index --status`).
+Both bring the index up to date with the memory files first (but `index --status` and
+`index --stale`, which read the memory files and the project folder alone).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
+from pathlib import Path
 
-from shell.config import ConfigError, Settings
+from shell.config import ConfigError, Settings, project_folder
 from shell.events import Error
 from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
@@ -62,6 +66,18 @@ def add_index_parser(sub: Subcommands) -> None:
     group.add_argument(
         "--rebuild", action="store_true", help="drop the index and build it again from the files"
     )
+    group.add_argument(
+        "--stale",
+        action="store_true",
+        help="list the memory lines citing project lines (path#L12@hash) that changed (stale) "
+        "or are missing (gone) in the project folder now",
+    )
+    index.add_argument("--json", action="store_true", help="with --stale: print JSON")
+    index.add_argument(
+        "--project",
+        type=Path,
+        help="with --stale: the project folder the citations name (default: the current folder)",
+    )
 
 
 def run_search(settings: Settings, args: argparse.Namespace, out: Out) -> int:
@@ -71,6 +87,9 @@ def run_search(settings: Settings, args: argparse.Namespace, out: Out) -> int:
 
 
 def run_index(settings: Settings, args: argparse.Namespace, out: Out) -> int:
+    if args.stale:
+        project = project_folder(args.project or Path.cwd())
+        return stale_command(replace(settings, project=project), as_json=args.json, out=out)
     action = "status" if args.status else "rebuild" if args.rebuild else "sync"
     return index_command(settings, action=action, out=out)
 
@@ -130,3 +149,34 @@ def index_command(settings: Settings, *, action: str, out: Out) -> int:
     service.index.close()
     out.write(json.dumps(status, default=str, indent=2) + "\n")
     return 1 if any(isinstance(e, Error) for e in events) else 0
+
+
+def stale_command(settings: Settings, *, as_json: bool, out: Out) -> int:
+    """`cairn index --stale`: each memory line whose citation of a project file is stale or
+    gone, as `file:line  citation  mark  why` (or JSON); exit code 0 either way."""
+    from shell.memory.citations.project import project_root
+    from shell.memory.citations.scan import checked_lines
+    from shell.memory.citations.source import ProjectSource
+    from shell.workspace import existing_workspace
+
+    existing_workspace(settings)
+    found = checked_lines(settings.workspace, ProjectSource(project_root(settings)))
+    if as_json:
+        rows = [
+            {
+                "path": c.path,
+                "line": c.line,
+                "citation": c.check.citation,
+                "mark": c.check.mark,
+                "reason": c.check.reason,
+                "movedTo": c.check.moved_to or None,
+                "text": c.text,
+            }
+            for c in found
+        ]
+        out.write(json.dumps({"project": str(settings.project), "lines": rows}, indent=2) + "\n")
+        return 0
+    out.write(f"citations of {settings.project} in memory that no longer hold: {len(found)}\n")
+    for c in found:
+        out.write(f"{c.path}:{c.line}  {c.check.citation}  {c.check.mark}  {c.check.reason}\n")
+    return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from pathlib import Path
 
@@ -97,3 +98,26 @@ def test_a_read_command_refuses_a_workspace_that_does_not_exist(
     assert done.returncode == 2
     assert f"cairn: error: no workspace at {typo}" in done.stderr
     assert not typo.exists()  # never made, never seeded
+
+
+def test_index_stale_reads_the_project_it_is_given(tmp_path: Path) -> None:
+    from shell.memory.citations import refs
+
+    project, ws = tmp_path / "project", tmp_path / "ws"
+    project.mkdir()
+    ws.mkdir()
+    (project / "Makefile").write_text("test:\n\tpytest -q\n")
+    kept = refs.digest(["test:"])
+    (ws / "MEMORY.md").write_text(f"- make test (Makefile#L1@{kept}) runs Makefile#L2@00000000\n")
+    done = cairn(
+        "index", "--workspace", str(ws), "--stale", "--json", "--project", str(project),
+        home=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["lines"]
+    assert (row["path"], row["line"], row["citation"], row["mark"]) == (
+        "MEMORY.md",
+        1,
+        "Makefile#L2",
+        "stale",
+    )

@@ -275,7 +275,7 @@ class MemoryFiles:
             after, redaction = policed(
                 without_new_secrets, self.secrets, name, edit.before, edit.after
             )
-            after, _ = self._stamped(edit.before, after)
+            after = after if name == DIARY_FILE else self._stamped(edit.before, after)[0]
             data = after.encode("utf-8")
             self._check_file_size(name, len(data))
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))

@@ -300,3 +300,15 @@ def test_an_unknown_mark_in_a_recorded_event_is_refused() -> None:
     }
     with pytest.raises(ValueError, match="rotten"):
         from_json(json.dumps(hit))
+
+
+def test_one_check_reads_at_most_its_byte_budget(project: Path) -> None:
+    """Six files of 900 kB cited in one snippet: the first four are read, then it stops."""
+    body = "x = 1\n" * 150_000
+    for n in range(6):
+        (project / f"big{n}.py").write_text(body)
+    line = stamp(project, "- " + " ".join(f"big{n}.py#L1" for n in range(4)))
+    line += " " + " ".join(f"big{n}.py#L1@{refs.digest(['x = 1'])}" for n in (4, 5))
+    checks = check_text(line, ProjectSource.of(project))
+    assert [c.mark for c in checks] == ["fresh"] * 4 + ["unchecked"] * 2
+    assert "4,000,000-byte budget is spent" in checks[-1].reason

@@ -9,8 +9,10 @@ is ever opened. A refused citation is never hashed; the reason says why.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,10 @@ from shell.tools.toolbox import ToolError
 
 MAX_FILE_BYTES = 1_000_000
 """A cited file larger than this is not read (a 1 GB sparse file costs one `fstat`)."""
-MOVE_SEARCH_LINES = 20_000
+MAX_READ_BYTES = 4_000_000
+"""What one check (a search's hits, one write, one `memory_get`) reads of project files at
+most; a file past it is not read ("read budget spent")."""
+MOVE_SEARCH_LINES = 5_000
 """A stale citation's text is looked for elsewhere in files up to this many lines…"""
 MOVE_SEARCH_SIZE = 20
 """…when it names at most this many lines (each place tried is one hash of that many)."""
@@ -37,10 +42,12 @@ class Refused:
 
 @dataclass(frozen=True)
 class Cited:
-    """The lines a citation names, as the file holds them now."""
+    """The lines a citation names, as the file holds them now, and where they are."""
 
     lines: list[str]
-    file_lines: list[str]
+    start: int
+    places: Callable[[int], dict[str, list[int]]]
+    """By window size: the first line of every window of the file that size, by its hash."""
 
     @property
     def digest(self) -> str:
@@ -49,13 +56,14 @@ class Cited:
     def moved_to(self, recorded: str) -> str:
         """The range of the same length whose lines hash as `recorded`, the nearest to the
         cited one ("" when none): where the cited text went when lines were added above it."""
-        size, total = max(len(self.lines), 1), len(self.file_lines)
-        if total > MOVE_SEARCH_LINES or size > MOVE_SEARCH_SIZE:
+        size = max(len(self.lines), 1)
+        if size > MOVE_SEARCH_SIZE:
             return ""
-        for first in range(total - size + 1):
-            if digest(self.file_lines[first : first + size]) == recorded:
-                return line_range(first + 1, first + size)
-        return ""
+        firsts = self.places(size).get(recorded, [])
+        if not firsts:
+            return ""
+        first = min(firsts, key=lambda at: abs(at - self.start))
+        return line_range(first, first + size - 1)
 
 
 class ProjectSource:
@@ -68,6 +76,8 @@ class ProjectSource:
     def __init__(self, root: ProjectRoot | None) -> None:
         self.root = root
         self._files: dict[str, list[str] | Refused] = {}
+        self._places: dict[tuple[str, int], dict[str, list[int]]] = {}
+        self._budget = MAX_READ_BYTES
 
     @classmethod
     def of(cls, folder: Path | None) -> ProjectSource:
@@ -87,7 +97,19 @@ class ProjectSource:
             return Refused(
                 f"{citation.name}: {citation.path} has {len(found)} lines now", gone=True
             )
-        return Cited(found[citation.start - 1 : citation.end], found)
+        lines = found[citation.start - 1 : citation.end]
+        return Cited(lines, citation.start, functools.partial(self._windows, citation.path))
+
+    def _windows(self, path: str, size: int) -> dict[str, list[int]]:
+        """Every window of `size` lines of `path` by its hash (made once per file and size)."""
+        if (path, size) not in self._places:
+            found = self._files.get(path)
+            places: dict[str, list[int]] = {}
+            if isinstance(found, list) and len(found) <= MOVE_SEARCH_LINES:
+                for first in range(len(found) - size + 1):
+                    places.setdefault(digest(found[first : first + size]), []).append(first + 1)
+            self._places[(path, size)] = places
+        return self._places[(path, size)]
 
     def _file(self, path: str) -> list[str] | Refused:
         if path not in self._files:
@@ -111,7 +133,12 @@ class ProjectSource:
                     return Refused(f"{path} is not a regular file")
                 if info.st_size > MAX_FILE_BYTES:
                     return Refused(f"{path} is larger than {MAX_FILE_BYTES:,} bytes")
+                if info.st_size > self._budget:
+                    return Refused(
+                        f"{path} not read: this check's {MAX_READ_BYTES:,}-byte budget is spent"
+                    )
                 data = _read_at_most(fd, MAX_FILE_BYTES + 1)
+                self._budget -= len(data)
         except FileNotFoundError:
             return Refused(f"{path} is gone", gone=True)
         except OSError as error:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from shell.config import ConfigError, Settings, project_folder
 from shell.events import Error
-from shell.headless.options import Subcommands, add_workspace
+from shell.headless.options import Subcommands, add_workspace, inherited
 from shell.headless.output import Out
 from shell.headless.progress import ProgressLines
 from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
@@ -50,6 +50,7 @@ def add_search_parser(sub: Subcommands) -> None:
         metavar="N",
         help=f"number of hits, 1 to {MAX_RESULTS_LIMIT} (default {DEFAULT_MAX_RESULTS})",
     )
+    _add_project(search, "the project folder the hits' citations of files are checked against")
 
 
 def add_index_parser(sub: Subcommands) -> None:
@@ -73,23 +74,33 @@ def add_index_parser(sub: Subcommands) -> None:
         "or are missing (gone) in the project folder now",
     )
     index.add_argument("--json", action="store_true", help="with --stale: print JSON")
-    index.add_argument(
+    _add_project(index, "with --stale: the project folder the citations name")
+
+
+def _add_project(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
         "--project",
         type=Path,
-        help="with --stale: the project folder the citations name (default: the current folder)",
+        help=f"{what} (default: the current folder)",
+        **inherited(True),  # `cairn --project D search …` keeps D
     )
+
+
+def _with_project(settings: Settings, args: argparse.Namespace) -> Settings:
+    """`settings` with the project folder `--project` names, else the current folder."""
+    return replace(settings, project=project_folder(getattr(args, "project", None) or Path.cwd()))
 
 
 def run_search(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     if not 1 <= args.k <= MAX_RESULTS_LIMIT:
         raise ConfigError(f"-k must be between 1 and {MAX_RESULTS_LIMIT}")
+    settings = _with_project(settings, args)
     return search_command(settings, " ".join(args.query), k=args.k, as_json=args.json, out=out)
 
 
 def run_index(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     if args.stale:
-        project = project_folder(args.project or Path.cwd())
-        return stale_command(replace(settings, project=project), as_json=args.json, out=out)
+        return stale_command(_with_project(settings, args), as_json=args.json, out=out)
     action = "status" if args.status else "rebuild" if args.rebuild else "sync"
     return index_command(settings, action=action, out=out)
 
@@ -124,6 +135,8 @@ def search_command(settings: Settings, query: str, *, k: int, as_json: bool, out
             f"(vector {hit.vector_score:.2f}, text {hit.text_score:.2f}{rerank})\n"
             f"       {snippet}\n"
         )
+        for check in hit.citations:
+            out.write(f"       [{check.mark}: {check.reason}]\n")
     return 0
 
 

@@ -312,3 +312,16 @@ def test_one_check_reads_at_most_its_byte_budget(project: Path) -> None:
     checks = check_text(line, ProjectSource.of(project))
     assert [c.mark for c in checks] == ["fresh"] * 4 + ["unchecked"] * 2
     assert "4,000,000-byte budget is spent" in checks[-1].reason
+
+
+def test_a_symlink_loop_a_folder_and_a_name_too_long_are_refused_with_a_reason(
+    project: Path,
+) -> None:
+    (project / "loop").symlink_to(project / "loop")
+    long = "a" * 5000 + ".py"
+    stamped = CitationStamper(ProjectRoot(project)).stamp("", f"- loop#L1 src#L1 {long}#L1\n")
+    assert "@" not in stamped.text
+    loop, folder, named = stamped.unhashed[::-1]
+    assert loop.startswith("loop#L1: loop is not readable by the model") and "loop" in loop
+    assert folder == "src#L1: src is not a regular file"
+    assert named.endswith("cannot be read (File name too long)") and len(named) < 200

@@ -121,3 +121,18 @@ def test_index_stale_reads_the_project_it_is_given(tmp_path: Path) -> None:
         "Makefile#L2",
         "stale",
     )
+
+
+def test_search_prints_each_hit_s_citation_marks(tmp_path: Path) -> None:
+    from shell.memory.citations import refs
+
+    project, ws = tmp_path / "project", tmp_path / "ws"
+    project.mkdir()
+    ws.mkdir()
+    (project / "Makefile").write_text("test:\n\tpytest -q\n")
+    old = refs.digest(["\tmake check"])
+    (ws / "MEMORY.md").write_text(f"- the deploy tests run with make (Makefile#L2@{old})\n")
+    for where in (["--project", str(project), "search"], ["search", "--project", str(project)]):
+        done = cairn("--workspace", str(ws), *where, "deploy tests", home=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "[stale: Makefile#L2 changed since this was written]" in done.stdout

@@ -14,7 +14,8 @@ from dataclasses import replace
 
 from shell.events import CitationCheck, SearchHit
 from shell.memory.citations import refs
-from shell.memory.citations.source import ProjectSource, Refused
+from shell.memory.citations.source import SHOWN_PATH_CHARS, ProjectSource, Refused
+from shell.text import shorten
 
 MAX_PER_HIT = 24
 """Citations of one hit that are checked; more are summed up in one unchecked entry."""
@@ -22,7 +23,7 @@ MAX_PER_HIT = 24
 
 def check(citation: refs.Citation, source: ProjectSource) -> CitationCheck:
     """What `citation` says now of the project file it names."""
-    name = citation.name
+    name = shorten(citation.name, SHOWN_PATH_CHARS)
     if citation.recorded is None:
         return CitationCheck(name, "unchecked", f"{name} has no hash recorded")
     if not citation.well_formed:

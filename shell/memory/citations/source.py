@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shell.memory.citations.refs import MAX_CITED_LINES, Citation, digest, line_range
+from shell.text import shorten
 from shell.tools.project.pinned import opened_file
 from shell.tools.project.root import ProjectRoot
 from shell.tools.toolbox import ToolError
 
 MAX_FILE_BYTES = 1_000_000
 """A cited file larger than this is not read (a 1 GB sparse file costs one `fstat`)."""
+SHOWN_PATH_CHARS = 80
+"""A path in a reason is cut to this (a model may write a 5,000-character one)."""
 MAX_READ_BYTES = 4_000_000
 """What one check (a search's hits, one write, one `memory_get`) reads of project files at
 most; a file past it is not read ("read budget spent")."""
@@ -86,17 +89,17 @@ class ProjectSource:
 
     def lines(self, citation: Citation) -> Cited | Refused:
         """The cited lines now, or why they cannot be read."""
+        name = shorten(citation.name, SHOWN_PATH_CHARS)
         if citation.start < 1 or citation.end < citation.start:
-            return Refused(f"{citation.name} is no line range")
+            return Refused(f"{name} is no line range")
         if citation.end - citation.start + 1 > MAX_CITED_LINES:
-            return Refused(f"{citation.name} names more than {MAX_CITED_LINES} lines")
+            return Refused(f"{name} names more than {MAX_CITED_LINES} lines")
         found = self._file(citation.path)
         if isinstance(found, Refused):
             return found
         if citation.end > len(found):
-            return Refused(
-                f"{citation.name}: {citation.path} has {len(found)} lines now", gone=True
-            )
+            shown = shorten(citation.path, SHOWN_PATH_CHARS)
+            return Refused(f"{name}: {shown} has {len(found)} lines now", gone=True)
         lines = found[citation.start - 1 : citation.end]
         return Cited(lines, citation.start, functools.partial(self._windows, citation.path))
 
@@ -119,34 +122,35 @@ class ProjectSource:
     def _read(self, path: str) -> list[str] | Refused:
         if self.root is None:
             return Refused("no project is open")
+        shown = shorten(path, SHOWN_PATH_CHARS)
         if path.startswith(("/", "~", "\\")):
-            return Refused(f"{path} is an absolute path; cite a path relative to the project")
+            return Refused(f"{shown} is an absolute path; cite a path relative to the project")
         try:
             real = self.root.resolve(path)
         except ToolError as error:
             if "outside the project" in str(error):
-                return Refused(f"{path} is outside the project folder")
-            return Refused(f"{path} is not readable by the model ({error})")
+                return Refused(f"{shown} is outside the project folder")
+            return Refused(f"{shown} is not readable by the model ({shorten(str(error), 160)})")
         try:
             with opened_file(self.root, real) as (fd, info):
                 if not stat.S_ISREG(info.st_mode):
-                    return Refused(f"{path} is not a regular file")
+                    return Refused(f"{shown} is not a regular file")
                 if info.st_size > MAX_FILE_BYTES:
-                    return Refused(f"{path} is larger than {MAX_FILE_BYTES:,} bytes")
+                    return Refused(f"{shown} is larger than {MAX_FILE_BYTES:,} bytes")
                 if info.st_size > self._budget:
                     return Refused(
-                        f"{path} not read: this check's {MAX_READ_BYTES:,}-byte budget is spent"
+                        f"{shown} not read: this check's {MAX_READ_BYTES:,}-byte budget is spent"
                     )
                 data = _read_at_most(fd, MAX_FILE_BYTES + 1)
                 self._budget -= len(data)
         except FileNotFoundError:
-            return Refused(f"{path} is gone", gone=True)
+            return Refused(f"{shown} is gone", gone=True)
         except OSError as error:
-            return Refused(f"{path} cannot be read ({error.strerror or error})")
+            return Refused(f"{shown} cannot be read ({error.strerror or error})")
         if len(data) > MAX_FILE_BYTES:
-            return Refused(f"{path} is larger than {MAX_FILE_BYTES:,} bytes")
+            return Refused(f"{shown} is larger than {MAX_FILE_BYTES:,} bytes")
         if b"\0" in data:
-            return Refused(f"{path} is not a text file")
+            return Refused(f"{shown} is not a text file")
         lines = data.decode("utf-8", errors="replace").split("\n")
         return lines[:-1] if lines[-1] == "" else lines
 

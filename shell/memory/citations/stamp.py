@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shell.memory.citations import refs
-from shell.memory.citations.source import ProjectSource, Refused
-from shell.text import split_lines
+from shell.memory.citations.source import SHOWN_PATH_CHARS, ProjectSource, Refused
+from shell.text import shorten, split_lines
 from shell.tools.project.root import ProjectRoot
 
 
@@ -67,7 +67,7 @@ def _stamped(line: str, source: ProjectSource, unhashed: list[str]) -> str:
     for citation in reversed(found[: refs.MAX_PER_LINE]):
         cited = source.lines(citation)
         if isinstance(cited, Refused):
-            unhashed.append(f"{citation.name}: {cited.reason}")
+            unhashed.append(f"{shorten(citation.name, SHOWN_PATH_CHARS)}: {cited.reason}")
             if citation.recorded is not None:  # a hash nobody here computed is not kept
                 line = line[: citation.range_end] + line[citation.span[1] :]
             continue

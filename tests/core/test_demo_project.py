@@ -20,6 +20,7 @@ from shell.events import (
     MemoryWritten,
     Notice,
 )
+from shell.memory.citations import refs
 
 
 @pytest.fixture
@@ -104,6 +105,7 @@ async def test_a_makefile_test_target_is_remembered_with_its_line(
     events = await turn(agent, "read Makefile and remember how to run the tests")
     [written] = [e for e in events if isinstance(e, MemoryWritten)]
     note = (demo_settings.workspace / written.path).read_text()
-    assert "- tests: run them with `make test` (source: Makefile#L4)" in note
+    hashed = refs.digest(["test:"])  # the door records what line 4 said when written
+    assert f"- tests: run them with `make test` (source: Makefile#L4@{hashed})" in note
     flushed = await turn(agent, "/flush")
     assert not [e for e in flushed if isinstance(e, MemoryWritten)]  # an order is no fact

@@ -134,3 +134,15 @@ def test_cairn_s_own_state_inside_the_project_is_never_hashed(
     outcome = files.append("MEMORY.md", f"- see {state}/notes.txt#L1", reason="tool")
     assert "@" not in (settings.workspace / "MEMORY.md").read_text()
     assert "not readable by the model" in outcome.event.citations_unhashed[0]
+
+
+def test_with_the_project_tools_off_nothing_of_the_project_is_hashed(
+    settings: Settings, project: Path
+) -> None:
+    """A hash would tell the model whether a guess at a line it may not read is right."""
+    off = replace(settings, tools=replace(settings.tools, project="off"))
+    git = init_workspace(off)
+    files = MemoryFiles(off.workspace, git, citations=citation_stamper(off))
+    outcome = files.append("MEMORY.md", "- the name is in setup.cfg#L2", reason="tool")
+    assert "@" not in (off.workspace / "MEMORY.md").read_text()
+    assert outcome.event.citations_unhashed == ["setup.cfg#L2: no project is open"]

@@ -1,6 +1,7 @@
 """The project folder citations are hashed and checked against: the settings' project, with
-Cairn's own files reserved as they are from the project tools (a hash of a line of the config
-would tell its secrets one guess at a time)."""
+Cairn's own files reserved as they are from the project tools. A hash of a line tells whoever
+reads it whether a guess at the line is right, so nothing the model may not read is hashed: not
+Cairn's config, and no project at all when the project tools are off."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from shell.tools.project.root import ProjectRoot
 
 
 def project_root(settings: Settings) -> ProjectRoot | None:
-    """The project of `settings`; None when no project is open (or its folder is gone)."""
-    if settings.project is None:
+    """The project of `settings`; None when no project is open, its folder is gone, or the
+    project tools are off (`[tools] project = "off"`)."""
+    if settings.project is None or settings.tools.project == "off":
         return None
     try:
         return ProjectRoot(settings.project, reserved=reserved_files(settings))

@@ -325,3 +325,23 @@ def test_a_symlink_loop_a_folder_and_a_name_too_long_are_refused_with_a_reason(
     assert loop.startswith("loop#L1: loop is not readable by the model") and "loop" in loop
     assert folder == "src#L1: src is not a regular file"
     assert named.endswith("cannot be read (File name too long)") and len(named) < 200
+
+
+def test_dreaming_moving_a_note_s_line_into_memory_keeps_its_hash(
+    files: MemoryFiles, project: Path
+) -> None:
+    """The fact was written against the code of then: promoting it does not vouch for now."""
+    from shell.memory.files.values import Edit
+
+    files.append("memory/2026-11-02.md", "- fast (src/app.py#L2) and README.md#L3", reason="tool")
+    noted = written(files, "memory/2026-11-02.md").strip()
+    (project / "src" / "app.py").write_text(CODE.replace("fast=True", "fast=False"))
+    promoted = noted + " — Source: README.md#L4"
+    files.rewrite([Edit("MEMORY.md", "", promoted + "\n")], reason="dream", summary="accept")
+    line = written(files).strip()
+    assert line.startswith(noted)  # the note's hashes, as they were
+    assert marks(line, project) == [
+        ("src/app.py#L2", "stale"),
+        ("README.md#L3", "fresh"),
+        ("README.md#L4", "fresh"),  # the new citation is hashed now
+    ]

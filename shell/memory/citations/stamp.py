@@ -39,15 +39,21 @@ class CitationStamper:
     def __init__(self, root: ProjectRoot | None) -> None:
         self.root = root
 
-    def stamp(self, before: str, after: str) -> Stamped:
+    def stamp(self, before: str, after: str, *, keep_recorded: bool = False) -> Stamped:
         """`after` with every citation on a line `before` does not hold (compared stripped)
-        carrying the hash of the lines it cites now; the files are read once per call."""
+        carrying the hash of the lines it cites now; the files are read once per call.
+
+        `keep_recorded`: a citation that carries a hash keeps it (dreaming moving a note's line
+        into MEMORY.md: the fact was written against the code of then, and stays as stale as
+        it was; a person's acceptance does not vouch for the code of now)."""
         held = {line.strip() for line in split_lines(before)}
         source = ProjectSource(self.root)
         unhashed: list[str] = []
         lines = split_lines(after)
         stamped = [
-            _stamped(line, source, unhashed) if "#L" in line and line.strip() not in held else line
+            _stamped(line, source, unhashed, keep_recorded)
+            if "#L" in line and line.strip() not in held
+            else line
             for line in lines
         ]
         if stamped == lines:
@@ -55,7 +61,7 @@ class CitationStamper:
         return Stamped("\n".join(stamped) + ("\n" if after.endswith("\n") else ""), unhashed)
 
 
-def _stamped(line: str, source: ProjectSource, unhashed: list[str]) -> str:
+def _stamped(line: str, source: ProjectSource, unhashed: list[str], keep_recorded: bool) -> str:
     """`line` with its first `MAX_PER_LINE` citations hashed (from the last, so the spans of
     the earlier ones stay where they are)."""
     found = refs.find(line)
@@ -65,6 +71,8 @@ def _stamped(line: str, source: ProjectSource, unhashed: list[str]) -> str:
             "of a line are not hashed"
         )
     for citation in reversed(found[: refs.MAX_PER_LINE]):
+        if keep_recorded and citation.well_formed:
+            continue
         cited = source.lines(citation)
         if isinstance(cited, Refused):
             unhashed.append(f"{shorten(citation.name, SHOWN_PATH_CHARS)}: {cited.reason}")

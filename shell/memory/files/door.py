@@ -24,7 +24,13 @@ from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
 from shell.memory.citations.stamp import CitationStamper
 from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
-from shell.memory.files.guards import REASONS, check_reason, policed
+from shell.memory.files.guards import (
+    REASONS,
+    check_file_size,
+    check_reason,
+    check_write_size,
+    policed,
+)
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
 from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
 from shell.memory.lines import changed_lines, new_lines
@@ -148,7 +154,7 @@ class MemoryFiles:
         """
         check_reason(reason)
         path, name = locate(self.root, rel)
-        self._check_write_size(text)
+        check_write_size(text, self.max_write_bytes)
         text, redaction = policed(without_secrets, self.secrets, name, text)
         text, unhashed = self._stamped("", text)
         outside: MemoryWritten | None = None
@@ -173,7 +179,7 @@ class MemoryFiles:
                     return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
                 payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
-                self._check_file_size(name, len(before) + len(payload))
+                check_file_size(name, len(before) + len(payload), self.max_file_bytes)
                 outside = self._commit_outside_edit(name, before) or outside
                 added = sum(1 for line in fresh if line.strip())
                 summary = f"append {counted(added, 'line')} to {name}"
@@ -210,14 +216,14 @@ class MemoryFiles:
         """
         check_reason(reason)
         path, name = locate(self.root, rel)
-        self._check_write_size(content)
+        check_write_size(content, self.max_write_bytes)
         content, redaction = policed(without_secrets, self.secrets, name, content)
         held = read_or_empty(path, name).decode("utf-8", errors="replace")
         content, unhashed = self._stamped(held, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
-        self._check_file_size(name, len(data))
+        check_file_size(name, len(data), self.max_file_bytes)
         with self._exclusive():
             exists = path.exists()
             before = read_or_empty(path, name)
@@ -275,9 +281,10 @@ class MemoryFiles:
             after, redaction = policed(
                 without_new_secrets, self.secrets, name, edit.before, edit.after
             )
-            after = after if name == DIARY_FILE else self._stamped(edit.before, after)[0]
+            if name != DIARY_FILE:  # dreaming's: a hash a line brings from its note stays
+                after = self._stamped(edit.before, after, keep_recorded=True)[0]
             data = after.encode("utf-8")
-            self._check_file_size(name, len(data))
+            check_file_size(name, len(data), self.max_file_bytes)
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))
         with self._exclusive():
             for path, name, before, _, _ in prepared:
@@ -333,11 +340,13 @@ class MemoryFiles:
 
     # --- internals -------------------------------------------------------------------------
 
-    def _stamped(self, before: str, after: str) -> tuple[str, list[str]]:
+    def _stamped(
+        self, before: str, after: str, *, keep_recorded: bool = False
+    ) -> tuple[str, list[str]]:
         """`after` with the citations its new lines make hashed, and those left unhashed."""
         if self.citations is None or "#L" not in after:
             return after, []
-        stamped = self.citations.stamp(before, after)
+        stamped = self.citations.stamp(before, after, keep_recorded=keep_recorded)
         return stamped.text, stamped.unhashed
 
     def _commit(self, names: list[str], message: str) -> CommitOutcome:
@@ -384,18 +393,3 @@ class MemoryFiles:
         """Hold the in-process lock and the cross-process `flock` together."""
         with self._thread_lock, exclusive_lock(self.root / MEMORY_LOCK):
             yield
-
-    def _check_write_size(self, text: str) -> None:
-        size = len(text.encode("utf-8"))
-        if size > self.max_write_bytes:
-            raise MemoryWriteError(
-                f"text is {size} bytes; one memory write may carry at most "
-                f"{self.max_write_bytes} bytes"
-            )
-
-    def _check_file_size(self, name: str, size: int) -> None:
-        if size > self.max_file_bytes:
-            raise MemoryWriteError(
-                f"{name} would grow to {size} bytes; memory files are capped at "
-                f"{self.max_file_bytes} bytes (start a new file under memory/)"
-            )

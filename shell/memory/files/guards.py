@@ -1,5 +1,5 @@
-"""What every write through the door is checked for first: a known reason, and the secrets
-policy, whose refusal is the door's own error."""
+"""What every write through the door is checked for first: a known reason, its size and the
+file's after it, and the secrets policy, whose refusal is the door's own error."""
 
 from __future__ import annotations
 
@@ -26,3 +26,19 @@ def policed(apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
         return apply(*args, **kwargs)
     except SecretBlocked as blocked:
         raise MemoryWriteError(str(blocked)) from None
+
+
+def check_write_size(text: str, limit: int) -> None:
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        raise MemoryWriteError(
+            f"text is {size} bytes; one memory write may carry at most {limit} bytes"
+        )
+
+
+def check_file_size(name: str, size: int, limit: int) -> None:
+    if size > limit:
+        raise MemoryWriteError(
+            f"{name} would grow to {size} bytes; memory files are capped at {limit} bytes "
+            "(start a new file under memory/)"
+        )

@@ -55,7 +55,9 @@ def _update(
     if moved:
         first, _, last = moved.removeprefix("L").partition("-L")
         start, end = int(first), int(last or first)
-    fact = statement(_without(line, citation)) or statement(line)
+    fact = statement(line)  # its bullet and a `— Source:` after it aside
+    inline = [c for c in refs.find(fact) if c.name == citation.name]
+    fact = (_without(fact, inline[0]) if inline else fact) or fact
     if moved:
         where = f"{citation.path}#{refs.line_range(start, end)}"
         why = f"the lines {citation.name} cited are now at {where}"

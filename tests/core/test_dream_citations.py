@@ -80,3 +80,18 @@ async def test_a_rejected_re_citation_does_not_come_back_and_gone_is_not_propose
     assert not of(await dream.sweep(), DreamProposed)
     (project / "Makefile").unlink()
     assert not of(await dream.sweep(), DreamProposed)  # gone: nothing to re-cite
+
+
+async def test_a_stale_source_of_an_accepted_line_is_re_cited_once(
+    tmp_path: Path, clock: Clock
+) -> None:
+    dream, project = world(tmp_path, clock)
+    dream.memory("- Setup installs the package — Source: Makefile#L1-L2")
+    (project / "Makefile").write_text(MAKEFILE.replace("-e .", "-e '.[dev]'"))
+    (event,) = of(await dream.sweep(), DreamProposed)
+    assert event.proposal.text == "Setup installs the package"
+    dream.dreamer.accept(event.proposal.id, window=WINDOW)
+    line = (dream.root / "MEMORY.md").read_text().splitlines()[2]
+    assert line.startswith("- Setup installs the package — Source: Makefile#L1-L2@")
+    assert line.count("Source:") == 1
+    assert marks(dream, project) == ["fresh"]

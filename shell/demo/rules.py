@@ -148,6 +148,8 @@ class Candidate:
     text: str
     source: str
     """A citation such as memory/2026-03-03.md#L4."""
+    warnings: tuple[str, ...] = ()
+    """The tool's word on project files the line cites that changed ("[stale: Makefile#L2 …]")."""
 
 
 def best_line(question: str, candidates: Iterable[Candidate]) -> tuple[Candidate, int] | None:
@@ -363,13 +365,25 @@ def _recall_candidates(results: Sequence[ToolOutcome]) -> Iterator[Candidate]:
             source = hit.get("citation") or (
                 f"{hit.get('path')}#L{hit.get('startLine')}-L{hit.get('endLine')}"
             )
+            checks = hit.get("sourceChecks") or []
             for line in str(hit.get("snippet") or "").splitlines():
-                yield Candidate(line, str(source))
+                yield Candidate(line, str(source), _warnings(line, checks))
         if isinstance(text := payload.get("text"), str):
             first = payload.get("from")
             first = first if isinstance(first, int) and first > 0 else 1
-            for offset, line in enumerate(text.splitlines()):
-                yield Candidate(line, f"{payload.get('path')}#L{first + offset}")
+            checks = payload.get("sourceChecks") or []
+            for at, line in enumerate(text.splitlines(), first):
+                yield Candidate(line, f"{payload.get('path')}#L{at}", _warnings(line, checks))
+
+
+def _warnings(line: str, checks: Sequence[object]) -> tuple[str, ...]:
+    """The `[mark: citation …]` checks saying a citation on `line` is stale or gone."""
+    split = [(str(c), str(c).strip("[]").partition(": ")) for c in checks]
+    return tuple(
+        c
+        for c, (mark, _, rest) in split
+        if mark in ("stale", "gone") and rest.split(" ", 1)[0].rstrip(":") in line
+    )
 
 
 def _recall_answer(question: str, results: Sequence[ToolOutcome]) -> str:
@@ -383,4 +397,7 @@ def _recall_answer(question: str, results: Sequence[ToolOutcome]) -> str:
             "I checked my memory and found nothing that clearly answers that. "
             f"The closest note: {line}\n\nSource: {candidate.source}"
         )
-    return f"From memory: {line}\n\nSource: {candidate.source}"
+    answer = f"From memory: {line}\n\nSource: {candidate.source}"
+    if candidate.warnings:
+        answer += f"\n\nBut the code it cites has changed: {' '.join(candidate.warnings)}"
+    return answer

@@ -345,3 +345,22 @@ def test_dreaming_moving_a_note_s_line_into_memory_keeps_its_hash(
         ("README.md#L3", "fresh"),
         ("README.md#L4", "fresh"),  # the new citation is hashed now
     ]
+
+
+def test_the_search_for_moved_text_stops_at_its_hash_budget(project: Path) -> None:
+    """Twenty stale citations of 1 to 20 lines in a file of 4,000: ~80,000 places to hash,
+    past the budget; the first ones are re-pointed, the later ones only marked stale."""
+    from shell.memory.citations.source import MOVE_SEARCH_HASHES
+
+    body = [f"line {n}" for n in range(4_000)]
+    (project / "big.txt").write_text("\n".join(body) + "\n")
+    line = stamp(
+        project, "".join(f"- big.txt#L{100 * n}-L{100 * n + n - 1}\n" for n in range(1, 21))
+    )
+    (project / "big.txt").write_text("\n".join(["new", *body]) + "\n")
+    checks = check_text(line, ProjectSource.of(project), limit=20)
+    assert [c.mark for c in checks] == ["stale"] * 20
+    moved = [c.moved_to for c in checks]
+    assert moved[0] == "L101" and moved[-1] == ""
+    hashed = sum(4_001 - n + 1 for n in range(1, 21) if moved[n - 1])
+    assert hashed <= MOVE_SEARCH_HASHES

@@ -39,10 +39,10 @@ def stale_citation_updates(
         if "#L" not in line:
             continue
         for citation in refs.find(line)[: refs.MAX_PER_LINE]:
-            cited = source.lines(citation) if citation.well_formed else None
-            if isinstance(cited, Cited) and cited.digest != citation.recorded:
-                assert citation.recorded is not None
-                found.append(_update(line, number, citation, cited, citation.recorded))
+            recorded = citation.recorded if citation.well_formed else None
+            cited = source.lines(citation) if recorded else None
+            if recorded and isinstance(cited, Cited) and cited.digest != recorded:
+                found.append(_update(line, number, citation, cited, recorded))
                 break
     return found
 
@@ -57,7 +57,7 @@ def _update(
         start, end = int(first), int(last or first)
     fact = statement(line)  # its bullet and a `— Source:` after it aside
     inline = [c for c in refs.find(fact) if c.name == citation.name]
-    fact = (_without(fact, inline[0]) if inline else fact) or fact
+    fact = (without_citation(fact, inline[0]) if inline else fact) or fact
     if moved:
         where = f"{citation.path}#{refs.line_range(start, end)}"
         why = f"the lines {citation.name} cited are now at {where}"
@@ -79,12 +79,13 @@ def _update(
     return proposal, key
 
 
-def _without(line: str, citation: refs.Citation) -> str:
+def without_citation(line: str, citation: refs.Citation) -> str:
     """`line` without `citation` (and the brackets or quotes around it alone)."""
     head, tail = line[: citation.span[0]], line[citation.span[1] :]
     if head[-1:] in _OPENERS and tail[:1] == _OPENERS[head[-1]]:
         head, tail = head[:-1], tail[1:]
-    return collapse(f"{head.rstrip()} {tail.lstrip()}")
+    head, tail = head.rstrip(), tail.lstrip()
+    return collapse(head + ("" if tail[:1] in tuple(".,;:!?") else " ") + tail)
 
 
 def stale_citations_of(files: MemoryFiles, *, limit: int) -> list[tuple[Proposal, str]]:

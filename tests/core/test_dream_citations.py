@@ -95,3 +95,15 @@ async def test_a_stale_source_of_an_accepted_line_is_re_cited_once(
     assert line.startswith("- Setup installs the package — Source: Makefile#L1-L2@")
     assert line.count("Source:") == 1
     assert marks(dream, project) == ["fresh"]
+
+
+def test_the_re_cited_fact_reads_as_a_sentence_without_its_citation() -> None:
+    from shell.dreaming.cited import without_citation
+    from shell.memory.citations import refs
+
+    for line, fact in [
+        ("tests run with make (Makefile#L2@0123abcd).", "tests run with make."),
+        ("see `Makefile#L2`, then run it", "see, then run it"),
+        ("Makefile#L2 says how", "says how"),
+    ]:
+        assert without_citation(line, refs.find(line)[0]) == fact

@@ -18,9 +18,10 @@ from shell.events import SearchPerformed, from_json, to_json
 from shell.git.store import GitStore
 from shell.memory.citations import refs
 from shell.memory.citations.check import check_text
-from shell.memory.citations.source import MAX_FILE_BYTES, ProjectSource
+from shell.memory.citations.source import MAX_FILE_BYTES, MOVE_SEARCH_HASHES, ProjectSource
 from shell.memory.citations.stamp import CitationStamper
 from shell.memory.files.door import MemoryFiles
+from shell.memory.files.values import Edit
 from shell.memory.index.embed import HashEmbedder
 from shell.memory.index.memory_index import MemoryIndex
 from shell.memory.search.pipeline import MemorySearch
@@ -331,8 +332,6 @@ def test_dreaming_moving_a_note_s_line_into_memory_keeps_its_hash(
     files: MemoryFiles, project: Path
 ) -> None:
     """The fact was written against the code of then: promoting it does not vouch for now."""
-    from shell.memory.files.values import Edit
-
     files.append("memory/2026-11-02.md", "- fast (src/app.py#L2) and README.md#L3", reason="tool")
     noted = written(files, "memory/2026-11-02.md").strip()
     (project / "src" / "app.py").write_text(CODE.replace("fast=True", "fast=False"))
@@ -350,8 +349,6 @@ def test_dreaming_moving_a_note_s_line_into_memory_keeps_its_hash(
 def test_the_search_for_moved_text_stops_at_its_hash_budget(project: Path) -> None:
     """Twenty stale citations of 1 to 20 lines in a file of 4,000: ~80,000 places to hash,
     past the budget; the first ones are re-pointed, the later ones only marked stale."""
-    from shell.memory.citations.source import MOVE_SEARCH_HASHES
-
     body = [f"line {n}" for n in range(4_000)]
     (project / "big.txt").write_text("\n".join(body) + "\n")
     line = stamp(

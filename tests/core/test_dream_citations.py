@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shell.dreaming.cited import without_citation
 from shell.events import DreamProposed, ProposalAccepted
+from shell.memory.citations import refs
 from shell.memory.citations.check import check_text
 from shell.memory.citations.source import ProjectSource
 from shell.memory.citations.stamp import CitationStamper
@@ -98,9 +100,6 @@ async def test_a_stale_source_of_an_accepted_line_is_re_cited_once(
 
 
 def test_the_re_cited_fact_reads_as_a_sentence_without_its_citation() -> None:
-    from shell.dreaming.cited import without_citation
-    from shell.memory.citations import refs
-
     for line, fact in [
         ("tests run with make (Makefile#L2@0123abcd).", "tests run with make."),
         ("see `Makefile#L2`, then run it", "see, then run it"),

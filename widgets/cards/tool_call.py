@@ -274,6 +274,11 @@ class ToolCallCard(Vertical):
     def on_mount(self) -> None:
         self._refresh_parts()
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.search is not None and any(hit.citations for hit in self.search.hits):
+            self._refresh_parts()  # the marks' colours are the theme's, baked into the table
+
     def watch_expanded(self) -> None:
         self._refresh_parts()
 

@@ -15,6 +15,7 @@ from shell.dreaming import Dreamer
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
 from shell.memory.citations.project import citation_stamper
+from shell.memory.citations.stamp import CitationStamper
 from shell.memory.files.door import MemoryFiles
 from shell.memory.service import RecallService
 from shell.memory.tools import memory_tools
@@ -49,9 +50,7 @@ def build_agent(
     no allow rule covers is denied (`shell.tools.approvals`).
     """
     git = init_workspace(settings)
-    files = MemoryFiles(
-        settings.workspace, git, secrets=settings.secrets, citations=citation_stamper(settings)
-    )
+    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets)
     conversation, resumed = _open_conversation(settings, session_id=session_id, resume=resume)
     window = configured_window(settings)
     llm = _model(settings)
@@ -60,6 +59,9 @@ def build_agent(
     git.on_commit = sync.committed
     toolbox = _memory_toolbox(settings, files, recall, conversation)
     workbench = Workbench(settings, toolbox, interactive=interactive, window=window)
+    # hashed only where the project tools may read: none while they are not offered (a small
+    # window), so a hash never tells the model about a line it could not read
+    files.citations = CitationStamper(lambda: workbench.project)
     request_builder = RequestBuilder(
         settings,
         counter=TokenCounter(),

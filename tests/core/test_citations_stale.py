@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from shell.build import build_agent
 from shell.config import Settings
 from shell.headless.search import stale_command
 from shell.memory.citations import refs
@@ -146,3 +147,20 @@ def test_with_the_project_tools_off_nothing_of_the_project_is_hashed(
     outcome = files.append("MEMORY.md", "- the name is in setup.cfg#L2", reason="tool")
     assert "@" not in (off.workspace / "MEMORY.md").read_text()
     assert outcome.event.citations_unhashed == ["setup.cfg#L2: no project is open"]
+
+
+def test_the_agent_hashes_only_while_the_project_tools_are_offered(
+    settings: Settings, project: Path
+) -> None:
+    """At a window too small for the project tools the model cannot read the files, so its
+    citations get no hash; with the tools offered, they do."""
+    small = build_agent(replace(settings, context_window=2_048), index_in_background=False)
+    assert small.workbench.project is None
+    files = small.lifecycle.files
+    outcome = files.append("MEMORY.md", "- the name is in setup.cfg#L2", reason="tool")
+    assert outcome.event.citations_unhashed == ["setup.cfg#L2: no project is open"]
+    offered = build_agent(replace(settings, context_window=16_384), index_in_background=False)
+    assert offered.workbench.project is not None
+    outcome = offered.lifecycle.files.append("MEMORY.md", "- tests at README.md#L1", reason="tool")
+    assert outcome.event.citations_unhashed == []
+    assert "README.md#L1@" in (settings.workspace / "MEMORY.md").read_text()

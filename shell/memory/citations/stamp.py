@@ -12,6 +12,7 @@ line's hash is always computed here, replacing any the writer put there (a forge
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shell.memory.citations import refs
@@ -32,12 +33,17 @@ class CitationStamper:
     """Stamps the citations on the lines a write adds with the hash of the cited lines.
 
     Args:
-        root: The project folder (with Cairn's reserved files); None when no project is open,
-            and then no citation is hashed (each says so).
+        root: The project folder (with Cairn's reserved files), or what gives it at each write
+            (the project tools' own, once they are offered); None when no project is open, and
+            then no citation is hashed (each says so).
     """
 
-    def __init__(self, root: ProjectRoot | None) -> None:
-        self.root = root
+    def __init__(self, root: ProjectRoot | Callable[[], ProjectRoot | None] | None) -> None:
+        self._root = root
+
+    @property
+    def root(self) -> ProjectRoot | None:
+        return self._root() if callable(self._root) else self._root
 
     def stamp(self, before: str, after: str, *, keep_recorded: bool = False) -> Stamped:
         """`after` with every citation on a line `before` does not hold (compared stripped)

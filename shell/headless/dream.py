@@ -1,6 +1,7 @@
 """`cairn dream`: a dreaming sweep from the shell, or decisions on what it proposed.
 
     cairn dream [--apply ID… | --apply-all] [--reject ID…] [--edit ID TEXT] [--json]
+                [--project DIR]
 
 Nothing enters MEMORY.md but what is decided here or in the TUI's review.
 """
@@ -11,9 +12,11 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shell.config import Settings
+from shell.config import Settings, project_folder
 from shell.events import (
     DeepSleepFinished,
     DreamSweepFinished,
@@ -28,7 +31,7 @@ from shell.events import (
     ProposalRejected,
     RemSleepFinished,
 )
-from shell.headless.options import Subcommands, add_model, add_workspace
+from shell.headless.options import Subcommands, add_model, add_workspace, inherited
 from shell.headless.output import Out
 from shell.secrets.door import event_line
 from shell.text import counted, short_sha
@@ -77,12 +80,21 @@ def add_parser(sub: Subcommands) -> None:
         help="accept even when MEMORY.md would outgrow its share of the prompt",
     )
     dream.add_argument("--json", action="store_true", help="one JSON event per line")
+    dream.add_argument(
+        "--project",
+        type=Path,
+        help="the project folder MEMORY.md's citations name: a line whose cited lines changed "
+        "is proposed re-cited, and an accepted line's citations are hashed (default: none)",
+        **inherited(True),
+    )
 
 
 def run_dream(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     """`cairn dream` as parsed: the decisions go in the order `--apply`, `--edit`, `--reject`."""
     from shell.dreaming import Decision
 
+    if named := getattr(args, "project", None):
+        settings = replace(settings, project=project_folder(named))
     over_budget = args.over_budget
     decisions = [
         *(Decision("accept", i, over_budget=over_budget) for i in args.apply),

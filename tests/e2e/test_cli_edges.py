@@ -136,3 +136,36 @@ def test_search_prints_each_hit_s_citation_marks(tmp_path: Path) -> None:
         done = cairn("--workspace", str(ws), *where, "deploy tests", home=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "[stale: Makefile#L2 changed since this was written]" in done.stdout
+
+
+def test_dream_with_a_project_proposes_a_stale_line_re_cited_and_applies_it(
+    tmp_path: Path,
+) -> None:
+    from shell.memory.citations import refs
+
+    project, ws = tmp_path / "project", tmp_path / "ws"
+    project.mkdir()
+    assert cairn("init", str(ws), home=tmp_path).returncode == 0
+    (project / "Makefile").write_text("test:\n\tmake check\n")
+    old = refs.digest(["\tmake test-all"])
+    memory = ws / "MEMORY.md"
+    memory.write_text(memory.read_text() + f"- Tests run with make test-all (Makefile#L2@{old})\n")
+    where = ("--workspace", str(ws), "--project", str(project))
+    assert (
+        '"dream_proposed"'
+        not in cairn("dream", "--workspace", str(ws), "--json", home=tmp_path).stdout
+    )
+    swept = cairn("dream", *where, "--json", home=tmp_path)
+    assert swept.returncode == 0, swept.stderr
+    [proposed] = [
+        e for e in map(json.loads, swept.stdout.splitlines()) if e["type"] == "dream_proposed"
+    ]
+    proposal = proposed["proposal"]
+    assert proposal["kind"] == "update" and proposal["text"] == "Tests run with make test-all"
+    assert "it now reads: “make check”" in proposal["reason"]
+    applied = cairn(
+        "dream", *where, "--edit", proposal["id"], "Tests run with make check", home=tmp_path
+    )
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    fresh = refs.digest(["\tmake check"])
+    assert f"- Tests run with make check — Source: Makefile#L2@{fresh}" in memory.read_text()

@@ -15,6 +15,8 @@ from shell.demo import register as register_demo
 from shell.dreaming import Dreamer
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
+from shell.memory.citations.project import citation_stamper
+from shell.memory.citations.stamp import CitationStamper
 from shell.memory.files.door import MemoryFiles
 from shell.memory.files.scoped import ScopedDoors
 from shell.memory.service import RecallService
@@ -61,6 +63,9 @@ def build_agent(
     files.git.on_commit = sync.committed
     toolbox = _memory_toolbox(settings, memory, conversation)
     workbench = Workbench(settings, toolbox, interactive=interactive, window=window)
+    # hashed only where the project tools may read: none while they are not offered (a small
+    # window), so a hash never tells the model about a line it could not read
+    files.citations = CitationStamper(lambda: workbench.project)
     request_builder = RequestBuilder(
         settings,
         counter=TokenCounter(),
@@ -166,7 +171,10 @@ def _scoped_memory(settings: Settings, global_git: GitStore) -> ScopedMemory:
         if scope != scopes.own:
             here = replace(here, dreaming=replace(here.dreaming, enabled=False))
         policy = "block" if scope.kind == "global" and scopes.project else settings.secrets
-        files = MemoryFiles(scope.workspace, git, secrets=policy, scope=scope.label)
+        stamper = citation_stamper(here)
+        files = MemoryFiles(
+            scope.workspace, git, secrets=policy, scope=scope.label, citations=stamper
+        )
         writable = scope in (scopes.own, scopes.user)
         outside = files.commit_outside_edits if writable else None
         parts.append(ScopeMemory(scope, here, files, RecallService(here, outside_edits=outside)))
@@ -229,7 +237,13 @@ def build_dreamer(
     agent loop; `seeds`: that workspace's (`PROJECT_SEEDS` for a project's); `scope`: its
     label (`shell.scopes`)."""
     git = init_workspace(settings, seeds)
-    files = MemoryFiles(settings.workspace, git, secrets=settings.secrets, scope=scope)
+    files = MemoryFiles(
+        settings.workspace,
+        git,
+        secrets=settings.secrets,
+        scope=scope,
+        citations=citation_stamper(settings),
+    )
     return Dreamer(
         settings, files=files, git=git, recall=RecallService(settings), llm=_model(settings)
     )

@@ -16,8 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -26,7 +25,6 @@ from shell.demo.dreams import dream_reply
 from shell.demo.messages import (
     DemoReply,
     PlannedCall,
-    ToolOutcome,
     field,
     last_user_index,
     last_user_text,
@@ -37,12 +35,12 @@ from shell.demo.messages import (
     tool_names,
 )
 from shell.demo.project import after_project_tools, is_project_request, project_turn
+from shell.demo.recalled import recall_answer
 from shell.demo.summary import summary_reply
 from shell.memory.paths import daily_note
 from shell.scopes.routing import about_user
-from shell.text import collapse, display_line, normalized, sentences, short_sha
+from shell.text import collapse, normalized, sentences, short_sha
 from shell.text.small_talk import SmallTalk, small_talk
-from shell.text.stop_words import STOP_WORDS
 from shell.text.user_facts import durable_facts, is_question, turn_facts
 
 MAX_FLUSH_FACTS = 20
@@ -124,51 +122,6 @@ def json_strings(text: str) -> str:
                 yield from walk(item)
 
     return "\n".join(walk(value))
-
-
-# --- picking the line that answers a question -------------------------------------------------
-
-_ASKING = STOP_WORDS | {"remember", "tell", "know"}
-"""Words of a question to the demo that name nothing to look for."""
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def keywords(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"\w+", text.lower()) if w not in _ASKING}
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One line of recalled memory, with where it came from."""
-
-    text: str
-    source: str
-    """A citation such as memory/2026-03-03.md#L4."""
-
-
-def best_line(question: str, candidates: Iterable[Candidate]) -> tuple[Candidate, int] | None:
-    """The candidate sharing the most keywords with the question (earliest wins a tie), and that
-    count; None when there are no content lines at all. A line that asks a question answers
-    nothing: any line that shares a keyword and is not a question comes first, as the reply
-    does in a dialogue whose question echoes the user's."""
-    wanted = keywords(question)
-    best: tuple[Candidate, int] | None = None
-    best_rank = (False, -1)
-    for candidate in candidates:
-        line = display_line(candidate.text)
-        if not line or line.startswith("#") or set(line) <= set("-=*_ "):
-            continue
-        score = len(wanted & keywords(line))
-        rank = (score > 0 and not line.endswith("?"), score)
-        if rank > best_rank:
-            best, best_rank = (candidate, score), rank
-    return best
 
 
 # --- deciding ---------------------------------------------------------------------------------
@@ -339,7 +292,7 @@ def _after_tools(messages: Sequence[Any]) -> DemoReply:
         return _say(_append_confirmation(appended[-1].payload()))
     if recalled:
         question = question_of(last_user_text(messages))
-        return _say(_recall_answer(question, recalled))
+        return _say(recall_answer(question, recalled))
     failures = [f"{r.name} failed: {r.error}" for r in results if r.error is not None]
     if failures:
         return _say(" ".join(_one_line(f) for f in failures))
@@ -361,37 +314,3 @@ def _append_confirmation(payload: dict[str, Any]) -> str:
         return f"Noted — saved to {path} (commit {short_sha(commit)})."
     reason = payload.get("commitError") or "no commit was made"
     return f"Noted — saved to {path}, but not committed ({reason})."
-
-
-def _recall_candidates(results: Sequence[ToolOutcome]) -> Iterator[Candidate]:
-    for result in results:
-        payload = result.payload()
-        if payload.get("nothingRelevant") is True:
-            continue
-        for hit in payload.get("results") or payload.get("hits") or ():
-            if not isinstance(hit, dict):
-                continue
-            source = hit.get("citation") or (
-                f"{hit.get('path')}#L{hit.get('startLine')}-L{hit.get('endLine')}"
-            )
-            for line in str(hit.get("snippet") or "").splitlines():
-                yield Candidate(line, str(source))
-        if isinstance(text := payload.get("text"), str):
-            first = payload.get("from")
-            first = first if isinstance(first, int) and first > 0 else 1
-            for offset, line in enumerate(text.splitlines()):
-                yield Candidate(line, f"{payload.get('path')}#L{first + offset}")
-
-
-def _recall_answer(question: str, results: Sequence[ToolOutcome]) -> str:
-    found = best_line(question, _recall_candidates(results))
-    if found is None:
-        return "I checked my memory and found nothing about that."
-    candidate, score = found
-    line = display_line(candidate.text)
-    if score == 0:
-        return (
-            "I checked my memory and found nothing that clearly answers that. "
-            f"The closest note: {line}\n\nSource: {candidate.source}"
-        )
-    return f"From memory: {line}\n\nSource: {candidate.source}"

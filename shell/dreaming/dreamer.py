@@ -158,6 +158,7 @@ class Dreamer:
 
     def _plan(self, now: datetime) -> Plan:
         """The phases, in a worker thread (they read the index, the files and git)."""
+        from shell.dreaming.cited import stale_citations_of
         from shell.dreaming.deep import Known, deep_sleep
         from shell.dreaming.light import light_sleep
         from shell.dreaming.notes import Notes
@@ -202,6 +203,7 @@ class Dreamer:
             overtaken=overtaken([c.unit for c in deep.passed], notes, now, self.config, related),
         )
         plan.draft(min(self.config.limit, max(0, MAX_OPEN - len(open_))))
+        plan.cited = stale_citations_of(self.files, limit=self.config.limit)
         vectors.save()
         return plan
 

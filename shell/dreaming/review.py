@@ -67,6 +67,8 @@ def applied(memory: str, proposal: Proposal, text: str, today: date) -> str:
     line = memory_line(proposal, text)
     held = holds(memory, text)
     if proposal.kind == "update":
+        # the line it replaces never counts as holding it: a re-cited line states what it did
+        held = holds("\n".join(n for n in memory.splitlines() if n != proposal.replaces), text)
         if held and proposal.replaces not in memory.splitlines():
             return memory  # already replaced, by hand or by an earlier acceptance
         return _replaced(memory, proposal, None if held else line)

@@ -54,6 +54,9 @@ class Plan:
     """Open adds an update of this sweep replaces: the same note, proposed once."""
     overtaken: set[str] = field(default_factory=set)
     """Keys of candidates a later note changes (`updates.overtaken`): never proposed as adds."""
+    cited: list[tuple[Proposal, str]] = field(default_factory=list)
+    """Updates of MEMORY.md lines whose citation of a project file went stale
+    (`shell.dreaming.cited`), each with its key; they need no distilling."""
 
     def draft(self, limit: int) -> None:
         """The drafts to distil: updates first (a line out of date misleads every session),
@@ -124,6 +127,15 @@ class Plan:
             self.replaced.update(twins)
             self.keys[proposal.id] = [unit.key]
             texts.add(key)
+            made.append(proposal)
+        replacing = {p.replaces for p in made} | {r.proposal.replaces for r in self.open_records}
+        for proposal, key in self.cited:
+            if proposal.id in self.open_ids or proposal.replaces in replacing:
+                continue  # open already, or the line has an update of its own
+            if key in self.known.rejected:
+                self.stopped[("rejected", None)] += 1
+                continue
+            self.keys[proposal.id] = [key]
             made.append(proposal)
         return made
 

@@ -13,6 +13,10 @@ an earlier commit (`shell.git.history`), the settling of a sync conflict (`shell
 call of another agent through `cairn mcp` (`shell.mcp_server`), whose commit names its client."""
 WriteState = Literal["committed", "unchanged", "failed"]
 SearchMode = Literal["hybrid", "keyword-only", "vector-only"]
+CitationMark = Literal["fresh", "stale", "gone", "unchecked"]
+"""What a memory line's citation of a project file (`README.md#L12@3f9a1c2b`) says now: the
+cited lines still hash as recorded (fresh), they changed (stale), the file or the lines are
+missing (gone), or nothing could be compared (unchecked: no hash, no project, a refused path)."""
 SyncTrigger = Literal["session_start", "search", "watch", "manual", "dream", "rebuild", "pull"]
 
 # --- memory writes -------------------------------------------------------------------------
@@ -39,6 +43,9 @@ class MemoryWritten(BaseEvent):
     commit_error: str | None = None
     lines_forgotten: int = 0
     """Lines the write did not put back because they were forgotten (`shell.forget`)."""
+    citations_unhashed: list[str] = field(default_factory=list)
+    """The citations of project files on the written lines that got no hash, each with why
+    ("../x#L1: outside the project folder")."""
     outside_edit: bool = False
     """An append found an edit made outside Cairn (an editor's save) since Cairn last wrote or
     read the file: the edit was kept, and is committed with this write."""
@@ -104,6 +111,20 @@ class GitLockCleared(BaseEvent):
 
 
 @frozen
+class CitationCheck:
+    """One citation of a project file on a recalled line, checked against the file now.
+
+    `reason` says why in words ("README.md#L12 changed since this was written"); `moved_to` is
+    the range that holds the cited text now when it moved (`L14-L16`), else "".
+    """
+
+    citation: str
+    mark: CitationMark
+    reason: str = ""
+    moved_to: str = ""
+
+
+@frozen
 class SearchHit:
     """One recalled unit, cited with its window.
 
@@ -131,6 +152,8 @@ class SearchHit:
     is then this value. None when no cross-encoder read the hit."""
     scope: str = "global"
     """The memory the hit comes from (`shell.scopes`): "global", or "project:<folder name>"."""
+    citations: list[CitationCheck] = field(default_factory=list)
+    """The snippet's citations of project files, each checked against the file at recall."""
 
 
 @frozen

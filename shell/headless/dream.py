@@ -1,11 +1,13 @@
 """`cairn dream`: a dreaming sweep from the shell, or decisions on what it proposed.
 
     cairn dream [--apply ID… | --apply-all] [--reject ID…] [--edit ID TEXT] [--json]
-                [--scope global|project|all]
+                [--scope global|project|all] [--project DIR]
 
 Nothing enters MEMORY.md but what is decided here or in the TUI's review. Each memory dreams
 alone (`shell.scopes`): a sweep of a project's reads and proposes into that project's
-MEMORY.md only; decisions name one memory.
+MEMORY.md only; decisions name one memory. A project's memory has its citations of files
+checked against its project folder (a stale one is proposed re-cited); the global memory's
+only against a folder `--project` names.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shell.config import ConfigError, Settings
@@ -91,6 +94,7 @@ def run_dream(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     """`cairn dream` as parsed: the decisions go in the order `--apply`, `--edit`, `--reject`."""
     from shell.dreaming import Decision
 
+    explicit = getattr(args, "project", None) is not None
     over_budget = args.over_budget
     decisions = [
         *(Decision("accept", i, over_budget=over_budget) for i in args.apply),
@@ -106,9 +110,12 @@ def run_dream(settings: Settings, args: argparse.Namespace, out: Out) -> int:
         if len(chosen) > 1 or named.kind == "project":
             said = Notice(f"dreaming the {named.label} memory ({named.workspace})")
             out.write((event_line(said) if args.json else f"== {said.message}") + "\n")
+        here = scope_settings(settings, named)
+        if named.kind == "global" and not explicit:  # which project the global one cites: none
+            here = replace(here, project=None)
         failed |= asyncio.run(
             dream_command(
-                scope_settings(settings, named),
+                here,
                 decisions,
                 apply_all=args.apply_all,
                 over_budget=over_budget,

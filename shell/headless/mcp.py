@@ -14,10 +14,11 @@ import argparse
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shell.config import Settings
+from shell.config import Settings, project_folder
 from shell.events import (
     Error,
     Event,
@@ -26,7 +27,7 @@ from shell.events import (
     Notice,
     SecretsRedacted,
 )
-from shell.headless.options import Subcommands, add_workspace
+from shell.headless.options import Subcommands, add_workspace, inherited
 from shell.headless.output import Out, Printable
 from shell.sync.describe import sync_line
 from shell.text import counted, short_sha
@@ -69,6 +70,13 @@ def add_parser(sub: Subcommands) -> None:
     mcp.add_argument(
         "--trace", type=Path, help="also write every event as a JSON line to this file"
     )
+    mcp.add_argument(
+        "--project",
+        type=Path,
+        help="the client's project folder: citations of its files (README.md#L12) are hashed "
+        "when written and checked when recalled (default: none, they are not)",
+        **inherited(True),
+    )
 
 
 def run_mcp(settings: Settings, args: argparse.Namespace, out: Out) -> int:
@@ -76,6 +84,8 @@ def run_mcp(settings: Settings, args: argparse.Namespace, out: Out) -> int:
     from shell.mcp_server.http import TOKEN_ENV, HttpPlan, bind
     from shell.mcp_server.server import MemoryServer
 
+    if named := getattr(args, "project", None):
+        settings = replace(settings, project=project_folder(named))
     log = ServedLog(Printable(sys.stderr), args.trace)
     try:
         if not args.http:

@@ -2,9 +2,12 @@
 
     cairn search QUERY [--json] [-k N] [--scope S]      search memory as memory_search does
     cairn index [--status | --rebuild] [--scope S]      inspect or rebuild the derived index
+    cairn index --stale [--json] [--scope S]            memory lines citing lines that changed
 
-Both bring the index up to date with the memory files first (but `index --status`), each
-memory `--scope` names (`shell.headless.scoped`) in turn.
+Both bring the index up to date with the memory files first (but `index --status` and
+`index --stale`, which read the memory files and the project folder alone), each memory
+`--scope` names (`shell.headless.scoped`) in turn. `--project` (default: the current folder) is
+the project whose memory a scope names and whose files the citations are checked against.
 """
 
 from __future__ import annotations
@@ -71,6 +74,13 @@ def add_index_parser(sub: Subcommands) -> None:
     group.add_argument(
         "--rebuild", action="store_true", help="drop the index and build it again from the files"
     )
+    group.add_argument(
+        "--stale",
+        action="store_true",
+        help="list the memory lines citing project lines (path#L12@hash) that changed (stale) "
+        "or are missing (gone) in the project folder now",
+    )
+    index.add_argument("--json", action="store_true", help="with --stale: print JSON")
     add_scope_options(index)
 
 
@@ -83,6 +93,9 @@ def run_search(settings: Settings, args: argparse.Namespace, out: Out) -> int:
 
 
 def run_index(settings: Settings, args: argparse.Namespace, out: Out) -> int:
+    if args.stale:
+        scoped = scoped_settings(settings, args)
+        return stale_command(scoped, as_json=args.json, out=out, scope=args.scope)
     action = "status" if args.status else "rebuild" if args.rebuild else "sync"
     return index_command(scoped_settings(settings, args), action=action, out=out, scope=args.scope)
 
@@ -146,6 +159,8 @@ def search_command(
             f"(vector {hit.vector_score:.2f}, text {hit.text_score:.2f}{rerank})\n"
             f"       {snippet}\n"
         )
+        for check in hit.citations:
+            out.write(f"       [{check.mark}: {check.reason}]\n")
     return 0
 
 
@@ -173,3 +188,38 @@ def index_command(settings: Settings, *, action: str, out: Out, scope: str = "al
         out.write(json.dumps(status, default=str, indent=2) + "\n")
         failed = failed or any(isinstance(e, Error) for e in events)
     return 1 if failed else 0
+
+
+def stale_command(settings: Settings, *, as_json: bool, out: Out, scope: str = "all") -> int:
+    """`cairn index --stale`: each line of the memories `scope` names whose citation of a
+    project file is stale or gone, as `file:line  citation  mark  why` (or JSON); exit code 0
+    either way."""
+    from shell.memory.citations.project import project_root
+    from shell.memory.citations.scan import checked_lines
+    from shell.memory.citations.source import ProjectSource
+
+    _, chosen = chosen_scopes(settings, scope, shared=False)
+    source = ProjectSource(project_root(settings))
+    found = [(named, c) for named in chosen for c in checked_lines(named.workspace, source)]
+    if as_json:
+        rows = [
+            {
+                "scope": named.label,
+                "path": c.path,
+                "line": c.line,
+                "citation": c.check.citation,
+                "mark": c.check.mark,
+                "reason": c.check.reason,
+                "movedTo": c.check.moved_to or None,
+                "text": c.text,
+            }
+            for named, c in found
+        ]
+        out.write(json.dumps({"project": str(settings.project), "lines": rows}, indent=2) + "\n")
+        return 0
+    out.write(f"citations of {settings.project} in memory that no longer hold: {len(found)}\n")
+    for named, c in found:
+        where = f"[{named.label}] " if named.kind == "project" else ""
+        check = c.check
+        out.write(f"{where}{c.path}:{c.line}  {check.citation}  {check.mark}  {check.reason}\n")
+    return 0

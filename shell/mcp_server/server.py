@@ -56,6 +56,7 @@ class MemoryServer:
         from shell.context.budget import configured_window
         from shell.dreaming import Dreamer
         from shell.git.history import MemoryHistory
+        from shell.memory.citations.project import citation_stamper
         from shell.memory.files.door import MemoryFiles
         from shell.memory.service import RecallService
         from shell.readonly import read_only as unwritable
@@ -67,7 +68,12 @@ class MemoryServer:
         self.emit = emit
         self.git = existing_workspace(settings)
         self.read_only = read_only or unwritable(settings.workspace)
-        self.files = MemoryFiles(settings.workspace, self.git, secrets=settings.secrets)
+        self.files = MemoryFiles(
+            settings.workspace,
+            self.git,
+            secrets=settings.secrets,
+            citations=citation_stamper(settings),
+        )
         outside = None if self.read_only else self.files.commit_outside_edits
         self.recall = RecallService(settings, outside_edits=outside)
         self.sync: SyncService | None = None

@@ -71,6 +71,7 @@ class RecallService:
     @property
     def searcher(self) -> MemorySearch:
         if self._searcher is None:
+            from shell.memory.citations.project import project_root
             from shell.memory.search.pipeline import MemorySearch
             from shell.memory.search.rerank import CrossEncoder
 
@@ -81,6 +82,7 @@ class RecallService:
                 recency_weight=self.settings.recency_weight,
                 half_life_days=self.settings.recency_half_life_days,
                 reranker=CrossEncoder() if self.settings.rerank else None,
+                project=project_root(self.settings),
             )
         return self._searcher
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from shell.events import Event, WriteReason
+from shell.memory.citations.check import check_text, model_marks
+from shell.memory.citations.source import ProjectSource
 from shell.memory.files.door import MemoryFiles, MemoryPathError
 from shell.memory.files.plain import outside_edit_notices
 from shell.memory.files.scoped import ScopedDoors
@@ -164,6 +166,11 @@ def memory_tools(
         if doors.scopes.crosses(scope):
             result = replace(result, text=with_secret_lines_withheld(result.text))
         payload = window_payload(result.path, result)
+        if door.citations is not None and "#L" in result.text:
+            source = ProjectSource(door.citations.root)
+            checks = await asyncio.to_thread(check_text, result.text, source)
+            if checks:
+                payload["sourceChecks"] = model_marks(checks)
         return json_result({"scope": scope.label, **payload} if doors.scoped else payload)
 
     async def append(arguments: dict[str, Any], _context: CallContext) -> ToolResult:
@@ -195,6 +202,8 @@ def memory_tools(
             payload["commitError"] = outcome.event.commit_error
         if outcome.redaction is not None:
             payload["redacted"] = outcome.redaction.kinds
+        if outcome.event.citations_unhashed:
+            payload["citationsNotHashed"] = outcome.event.citations_unhashed
         return json_result(payload, _events(outcome, door.root, scope))
 
     schemas = [GET_SCHEMA, APPEND_SCHEMA, WRITE_SCHEMA]
@@ -340,6 +349,8 @@ def _append_result(
         payload["commitError"] = event.commit_error
     if outcome.redaction is not None:
         payload["redacted"] = outcome.redaction.kinds  # what was written holds [REDACTED <kind>]
+    if event.citations_unhashed:
+        payload["citationsNotHashed"] = event.citations_unhashed
     return json_result(payload, _events(outcome, root, scope))
 
 

@@ -20,6 +20,7 @@ from shell.events import (
     MemoryWritten,
     Notice,
 )
+from shell.memory.citations import refs
 from shell.scopes.scopes import session_scopes
 
 
@@ -107,7 +108,23 @@ async def test_a_makefile_test_target_is_remembered_with_its_line(
     project_memory = session_scopes(agent.settings).own
     assert written.scope == project_memory.label == "project:calc"  # a project fact
     note = (project_memory.workspace / written.path).read_text()
-    assert "- tests: run them with `make test` (source: Makefile#L4)" in note
+    hashed = refs.digest(["test:"])  # the door records what line 4 said when written
+    assert f"- tests: run them with `make test` (source: Makefile#L4@{hashed})" in note
     assert not (demo_settings.workspace / written.path).exists()
     flushed = await turn(agent, "/flush")
     assert not [e for e in flushed if isinstance(e, MemoryWritten)]  # an order is no fact
+
+
+async def test_a_recalled_line_whose_makefile_changed_is_answered_with_a_warning(
+    agent: Agent, project: Path
+) -> None:
+    (project / "Makefile").write_text("check:\n\tflake8 .\n\ntest:\n\tpython3 -m unittest\n")
+    await turn(agent, "read Makefile and remember how to run the tests")
+    asked = await turn(agent, "how do I run the tests?")
+    assert "has changed" not in [e for e in asked if isinstance(e, AssistantMessage)][-1].text
+    (project / "Makefile").write_text("# lint first\ncheck:\n\tflake8 .\ntests:\n\tpytest\n")
+    asked = await turn(agent, "how do I run the tests?")
+    answer = [e for e in asked if isinstance(e, AssistantMessage)][-1].text
+    assert answer.endswith(
+        "But the code it cites has changed: [stale: Makefile#L4 changed since this was written]"
+    )

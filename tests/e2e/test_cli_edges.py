@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from pathlib import Path
 
@@ -98,3 +99,74 @@ def test_a_read_command_refuses_a_workspace_that_does_not_exist(
     assert done.returncode == 2
     assert f"cairn: error: no workspace at {typo}" in done.stderr
     assert not typo.exists()  # never made, never seeded
+
+
+def test_index_stale_reads_the_project_it_is_given(tmp_path: Path) -> None:
+    from shell.memory.citations import refs
+
+    project, ws = tmp_path / "project", tmp_path / "ws"
+    project.mkdir()
+    ws.mkdir()
+    (project / "Makefile").write_text("test:\n\tpytest -q\n")
+    kept = refs.digest(["test:"])
+    (ws / "MEMORY.md").write_text(f"- make test (Makefile#L1@{kept}) runs Makefile#L2@00000000\n")
+    done = cairn(
+        "index", "--workspace", str(ws), "--stale", "--json", "--project", str(project),
+        home=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["lines"]
+    assert (row["path"], row["line"], row["citation"], row["mark"]) == (
+        "MEMORY.md",
+        1,
+        "Makefile#L2",
+        "stale",
+    )
+
+
+def test_search_prints_each_hit_s_citation_marks(tmp_path: Path) -> None:
+    from shell.memory.citations import refs
+
+    project, ws = tmp_path / "project", tmp_path / "ws"
+    project.mkdir()
+    ws.mkdir()
+    (project / "Makefile").write_text("test:\n\tpytest -q\n")
+    old = refs.digest(["\tmake check"])
+    (ws / "MEMORY.md").write_text(f"- the deploy tests run with make (Makefile#L2@{old})\n")
+    for where in (["--project", str(project), "search"], ["search", "--project", str(project)]):
+        done = cairn("--workspace", str(ws), *where, "deploy tests", home=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "[stale: Makefile#L2 changed since this was written]" in done.stdout
+
+
+def test_dream_with_a_project_proposes_a_stale_line_re_cited_and_applies_it(
+    tmp_path: Path,
+) -> None:
+    from shell.memory.citations import refs
+
+    project, ws = tmp_path / "project", tmp_path / "ws"
+    project.mkdir()
+    assert cairn("init", str(ws), home=tmp_path).returncode == 0
+    (project / "Makefile").write_text("test:\n\tmake check\n")
+    old = refs.digest(["\tmake test-all"])
+    memory = ws / "MEMORY.md"
+    memory.write_text(memory.read_text() + f"- Tests run with make test-all (Makefile#L2@{old})\n")
+    where = ("--workspace", str(ws), "--project", str(project))
+    assert (
+        '"dream_proposed"'
+        not in cairn("dream", "--workspace", str(ws), "--json", home=tmp_path).stdout
+    )
+    swept = cairn("dream", *where, "--json", home=tmp_path)
+    assert swept.returncode == 0, swept.stderr
+    [proposed] = [
+        e for e in map(json.loads, swept.stdout.splitlines()) if e["type"] == "dream_proposed"
+    ]
+    proposal = proposed["proposal"]
+    assert proposal["kind"] == "update" and proposal["text"] == "Tests run with make test-all"
+    assert "it now reads: “make check”" in proposal["reason"]
+    applied = cairn(
+        "dream", *where, "--edit", proposal["id"], "Tests run with make check", home=tmp_path
+    )
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    fresh = refs.digest(["\tmake check"])
+    assert f"- Tests run with make check — Source: Makefile#L2@{fresh}" in memory.read_text()

@@ -219,3 +219,23 @@ def test_sigterm_stops_the_server_at_once_and_it_says_so(tmp_path: Path) -> None
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=STOP_BOUND_S) == 0
     assert "cairn mcp: stopped (SIGTERM)" in server.stderr.read()
+
+
+async def test_with_project_a_client_s_citations_are_hashed_and_checked(tmp_path: Path) -> None:
+    """`cairn mcp --project DIR`: another agent's memory of its code goes stale visibly."""
+    ws = seeded(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "Makefile").write_text("test:\n\tpytest -q\n")
+    async with connected(ws, tmp_path, "--project", str(project)) as client:
+        appended = payload(
+            await client.call_tool("memory_append", {"text": "- tests: pytest (Makefile#L2)"})
+        )
+        (project / "Makefile").write_text("test:\n\ttox\n")
+        found = payload(await client.call_tool("memory_search", {"query": "tests pytest"}))
+        read = payload(await client.call_tool("memory_get", {"path": NOTE}))
+    assert "citationsNotHashed" not in appended
+    assert "Makefile#L2@" in (ws / NOTE).read_text()
+    stale = "[stale: Makefile#L2 changed since this was written]"
+    assert found["results"][0]["sourceChecks"] == [stale]
+    assert read["sourceChecks"] == [stale]

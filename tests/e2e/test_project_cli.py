@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from shell.memory.citations import refs
 from tests.e2e.test_cli import cairn, events_of
 
 README = """# calc
@@ -49,7 +50,8 @@ def test_read_remember_run_and_recall_with_the_demo_brain(project: Path, tmp_pat
     [written] = of_type(events, "memory_written")
     assert written["commit"]
     note = (Path(ws) / written["path"]).read_text(encoding="utf-8")
-    assert "`make test` (source: README.md#L7)" in note
+    hashed = refs.digest([README.splitlines()[6]])  # what line 7 said, recorded by the door
+    assert f"`make test` (source: README.md#L7@{hashed})" in note
 
     denied = events_of(cairn(*common, "run the tests", home=tmp_path))
     [decision] = of_type(denied, "approval_decided")
@@ -68,6 +70,9 @@ def test_read_remember_run_and_recall_with_the_demo_brain(project: Path, tmp_pat
     asked = events_of(cairn(*common, "how do I run the tests here?", home=tmp_path))
     answer = of_type(asked, "assistant_message")[-1]["text"]
     assert "make test" in answer and f"Source: {written['path']}#L" in answer
+    [search] = of_type(asked, "search_performed")
+    checks = [c for hit in search["hits"] for c in hit["citations"]]
+    assert {"citation": "README.md#L7", "mark": "fresh"}.items() <= checks[0].items()
 
 
 def test_cairn_tools_lists_project_and_mcp_tools(project: Path, tmp_path: Path) -> None:

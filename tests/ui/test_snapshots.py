@@ -81,6 +81,25 @@ class TestScreens:
         """/help lists every command with its key, and an unknown one names the nearest."""
         assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=after("/flsuh", "/help"))
 
+    def test_search_card_marks_a_stale_citation(
+        self, snap_compare: SnapCompare, demo_app: MakeApp, workspace: Path
+    ) -> None:
+        """A remembered line cites the project's Makefile; the Makefile changes; the search
+        card's hit says the citation is stale, in the theme's warning colour."""
+        project = workspace.parent / "project"
+        project.mkdir()
+        (project / "Makefile").write_text("setup:\n\tpip install -e .\ntest:\n\tmake test-all\n")
+
+        async def run_before(pilot: Pilot[None]) -> None:
+            app = pilot.app
+            assert isinstance(app, CairnApp)
+            await after("remember that tests run with make test-all (Makefile#L3-L4)")(pilot)
+            (project / "Makefile").write_text("setup:\n\tpip install -e .\ntest:\n\tmake check\n")
+            await send(app, pilot, "how do tests run?")
+
+        app = demo_app(project=project.resolve())
+        assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
     def test_light_theme(self, snap_compare: SnapCompare, demo_app: MakeApp) -> None:
         assert snap_compare(
             demo_app(), terminal_size=(120, 40), run_before=after(TOLD, ASKED, theme="cairn-light")

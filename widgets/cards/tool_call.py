@@ -9,6 +9,7 @@ output's tail and how it ended; an edit shows its diff.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import RenderableType
@@ -23,6 +24,7 @@ from textual.widgets import Static
 from shell.events import (
     ApprovalDecided,
     ApprovalRequested,
+    CitationMark,
     CommandFinished,
     FileEdited,
     SearchHit,
@@ -58,9 +60,36 @@ def _hit_scores(hit: SearchHit, reranked: bool) -> list[str]:
     return scores
 
 
-def hits_table(search: SearchPerformed) -> RenderableType:
+_MARK_ORDER: tuple[CitationMark, ...] = ("gone", "stale", "unchecked", "fresh")
+_MARK_SIGNS: dict[CitationMark, str] = {
+    "gone": "✗ gone",
+    "stale": "⚠ stale",
+    "unchecked": "? unchecked",
+    "fresh": "✓ fresh",
+}
+_MARK_COLOURS: dict[CitationMark, str] = {
+    "gone": "error",
+    "stale": "warning",
+    "unchecked": "muted-text",
+    "fresh": "success",
+}
+
+
+def source_mark(hit: SearchHit, colours: Mapping[str, str]) -> Text:
+    """The worst mark among the hit's citations of project files ("" without any), in the
+    theme's colour for it, with how many citations it stands for when more than one."""
+    if not hit.citations:
+        return Text("")
+    marks = [check.mark for check in hit.citations]
+    worst = min(marks, key=_MARK_ORDER.index)
+    shown = _MARK_SIGNS[worst] + (f" {marks.count(worst)}/{len(marks)}" if len(marks) > 1 else "")
+    return Text(shown, style=colours.get(_MARK_COLOURS[worst], ""))
+
+
+def hits_table(search: SearchPerformed, colours: Mapping[str, str] | None = None) -> RenderableType:
     """The hits of one search as a small table: citation, score, vector and text scores, and
-    the cross-encoder's when it reranked them."""
+    the cross-encoder's when it reranked them; with a "source" column when a hit cites project
+    files, its worst mark in the theme's `colours` (error, warning, success, muted-text)."""
     if search.nothing_relevant or not search.hits:
         return Text("memory holds nothing relevant", style="italic")
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
@@ -71,8 +100,14 @@ def hits_table(search: SearchPerformed) -> RenderableType:
     reranked = search.reranker is not None
     if reranked:
         table.add_column("rerank", justify="right")
+    cites = any(hit.citations for hit in search.hits)
+    if cites:
+        table.add_column("source", no_wrap=True)
     for hit in search.hits:
-        table.add_row(Text(scope_mark(hit.scope) + hit.citation), *_hit_scores(hit, reranked))
+        marks = [source_mark(hit, colours or {})] if cites else []
+        table.add_row(
+            Text(scope_mark(hit.scope) + hit.citation), *_hit_scores(hit, reranked), *marks
+        )
     return table
 
 
@@ -220,7 +255,7 @@ class ToolCallCard(Vertical):
             heading.append(f"\ndegraded: {search.degraded_reason}", style="italic")
         table = Table.grid(expand=True)
         table.add_row(heading)
-        table.add_row(hits_table(search))
+        table.add_row(hits_table(search, self.app.get_css_variables()))
         return table
 
     def _approval_line(self) -> Text:
@@ -241,6 +276,11 @@ class ToolCallCard(Vertical):
 
     def on_mount(self) -> None:
         self._refresh_parts()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.search is not None and any(hit.citations for hit in self.search.hits):
+            self._refresh_parts()  # the marks' colours are the theme's, baked into the table
 
     def watch_expanded(self) -> None:
         self._refresh_parts()
@@ -316,6 +356,7 @@ class ToolCallCard(Vertical):
             for hit in self.search.hits:
                 scores = _hit_scores(hit, self.search.reranker is not None)
                 parts.append(f"hit {scope_mark(hit.scope)}{hit.citation} {' '.join(scores)}")
+                parts += [f"  {c.mark}: {c.reason}" for c in hit.citations]
         if self.decision is not None:
             parts.append(f"approval: {approval_text(self.decision)}")
         elif self.approval is not None:

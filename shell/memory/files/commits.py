@@ -47,8 +47,10 @@ def written_event(
     reason: WriteReason,
     outcome: CommitOutcome,
     scope: str = "global",
+    citations_unhashed: list[str] | None = None,
 ) -> MemoryWritten:
-    """The event of a whole-file write of `data` over `before`, in the memory `scope`."""
+    """The event of a whole-file write of `data` over `before`, in the memory `scope`;
+    `citations_unhashed`: the citations of its new lines that got no hash, with why."""
     added, removed = changed_lines(before, data)
     return MemoryWritten(
         path=name,
@@ -59,6 +61,7 @@ def written_event(
         lines_removed=removed,
         commit_error=outcome.error,
         scope=scope,
+        citations_unhashed=citations_unhashed or [],
     )
 
 

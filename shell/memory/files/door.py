@@ -23,9 +23,18 @@ from pathlib import Path
 from shell.events import MemoryWritten, SecretsRedacted, WriteReason
 from shell.fsio import exclusive_lock
 from shell.git.store import CommitOutcome, GitStore
+from shell.memory.citations.stamp import CitationStamper, stamped
 from shell.memory.files.commits import MEMORY_LOCK, WriteJournal, commit_message, written_event
+from shell.memory.files.guards import (
+    REASONS,
+    check_file_size,
+    check_reason,
+    check_write_size,
+    policed,
+    without_forgotten,
+)
 from shell.memory.files.swap import read_or_empty, replace_all, replace_if_unchanged
-from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome, policed
+from shell.memory.files.values import Edit, MemoryWriteError, ReadResult, WriteOutcome
 from shell.memory.forget.tombstones import drop_forgotten, load_or_none
 from shell.memory.lines import changed_lines, new_lines
 from shell.memory.paths import CURATED_FILE, DIARY_FILE, MEMORY_DIR, MemoryPathError, locate
@@ -45,13 +54,8 @@ __all__ = [
     "MemoryPathError",
 ]
 
-REASONS = frozenset({"tool", "flush", "dream", "user", "mcp"})
 OUTSIDE_EDIT = "edit made outside Cairn"
 """The message of the commit of an edit made outside Cairn (followed by ": <path>")."""
-FORGOTTEN = (
-    "not written: the line was forgotten (`cairn forget`, its tombstone is in "
-    ".cairn-forgotten), and a forgotten line is never written back"
-)
 USER_EDIT = "edit by the user in $EDITOR"
 """The message of the commit of an edit made in the editor the TUI opened (": <path>")."""
 
@@ -68,6 +72,8 @@ class MemoryFiles:
         secrets: What a write holding a credential gets (`shell.secrets.detect`): "redact"
             (replaced before the file is written and committed), "block" (refused) or "off".
         scope: The memory this workspace is (`shell.scopes`), named on every write's event.
+        citations: Records the hash of the project lines a written line cites in the line
+            (`shell.memory.citations.stamp`); None leaves citations as written.
     """
 
     def __init__(
@@ -80,6 +86,7 @@ class MemoryFiles:
         max_file_bytes: int = 2_000_000,
         secrets: str = secret_scan.REDACT,
         scope: str = "global",
+        citations: CitationStamper | None = None,
     ) -> None:
         if secrets not in secret_scan.POLICIES:
             raise ValueError(f"secrets must be one of {', '.join(secret_scan.POLICIES)}")
@@ -90,6 +97,7 @@ class MemoryFiles:
         self.max_read_chars = max_read_chars
         self.max_write_bytes = max_write_bytes
         self.max_file_bytes = max_file_bytes
+        self.citations = citations
         self._thread_lock = threading.Lock()
         self._fingerprints = SeenFiles[str]()
         """What the model last read or wrote of each file (memory_write's staleness check)."""
@@ -150,13 +158,12 @@ class MemoryFiles:
             MemoryPathError: `rel` is not a memory file.
             MemoryWriteError: the text or the resulting file is too large.
         """
-        _check_reason(reason)
+        check_reason(reason)
         path, name = locate(self.root, rel)
-        self._check_write_size(text)
-        text, forgotten = drop_forgotten(text, load_or_none(self.root))
-        if forgotten and not text.strip():
-            raise MemoryWriteError(FORGOTTEN)
+        check_write_size(text, self.max_write_bytes)
+        text, forgotten = without_forgotten(self.root, text)
         text, redaction = policed(without_secrets, self.secrets, name, text)
+        text, unhashed = stamped(self.citations, "", text)
         outside: MemoryWritten | None = None
         with self._exclusive():
             for _ in range(3):  # an editor that saves between our read and our write: again
@@ -176,11 +183,12 @@ class MemoryFiles:
                         lines_skipped=skipped,
                         lines_forgotten=forgotten,
                         scope=self.scope,
+                        citations_unhashed=unhashed,
                     )
                     return WriteOutcome(event=event, lock_cleared=None, redaction=redaction)
                 separator = b"" if not before or before.endswith(b"\n") else b"\n"
                 payload = separator + ("\n".join(fresh) + "\n").encode("utf-8")
-                self._check_file_size(name, len(before) + len(payload))
+                check_file_size(name, len(before) + len(payload), self.max_file_bytes)
                 outside = self._commit_outside_edit(name, before) or outside
                 added = sum(1 for line in fresh if line.strip())
                 summary = f"append {counted(added, 'line')} to {name}"
@@ -203,6 +211,7 @@ class MemoryFiles:
             commit_error=outcome.error,
             lines_forgotten=forgotten,
             scope=self.scope,
+            citations_unhashed=unhashed,
         )
         return WriteOutcome(event, outcome.lock_cleared, redaction, outside)
 
@@ -216,17 +225,17 @@ class MemoryFiles:
             MemoryWriteError: the file was never read, changed on disk since it was read,
                 or the content is too large.
         """
-        _check_reason(reason)
+        check_reason(reason)
         path, name = locate(self.root, rel)
-        self._check_write_size(content)
-        content, forgotten = drop_forgotten(content, load_or_none(self.root))
-        if forgotten and not content.strip():
-            raise MemoryWriteError(FORGOTTEN)
+        check_write_size(content, self.max_write_bytes)
+        content, forgotten = without_forgotten(self.root, content)
         content, redaction = policed(without_secrets, self.secrets, name, content)
+        held = read_or_empty(path, name).decode("utf-8", errors="replace")
+        content, unhashed = stamped(self.citations, held, content)
         if content and not content.endswith("\n"):
             content += "\n"
         data = content.encode("utf-8")
-        self._check_file_size(name, len(data))
+        check_file_size(name, len(data), self.max_file_bytes)
         with self._exclusive():
             exists = path.exists()
             before = read_or_empty(path, name)
@@ -251,7 +260,7 @@ class MemoryFiles:
             self._fingerprints.record(name, data)
             self._written[name] = digest(data)
             outcome = self._commit([name], message)
-        written = written_event(name, before, data, reason, outcome, self.scope)
+        written = written_event(name, before, data, reason, outcome, self.scope, unhashed)
         return WriteOutcome(
             replace(written, lines_forgotten=forgotten), outcome.lock_cleared, redaction, outside
         )
@@ -275,15 +284,17 @@ class MemoryFiles:
             MemoryPathError: a path is not a memory file (nor DREAMS.md for dreaming).
             MemoryWriteError: a file changed since it was read, or is too large.
         """
-        _check_reason(reason)
+        check_reason(reason)
         located = [(*self._locate(e.path, diary=reason == "dream"), e) for e in edits]
         prepared: list[tuple[Path, str, bytes, bytes, SecretsRedacted | None]] = []
         tombstones = load_or_none(self.root)
         for path, name, edit in located:
             after, _ = drop_forgotten(edit.after, tombstones)
             after, redaction = policed(without_new_secrets, self.secrets, name, edit.before, after)
+            if name != DIARY_FILE:  # dreaming's: a hash a line brings from its note stays
+                after = stamped(self.citations, edit.before, after, keep_recorded=True)[0]
             data = after.encode("utf-8")
-            self._check_file_size(name, len(data))
+            check_file_size(name, len(data), self.max_file_bytes)
             prepared.append((path, name, edit.before.encode("utf-8"), data, redaction))
         with self._exclusive():
             for path, name, before, _, _ in prepared:
@@ -384,23 +395,3 @@ class MemoryFiles:
         """Hold the in-process lock and the cross-process `flock` together."""
         with self._thread_lock, exclusive_lock(self.root / MEMORY_LOCK):
             yield
-
-    def _check_write_size(self, text: str) -> None:
-        size = len(text.encode("utf-8"))
-        if size > self.max_write_bytes:
-            raise MemoryWriteError(
-                f"text is {size} bytes; one memory write may carry at most "
-                f"{self.max_write_bytes} bytes"
-            )
-
-    def _check_file_size(self, name: str, size: int) -> None:
-        if size > self.max_file_bytes:
-            raise MemoryWriteError(
-                f"{name} would grow to {size} bytes; memory files are capped at "
-                f"{self.max_file_bytes} bytes (start a new file under memory/)"
-            )
-
-
-def _check_reason(reason: str) -> None:
-    if reason not in REASONS:
-        raise ValueError(f"unknown write reason {reason!r}; one of {sorted(REASONS)}")

@@ -7,29 +7,15 @@ refused or failed write raises (`MemoryWriteError`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
 
 from shell.events import Event, GitLockCleared, MemoryWritten, SecretsRedacted
-from shell.secrets.policy import SecretBlocked
 from shell.tools.toolbox import ToolError
 
 
 class MemoryWriteError(ToolError):
     """A memory write was refused (stale read, size limit) or could not be done."""
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def policed(apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
-    """The secrets policy applied to a write; a blocked credential refuses the write."""
-    try:
-        return apply(*args, **kwargs)
-    except SecretBlocked as blocked:
-        raise MemoryWriteError(str(blocked)) from None
 
 
 @dataclass(frozen=True)

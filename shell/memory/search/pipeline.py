@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from shell.events import SearchHit
+from shell.memory.citations.check import checked_hits
+from shell.memory.citations.source import ProjectSource
 from shell.memory.index.reader import KeywordSearchUnavailable
 from shell.memory.paths import note_date
 from shell.memory.search import ranking
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from shell.memory.hit_log import HitLog
     from shell.memory.index.chunking import Chunk
     from shell.memory.index.memory_index import MemoryIndex
+    from shell.tools.project.root import ProjectRoot
 
 CANDIDATE_POOL = 4 * MAX_RESULTS_LIMIT
 """Candidates per leg, the same for every request. OpenClaw used `min(200, maxResults × 4)`, so
@@ -109,6 +112,9 @@ class MemorySearch:
         half_life_days: the age at which that bonus has halved.
         reranker: the cross-encoder that reads the best candidates with the query
             (`shell.memory.search.reranked`); None keeps the hybrid order and relevance.
+        project: the project folder the hits' citations of project files are checked against
+            (`shell.memory.citations.check`); None marks them unchecked.
+        check_citations: False leaves the hits' citations unchecked (a bench's baseline).
     """
 
     def __init__(
@@ -120,12 +126,16 @@ class MemorySearch:
         recency_weight: float = ranking.RECENCY_WEIGHT,
         half_life_days: float = ranking.HALF_LIFE_DAYS,
         reranker: Reranker | None = None,
+        project: ProjectRoot | None = None,
+        check_citations: bool = True,
     ) -> None:
         self._index = index
         self._hit_log = hit_log
         self._clock = clock or (lambda: datetime.now(UTC))
         self._recency = (recency_weight, half_life_days)
         self._reranker = reranker
+        self._project = project
+        self._check_citations = check_citations
 
     @property
     def index(self) -> MemoryIndex:
@@ -176,6 +186,10 @@ class MemorySearch:
         ranked = self._rank(query, qvec, vector, keyword, weights, max_results, min_score, timings)
         hits, best, frame, reranker, rerank_error = ranked
         timings["merge"] = _ms_since(merge_started) - timings.get("rerank", 0.0)
+        if self._check_citations and hits:
+            checks_started = time.perf_counter()
+            hits = checked_hits(hits, ProjectSource(self._project))
+            timings["citations"] = _ms_since(checks_started)
         timings["total"] = _ms_since(started)
         if rerank_error is not None:
             reason = "; ".join(r for r in (reason, rerank_error) if r)

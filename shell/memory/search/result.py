@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shell.events import SearchHit, SearchMode, SearchPerformed
+from shell.memory.citations.check import model_marks
 from shell.memory.search.timeframe import TimeFrame
 
 DEFAULT_MIN_SCORE = 0.35
@@ -37,6 +38,7 @@ def hit_payload(hit: SearchHit) -> dict[str, Any]:
         **({"rerankScore": round(hit.rerank_score, 3)} if hit.rerank_score is not None else {}),
         "snippet": hit.snippet,
         "citation": hit.citation,
+        **({"sourceChecks": model_marks(hit.citations)} if hit.citations else {}),
     }
 
 
@@ -119,6 +121,13 @@ class SearchResult:
                 "first, and newer notes first among near-equals. `date` is the day of the note "
                 "a hit comes from: use it to say when something was written."
             )
+            if any(hit.citations for hit in self.hits):
+                parts.append(
+                    "sourceChecks: each citation of a project file in a snippet, checked now "
+                    "against the file: fresh (unchanged since written), stale (the cited lines "
+                    "changed: read the file before relying on the line), gone (the file or "
+                    "lines are missing) or unchecked."
+                )
             if self.time_frame is not None:
                 frame = self.time_frame
                 parts.append(

@@ -1,0 +1,1 @@
+"""Citations of project files on memory lines: found, hashed at write time, checked at recall."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from tests.ui.conftest import MakeApp, send, started, until
-from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD
+from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.screens.turn import TurnScreen
 from widgets.screens.why import WhyScreen
 
@@ -116,3 +116,21 @@ async def test_x_forgets_the_line_after_asking_and_the_session_forgets_it_too(
 
         await send(app, pilot, TOLD)  # said again: its tombstone keeps it out
         assert "Friday 14:00" not in (workspace / DAILY).read_text()
+
+
+async def test_a_memory_line_that_looks_like_markup_is_shown_as_written(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    line = "- [b]not bold[/b] and [link=https://x.test]a link[/link] [project:other]"
+    memory = workspace / "MEMORY.md"
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        memory.write_text(memory.read_text() + line + "\n")
+        number = len(memory.read_text().splitlines())
+        await send(app, pilot, f"/why MEMORY.md:{number}")
+        await until(pilot, lambda: isinstance(app.screen, WhyScreen))
+        screen = app.screen
+        assert isinstance(screen, WhyScreen)
+        await until(pilot, lambda: screen.traced is not None)
+        assert line in painted(screen.query_one(DataTable))  # shown, not read as markup

@@ -119,8 +119,8 @@ class HistoryScreen(ModalScreen[None]):
                 f"{commit.when:%m-%d %H:%M}",
                 commit.kind,
                 where,
-                shorten(commit.subject.partition("): ")[2] or commit.subject, 36),
-                shorten(", ".join(commit.files), 24),
+                Text(shorten(commit.subject.partition("): ")[2] or commit.subject, 36)),
+                Text(shorten(", ".join(commit.files), 24)),  # a subject is not markup
                 key=commit.sha,
             )
         if not self.commits:

@@ -136,7 +136,7 @@ class WhyScreen(ModalScreen[None]):
         table.add_columns("line", "text")
         for place in listing.places:
             shown = str(place.line) if listing.file is not None else place.name
-            table.add_row(shown, place.text)
+            table.add_row(Text(shown), Text(place.text))  # memory text is not markup
         if not listing.places:
             self._say(Text("nothing to trace here yet", style="dim"))
             return

@@ -268,6 +268,7 @@ class Agent(
                     identity=identity,
                     engine=engine if recall is self.recall else None,
                     index=recall.index if apply else None,
+                    sessions=self.settings.workspace,
                 )
             except ForgetError as error:
                 yield Notice(f"not forgotten: {error}", "warning")

@@ -68,8 +68,11 @@ def forget(
     identity: Identity,
     engine: SyncEngine | None = None,
     index: MemoryIndex | None = None,
+    sessions: Path | None = None,
 ) -> list[Event]:
     """Forget the line at `place` (`file:line`) or the line `text`; with `apply`, for real.
+    `sessions`: the workspace whose `.cairn/` keeps the sessions and traces that may hold the
+    line too, when it is not `root` (a project's memory: the sessions are the global one's).
 
     Returns a MemoryForgotten (a preview without `apply`), after the sync's events when there
     is a remote (`engine`). Raises ForgetError for a line that cannot be forgotten or is
@@ -88,7 +91,7 @@ def forget(
         raise ForgetError("this workspace has no commit yet: nothing to forget")
     places = _places(git, root, tombstone)
     found = pattern(tombstone.spans(line))
-    in_state = _state_files(root, found)
+    in_state = sum(_state_files(where, found) for where in {root, (sessions or root).resolve()})
     if not places and not in_state and not holds_anywhere(git, head, tombstone):
         raise ForgetError(
             "that line is in no file, commit or transcript of this workspace: nothing forgotten"
@@ -106,7 +109,7 @@ def forget(
             )
         ]
     known = set(tombstone.spans(line))
-    return _apply(root, git, every, tombstone, known, places, engine, index)
+    return _apply(root, git, every, tombstone, known, places, engine, index, sessions)
 
 
 def _apply(
@@ -118,6 +121,7 @@ def _apply(
     places: list[str],
     engine: SyncEngine | None,
     index: MemoryIndex | None,
+    sessions: Path | None = None,
 ) -> list[Event]:
     digest = next(iter(tombstone.words))
     git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
@@ -138,6 +142,10 @@ def _apply(
         spans = known | {span for line in purged.lines for span in every.spans(line)}
         rows = _index_rows(index, spots, spans)
         scrubbed = scrub_state(root, spans, spots, index=index is None)
+        if sessions is not None and sessions.resolve() != root:
+            elsewhere = scrub_state(sessions.resolve(), spans, {}, index=False)
+            scrubbed.transcripts += elsewhere.transcripts
+            scrubbed.dream_entries += elsewhere.dream_entries
     if index is not None:
         index.rebuild("forget")
     events: list[Event] = []

@@ -65,6 +65,7 @@ def run_forget(settings: Settings, args: argparse.Namespace, out: Out) -> int:
             identity=Identity(settings.git_author_name, settings.git_author_email),
             engine=engine,
             index=index,
+            sessions=settings.workspace,
         )
     except ForgetError as error:
         events.append(SyncFailed(kind="error", message=f"not forgotten: {error}"))

@@ -110,3 +110,5 @@ def test_why_and_forget_work_in_a_project_memory_and_leave_the_global_one_alone(
     [project_memory] = (tmp_path / "ws-projects").glob("heron-*")
     assert "6543" not in (project_memory / written["path"]).read_text()
     assert (ws / "MEMORY.md").is_file()  # the global memory is untouched
+    kept = [p for p in (ws / ".cairn").rglob("*") if p.is_file()]
+    assert kept and not [p for p in kept if b"6543" in p.read_bytes()]  # its sessions too

@@ -30,6 +30,7 @@ from shell.events import (
 from shell.git.history import MemoryHistory, RevertPreview, revert_events
 from shell.git.store import GitStore
 from shell.lifecycle.manager import MemoryLifecycle
+from shell.memory.files.door import MemoryFiles
 from shell.memory.service import RecallService
 from shell.memory.user_edit import commit_user_edit
 from shell.model import LLM
@@ -218,9 +219,17 @@ class Agent(
         """The proposals waiting for review, with what accepting each would change."""
         return self.dreamer.open_proposals(window=self.budget.window)
 
+    @property
+    def own(self) -> MemoryFiles:
+        """The door of the memory this session writes: its project's when one is open (`shell.
+        scopes`), else the global one; the panes show it."""
+        return self.dreamer.files
+
     async def edited_by_user(self, path: str) -> AsyncGenerator[Event]:
-        """A memory file saved in the user's editor: committed as their edit, then re-indexed."""
-        async for event in commit_user_edit(self.lifecycle.files, self.recall, path):
+        """A file of the session's own memory saved in the user's editor: committed as their
+        edit, then re-indexed."""
+        recall = self._writable_recall(self.own.scope) or self.recall
+        async for event in commit_user_edit(self.own, recall, path):
             yield event
 
     async def revert(self, sha: str) -> AsyncGenerator[Event]:

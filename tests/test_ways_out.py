@@ -18,6 +18,8 @@ WRITERS = {
     "shell/memory/index/store.py": "the index's records of memory's own text, 0600 in 0700",
     "shell/dreaming/state.py": "proposals redacted when made (shell.dreaming.sweep), 0600",
     "shell/dreaming/vectors.py": "vectors of memory's own text under sha1 keys, no text, 0600",
+    "shell/forget.py": "the tombstone file: sha256 hashes and word counts, never the text",
+    "shell/memory/forget/state.py": ".cairn/ files without a forgotten line, their modes kept",
     "shell/tools/project/pinned.py": "the project's files, what the model wrote there",
     "shell/workspace.py": "the seed files, Cairn's own text",
     "shell/git/history.py": "a revert's journal: two commit ids",

@@ -31,7 +31,7 @@ from widgets.prompt import Prompt
 from widgets.resume import with_history
 from widgets.screens.approval import ApprovalBar
 from widgets.screens.main import MainScreen
-from widgets.source import AgentPlan, AgentSource
+from widgets.source import AgentPlan, AgentSource, planned_memory
 from widgets.status.bar import StatusBar
 from widgets.transcript import Transcript
 
@@ -105,13 +105,15 @@ class CairnApp(KeysApp):
         with Horizontal(id="main"):
             yield Transcript(id="transcript")
             here = machine_of(settings.git_author_email)
-            git = None if self._plan else self.agent.git
+            memory, scope = planned_memory(settings)
+            git = None if self._plan else self.agent.own.git
             yield SidePanes(
-                settings.workspace,
+                memory,
                 settings.today,
                 git,
                 here=here,
                 watched=settings.watch,
+                scope=scope,
                 id="side",
             )
         yield SideStrip(id="strip")
@@ -145,7 +147,7 @@ class CairnApp(KeysApp):
             self.status_bar.show_session(
                 model=settings.model, session_id=self.agent.session_id, demo=settings.demo
             )
-            await self.side_panes.attach_history(self.agent.git)
+            await self.side_panes.attach_history(self.agent.own)
         # A trace played back holds its decisions: it asks no one.
         answer = None if self.agent.playback else self.agent.answer_approval
         shown = (self.transcript, self.status_bar, self.side_panes, self.query_one(SideStrip))

@@ -230,9 +230,9 @@ class EventBridge:
                 await transcript.add_notice(f"{file} is missing; the prompt goes without it")
             case MemoryWritten():
                 await transcript.add_block(MemoryWriteLine(event))
-                # a past write: the panes show the files as they are now; they show the global
-                # memory, so a project's write (its own paths) is not theirs to highlight
-                if self.live and event.scope == "global":
+                # a past write: the panes show the files as they are now; they show the
+                # session's own memory, so another's write (its own paths) is not theirs
+                if self.live and event.scope == self.side.scope:
                     await self.side.memory_written(event.path, event.lines_added)
                 if self.strip is not None:
                     self.strip.memory_written(event)

@@ -62,6 +62,15 @@ class ReplaySettings:
 
 
 @dataclass(frozen=True)
+class ReplayMemory:
+    """The recorded workspace, as the panes show it."""
+
+    root: Path
+    scope: str
+    git: GitLogSource | None
+
+
+@dataclass(frozen=True)
 class ReplayBudget:
     window: int
     flush_threshold: int
@@ -115,6 +124,7 @@ class ReplayAgent:
         )
         self.session_id = started.session_id if started else "replay"
         self.git = git
+        self.own = ReplayMemory(workspace, "global", git)
         self.playback = Playback(stepped=stepped)
         self._segments = split_turns(events) if stepped else [list(events)]
 

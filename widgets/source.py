@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from shell.events import ApprovalChoice, DreamTrigger, Event, Take
 from widgets.panes.git_log import GitLogSource
+from widgets.panes.shown import OwnMemory
 
 if TYPE_CHECKING:
     from shell.dreaming import Decision, Preview
@@ -22,6 +23,18 @@ class DreamSettingsLike(Protocol):
 
     @property
     def idle_minutes(self) -> float: ...
+
+
+def planned_memory(settings: SettingsLike) -> tuple[Path, str]:
+    """The folder and label of the memory a session with `settings` will write, before it is
+    built: its project's when one is open (`shell.scopes`), else the global one."""
+    from shell.config import Settings
+    from shell.scopes.scopes import session_scopes
+
+    if not isinstance(settings, Settings):  # a replay's: the recorded workspace
+        return settings.workspace, "global"
+    own = session_scopes(settings).own
+    return own.workspace, own.label
 
 
 class SettingsLike(Protocol):
@@ -91,6 +104,11 @@ class AgentSource(Protocol):
 
     @property
     def git(self) -> GitLogSource | None: ...
+
+    @property
+    def own(self) -> OwnMemory:
+        """The memory the session writes (its project's when one is open): the panes show it."""
+        ...
 
     def history(self) -> list[Event]:
         """What a resumed session showed before, to show again first (blocking: call it off

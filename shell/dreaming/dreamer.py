@@ -131,9 +131,8 @@ class Dreamer:
                 async for event in call.events():
                     yield event
                 distilled = call.results(plan.known.dreamed)
-            proposals = await asyncio.to_thread(
-                self._traced, plan.proposals(distilled, self.config)
-            )
+            drafted = plan.proposals(distilled, self.config)
+            proposals = await asyncio.to_thread(self._traced, drafted, commit=True)
             deep = plan.finished(sum(d.by_model for d in distilled.values()), len(proposals))
             yield deep
             for proposal in proposals:
@@ -286,7 +285,7 @@ class Dreamer:
             StaleProposal: the proposal no longer applies.
             MemoryWriteError: a file changed on disk meanwhile; nothing was written.
         """
-        if refusal := untraced(self._traced([proposal])[0]):
+        if refusal := untraced(self._traced([proposal], commit=True)[0]):
             raise StaleProposal(refusal)
         before = self.files.text(CURATED_FILE)
         after = applied(before, proposal, final, self.settings.clock().date())
@@ -364,8 +363,12 @@ class Dreamer:
             raise LookupError(f"proposal {proposal_id} is {record.status}, not open")
         return record
 
-    def _traced(self, proposals: list[Proposal]) -> list[Proposal]:
-        """Each proposal with where its sources came from (`shell.dreaming.origins`)."""
+    def _traced(self, proposals: list[Proposal], *, commit: bool = False) -> list[Proposal]:
+        """Each proposal with where its sources came from (`shell.dreaming.origins`); `commit`:
+        a source edited outside Cairn is committed as such first, as the door would at its next
+        write (a sweep, an acceptance: never a mere look at the queue)."""
+        if commit:
+            self.files.commit_outside_edits({s.path for p in proposals for s in p.sources})
         provenances = Provenances(self.git)
         return [traced(proposal, provenances) for proposal in proposals]
 

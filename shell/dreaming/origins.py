@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shell.events import Proposal, SourceOrigin, SourceRef
-from shell.memory.provenance import ProvenanceError, Provenances
+from shell.memory.paths import is_memory_file
+from shell.memory.provenance import ROOT_FILES, ProvenanceError, Provenances
 
 
 def traced(proposal: Proposal, provenances: Provenances) -> Proposal:
@@ -16,6 +17,8 @@ def traced(proposal: Proposal, provenances: Provenances) -> Proposal:
 
 
 def origin_of(source: SourceRef, provenances: Provenances) -> SourceOrigin:
+    if not is_memory_file(source.path) and source.path not in ROOT_FILES:
+        return SourceOrigin(source.citation, None, "a project file the line cites, as it reads now")
     try:
         found = provenances.of(source.path, source.start_line)
     except ProvenanceError as error:

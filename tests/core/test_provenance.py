@@ -13,6 +13,7 @@ import pytest
 
 from shell.config import Settings
 from shell.events import DreamProposed, Error
+from shell.forget import Identity, forget
 from shell.git.store import GitStore
 from shell.memory.provenance import ProvenanceError, parse_place
 from shell.why import Why
@@ -136,7 +137,7 @@ async def test_a_promoted_line_is_followed_to_the_note_line_it_came_from(
     assert provenance.steps[1].commit.sha == note_commit
 
 
-async def test_a_proposal_whose_source_no_commit_holds_is_shown_so_and_not_promoted(
+async def test_a_proposal_whose_source_is_gone_is_shown_so_and_not_promoted(
     tmp_path: Path, clock: Clock
 ) -> None:
     dream = DreamWorld(tmp_path / "ws", clock)
@@ -144,8 +145,8 @@ async def test_a_proposal_whose_source_no_commit_holds_is_shown_so_and_not_promo
     dream.note(TODAY, "- Tom takes his coffee black")
     dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
     (proposed,) = of(await dream.sweep(), DreamProposed)
-    note = dream.root / "memory" / f"{TODAY}.md"
-    note.write_text(note.read_text().replace("black", "black, always"))  # not committed
+    (dream.root / "memory" / f"{TODAY}.md").write_text("")  # emptied by hand, and committed
+    commit_as_another_machine(dream.root, f"edit made outside Cairn: memory/{TODAY}.md")
     before = (dream.root / "MEMORY.md").read_text()
 
     (preview,) = dream.dreamer.open_proposals(window=WINDOW)
@@ -154,8 +155,43 @@ async def test_a_proposal_whose_source_no_commit_holds_is_shown_so_and_not_promo
     assert preview.stale is not None and "traces to no commit" in preview.stale
     (error,) = of(events, Error)
     assert "a line without provenance is not promoted" in error.message
-    assert "not committed yet" in error.message
+    assert "there is no line 1" in error.message
     assert (dream.root / "MEMORY.md").read_text() == before
+
+
+async def test_a_forgotten_source_takes_its_proposal_with_it(tmp_path: Path, clock: Clock) -> None:
+    dream = DreamWorld(tmp_path / "ws", clock)
+    dream.memory("- The office is in Oslo")
+    dream.note(TODAY, "- Tom takes his coffee black")
+    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
+    (proposed,) = of(await dream.sweep(), DreamProposed)
+
+    forget(dream.root, place=f"memory/{TODAY}.md:1", apply=True, identity=Identity("T", "t@x"))
+
+    assert dream.dreamer.open_proposals(window=WINDOW) == []
+    (error,) = of(dream.dreamer.accept(proposed.proposal.id, window=WINDOW), Error)
+    assert proposed.proposal.id in error.message  # no such open proposal any more
+    assert "coffee" not in (dream.root / "MEMORY.md").read_text()
+
+
+async def test_a_source_edited_outside_cairn_is_committed_as_such_and_traced(
+    tmp_path: Path, clock: Clock
+) -> None:
+    dream = DreamWorld(tmp_path / "ws", clock)
+    dream.memory("- The office is in Oslo")
+    dream.note(TODAY, "- Tom takes his coffee black")
+    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
+    (proposed,) = of(await dream.sweep(), DreamProposed)
+    note = dream.root / "memory" / f"{TODAY}.md"
+    note.write_text(note.read_text().replace("black", "black, always"))  # by hand
+
+    (preview,) = dream.dreamer.open_proposals(window=WINDOW)  # a look changes nothing
+    dream.dreamer.accept(proposed.proposal.id, window=WINDOW)
+
+    assert preview.stale is not None and "not committed yet" in preview.stale
+    assert "Tom takes his coffee black" in (dream.root / "MEMORY.md").read_text()
+    subjects = git(dream.root, "log", "--format=%s").splitlines()
+    assert f"edit made outside Cairn: memory/{TODAY}.md" in subjects
 
 
 def test_a_line_no_commit_holds_has_no_provenance(workspace: Path) -> None:

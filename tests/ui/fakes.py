@@ -18,6 +18,7 @@ from pathlib import Path
 from shell.config import Settings
 from shell.context.budget import ContextBudget
 from shell.events import BaseEvent, from_json, to_json
+from widgets.replay import ReplayMemory
 
 FIXED_NOW = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
 TODAY = "2026-05-01"
@@ -69,6 +70,7 @@ class FakeAgent:
         self.budget = ContextBudget(window=window)
         self.session_id = SESSION_ID
         self.git = FakeGit()
+        self.own = ReplayMemory(workspace, "global", self.git)
         self.start_script = list(start_script)
         self.turns = dict(turns or {})
         self.submitted: list[str] = []

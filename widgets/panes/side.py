@@ -16,6 +16,7 @@ from shell.memory.paths import daily_note
 from widgets.panes.gate_log import GateLog
 from widgets.panes.git_log import GitLog, GitLogSource
 from widgets.panes.memory import MemoryFilePane
+from widgets.panes.shown import OwnMemory
 
 POLL_SECONDS = 2.0
 """How often the panes look for edits made outside Cairn (an mtime check, cheap) while the core
@@ -44,6 +45,7 @@ class SidePanes(Vertical):
         *,
         here: str = "",
         watched: bool = False,
+        scope: str = "global",
         id: str | None = None,
     ) -> None:
         """`watched`: the core will watch the memory files and report edits made outside Cairn
@@ -51,6 +53,8 @@ class SidePanes(Vertical):
         until then, and for good when not."""
         super().__init__(id=id)
         self.workspace = workspace
+        self.scope = scope
+        """The label of the memory shown (`shell.scopes`): a write of another is not this one's."""
         self.today = today
         self.git = git
         self.here = here
@@ -123,10 +127,12 @@ class SidePanes(Vertical):
             self.poll_timer = None
         await self.reread()
 
-    async def attach_history(self, git: GitLogSource | None) -> None:
-        """The agent is built (after the first frame): its history feeds the git log, and the
-        panes re-read their files, which the build may have just created."""
-        self.git = git
+    async def attach_history(self, memory: OwnMemory) -> None:
+        """The agent is built (after the first frame): the memory it writes is shown, its
+        history feeds the git log, and the panes re-read their files, which the build may have
+        just created."""
+        self.workspace, self.scope, self.git = memory.root, memory.scope, memory.git
+        git = memory.git
         if log := next(iter(self.query(GitLog)), None):  # else it reads the log when it mounts
             log.source = git
             await log.reload()

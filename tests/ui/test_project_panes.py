@@ -1,0 +1,36 @@
+"""The side panes show the memory the session writes: with a project open, its project's
+memory (its today's note, MEMORY.md and git log), and a project write is highlighted there;
+the global memory's files are not shown as if they were the project's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shell.scopes.scopes import session_scopes
+from tests.ui.conftest import MakeApp, send, started, until
+from tests.ui.pilot_helpers import DAILY, SIZE
+from widgets.panes.memory import MemoryFilePane
+from widgets.panes.side import SidePanes
+
+FACT = "remember that the staging database is called heron"
+
+
+async def test_a_project_sessions_panes_show_its_project_memory(
+    demo_app: MakeApp, workspace: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "heron"
+    folder.mkdir()
+    app = demo_app(project=folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        own = session_scopes(app.agent.settings).own
+        assert own.kind == "project"
+        await send(app, pilot, FACT)
+
+        side = app.query_one(SidePanes)
+        today = app.query_one("#pane-today", MemoryFilePane)
+        assert side.workspace.resolve() == own.workspace.resolve() and side.scope == own.label
+        await until(pilot, lambda: "staging database is called heron" in today.text)
+        assert today.written == {"- the staging database is called heron"}
+        assert today.path.resolve() == (own.workspace / DAILY).resolve()
+        assert not (workspace / DAILY).exists()  # nothing of it in the global memory

@@ -34,6 +34,16 @@ def repo(workspace: Path, clock: Clock | None = None) -> GitStore:
     return store
 
 
+async def coffee_proposed(tmp_path: Path, clock: Clock) -> tuple[DreamWorld, DreamProposed]:
+    """A note's line recalled four ways, and the proposal a sweep makes of it."""
+    dream = DreamWorld(tmp_path / "ws", clock)
+    dream.memory("- The office is in Oslo")
+    dream.note(TODAY, "- Tom takes his coffee black")
+    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
+    (proposed,) = of(await dream.sweep(), DreamProposed)
+    return dream, proposed
+
+
 def commit_as_another_machine(root: Path, message: str) -> None:
     """A commit made outside Cairn, with the message another machine chose."""
     git(root, "add", "-A")
@@ -116,11 +126,7 @@ def test_a_restored_line_is_followed_through_its_revert_to_the_write_that_made_i
 async def test_a_promoted_line_is_followed_to_the_note_line_it_came_from(
     tmp_path: Path, clock: Clock
 ) -> None:
-    dream = DreamWorld(tmp_path / "ws", clock)
-    dream.memory("- The office is in Oslo")
-    dream.note(TODAY, "- Tom takes his coffee black")
-    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
-    (proposed,) = of(await dream.sweep(), DreamProposed)
+    dream, proposed = await coffee_proposed(tmp_path, clock)
     note_commit = git(dream.root, "log", "-1", "--format=%H", "--", f"memory/{TODAY}.md")
     (origin,) = proposed.proposal.origins
     assert (origin.citation, origin.commit) == (f"memory/{TODAY}.md#L1", note_commit)
@@ -140,11 +146,7 @@ async def test_a_promoted_line_is_followed_to_the_note_line_it_came_from(
 async def test_a_proposal_whose_source_is_gone_is_shown_so_and_not_promoted(
     tmp_path: Path, clock: Clock
 ) -> None:
-    dream = DreamWorld(tmp_path / "ws", clock)
-    dream.memory("- The office is in Oslo")
-    dream.note(TODAY, "- Tom takes his coffee black")
-    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
-    (proposed,) = of(await dream.sweep(), DreamProposed)
+    dream, proposed = await coffee_proposed(tmp_path, clock)
     (dream.root / "memory" / f"{TODAY}.md").write_text("")  # emptied by hand, and committed
     commit_as_another_machine(dream.root, f"edit made outside Cairn: memory/{TODAY}.md")
     before = (dream.root / "MEMORY.md").read_text()
@@ -160,11 +162,7 @@ async def test_a_proposal_whose_source_is_gone_is_shown_so_and_not_promoted(
 
 
 async def test_a_forgotten_source_takes_its_proposal_with_it(tmp_path: Path, clock: Clock) -> None:
-    dream = DreamWorld(tmp_path / "ws", clock)
-    dream.memory("- The office is in Oslo")
-    dream.note(TODAY, "- Tom takes his coffee black")
-    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
-    (proposed,) = of(await dream.sweep(), DreamProposed)
+    dream, proposed = await coffee_proposed(tmp_path, clock)
 
     forget(dream.root, place=f"memory/{TODAY}.md:1", apply=True, identity=Identity("T", "t@x"))
 
@@ -177,11 +175,7 @@ async def test_a_forgotten_source_takes_its_proposal_with_it(tmp_path: Path, clo
 async def test_a_source_edited_outside_cairn_is_committed_as_such_and_traced(
     tmp_path: Path, clock: Clock
 ) -> None:
-    dream = DreamWorld(tmp_path / "ws", clock)
-    dream.memory("- The office is in Oslo")
-    dream.note(TODAY, "- Tom takes his coffee black")
-    dream.recalled(f"memory/{TODAY}.md", 1, FOUR, score=0.62)
-    (proposed,) = of(await dream.sweep(), DreamProposed)
+    dream, proposed = await coffee_proposed(tmp_path, clock)
     note = dream.root / "memory" / f"{TODAY}.md"
     note.write_text(note.read_text().replace("black", "black, always"))  # by hand
 

@@ -235,13 +235,19 @@ class Agent(
     async def revert(self, sha: str) -> AsyncGenerator[Event]:
         """Undo memory commit `sha` as a new commit of the store, which the sync pushes as any
         write: a `MemoryWritten` per file it changed, or a notice of why nothing changed."""
-        async for event in revert_events(MemoryHistory(self.git), sha):
+        async for event in revert_events(self._history_of(sha), sha):
             yield event
 
     def revert_preview(self, sha: str) -> RevertPreview:
         """What reverting `sha` would change, and whether it still applies (blocking: call it
         off the event loop). Raises GitFailure when `sha` names no commit."""
-        return MemoryHistory(self.git).preview_revert(sha)
+        return self._history_of(sha).preview_revert(sha)
+
+    def _history_of(self, sha: str) -> MemoryHistory:
+        """The history of the memory holding commit `sha`: the session's own (its project's,
+        F5 lists it), else the global one."""
+        stores = (self.own.git, self.git)
+        return MemoryHistory(next((s for s in stores if s.runner.rev(sha)), self.git))
 
     def memories(self) -> dict[str, Path]:
         """The workspace of each memory this session reads, by the label its hits show."""

@@ -343,7 +343,8 @@ class CairnApp(KeysApp):
         """Memory history: commits, diffs, revert (F5, /history, a click on a write card)."""
         from widgets.screens.history import HistoryScreen  # loaded when first opened
 
-        await self.push_screen(HistoryScreen(self, (self._plan or self.agent).settings, select=sha))
+        shown = self.side_panes.workspace  # the memory the panes show: the session's own
+        await self.push_screen(HistoryScreen(self, shown, select=sha))
 
     async def action_why(self, place: str = "") -> None:
         """Where a memory line came from (F7, `/why [FILE:LINE]`): `widgets.screens.why`."""

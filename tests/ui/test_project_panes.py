@@ -1,6 +1,7 @@
 """The side panes show the memory the session writes: with a project open, its project's
 memory (its today's note, MEMORY.md and git log), and a project write is highlighted there;
-the global memory's files are not shown as if they were the project's."""
+the global memory's files are not shown as if they were the project's. F5 lists that memory's
+commits, and reverts one of them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 from shell.scopes.scopes import session_scopes
 from tests.ui.conftest import MakeApp, send, started, until
 from tests.ui.pilot_helpers import DAILY, SIZE
+from widgets.cards.blocks import MemoryWriteLine
 from widgets.panes.memory import MemoryFilePane
 from widgets.panes.side import SidePanes
+from widgets.screens.history import HistoryScreen
 
 FACT = "remember that the staging database is called heron"
 
@@ -34,3 +37,28 @@ async def test_a_project_sessions_panes_show_its_project_memory(
         assert today.written == {"- the staging database is called heron"}
         assert today.path.resolve() == (own.workspace / DAILY).resolve()
         assert not (workspace / DAILY).exists()  # nothing of it in the global memory
+
+
+async def test_a_project_write_is_in_the_history_f5_opens_and_reverts(
+    demo_app: MakeApp, workspace: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "heron"
+    folder.mkdir()
+    app = demo_app(project=folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, FACT)
+        card = app.query(MemoryWriteLine).last()
+        own = session_scopes(app.agent.settings).own
+
+        await pilot.click(card)  # "show this commit": the project's
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        await until(pilot, lambda: bool(screen.commits))
+        assert screen.current is not None and screen.current.sha == card.commit
+        await pilot.press("r")
+        await until(pilot, lambda: screen.pending == card.commit)
+        await pilot.press("y")
+        await until(pilot, lambda: not (own.workspace / DAILY).exists())  # the note it made
+        assert screen.commits[0].kind == "revert"

@@ -1,4 +1,5 @@
-"""The memory's history: every commit of the workspace, its diff in colour, and its revert.
+"""The memory's history: every commit of the memory the panes show (the session's own: its
+project's when one is open), its diff in colour, and its revert.
 
 Opened by F5, `/history`, or a click on a write card (with that commit selected). `r` shows what
 reverting the highlighted commit will change (the reverse diff, `AgentSource.revert_preview`)
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -29,7 +31,6 @@ from shell.git.history import HistoryCommit, MemoryHistory
 from shell.text import short_sha, shorten
 from widgets.cards.diff_view import diff_part
 from widgets.host import AgentHost, watched
-from widgets.source import SettingsLike
 
 LIMIT = 200
 
@@ -77,10 +78,10 @@ class HistoryScreen(ModalScreen[None]):
     pending: var[str | None] = var(None, bindings=True)
     """The commit whose revert waits for `y` (the footer then offers y and n, not r)."""
 
-    def __init__(self, host: AgentHost, settings: SettingsLike, *, select: str = "") -> None:
+    def __init__(self, host: AgentHost, workspace: Path, *, select: str = "") -> None:
         super().__init__()
         self.cairn = host
-        self.history = MemoryHistory(settings.workspace)
+        self.history = MemoryHistory(workspace)
         """For reading the commits and their diffs (also before the agent is built); a revert
         goes through the agent."""
         self.select = select

@@ -27,6 +27,7 @@ def test_the_terminal_gets_the_words_of_memory_and_none_of_its_escapes(tmp_path:
         **terminal_environment(ws),
         **{"COLUMNS": "120", "LINES": "30"},  # wide enough for the side panes
         **{"HOME": str(tmp_path), "CAIRN_CONFIG": str(tmp_path / "none.toml")},
+        "CAIRN_SCOPES_ENABLED": "off",  # the panes show this MEMORY.md, not a project's
     }
     subprocess.run([*CAIRN, "init", str(ws)], env=env, check=True, capture_output=True)
     (ws / "MEMORY.md").write_text(MEMORY, encoding="utf-8")

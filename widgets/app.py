@@ -114,6 +114,7 @@ class CairnApp(KeysApp):
                 here=here,
                 watched=settings.watch,
                 scope=scope,
+                global_memory=None if scope == "global" else settings.workspace,
                 id="side",
             )
         yield SideStrip(id="strip")

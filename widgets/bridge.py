@@ -231,9 +231,9 @@ class EventBridge:
             case MemoryWritten():
                 await transcript.add_block(MemoryWriteLine(event))
                 # a past write: the panes show the files as they are now; they show the
-                # session's own memory, so another's write (its own paths) is not theirs
-                if self.live and event.scope == self.side.scope:
-                    await self.side.memory_written(event.path, event.lines_added)
+                # session's own memory (and the global MEMORY.md beside a project's)
+                if self.live and event.scope in (self.side.scope, "global"):
+                    await self.side.memory_written(event.path, event.lines_added, event.scope)
                 if self.strip is not None:
                     self.strip.memory_written(event)
             case SecretsRedacted(path=path, kinds=kinds):

@@ -81,6 +81,13 @@ async def edit_memory(app: EditorHost) -> None:
         return
     side = app.side_panes
     path = side.active_file()
+    if not path.is_relative_to(side.workspace):
+        app.notify(
+            "F4 edits this project's memory; the global one, in a session without a project.",
+            severity="warning",
+            timeout=4,
+        )
+        return
     rel = path.relative_to(side.workspace).as_posix()
     command = editor_command()
     try:

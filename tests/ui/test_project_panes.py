@@ -62,3 +62,26 @@ async def test_a_project_write_is_in_the_history_f5_opens_and_reverts(
         await pilot.press("y")
         await until(pilot, lambda: not (own.workspace / DAILY).exists())  # the note it made
         assert screen.commits[0].kind == "revert"
+
+
+async def test_the_global_memory_md_has_its_own_tab_beside_a_projects(
+    demo_app: MakeApp, workspace: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "heron"
+    folder.mkdir()
+    app = demo_app(project=folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        shown = app.query_one("#pane-global", MemoryFilePane)
+        await until(pilot, lambda: "curated long-term memory" in shown.text)
+        assert shown.path.resolve() == (workspace / "MEMORY.md").resolve()
+        own = app.query_one("#pane-memory", MemoryFilePane)
+        assert own.path.resolve() != shown.path.resolve()
+
+
+async def test_a_session_without_a_project_has_no_global_tab(demo_app: MakeApp) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await until(pilot, lambda: bool(app.query("#pane-memory")))
+        assert not app.query("#pane-global")

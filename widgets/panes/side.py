@@ -46,6 +46,7 @@ class SidePanes(Vertical):
         here: str = "",
         watched: bool = False,
         scope: str = "global",
+        global_memory: Path | None = None,
         id: str | None = None,
     ) -> None:
         """`watched`: the core will watch the memory files and report edits made outside Cairn
@@ -55,6 +56,9 @@ class SidePanes(Vertical):
         self.workspace = workspace
         self.scope = scope
         """The label of the memory shown (`shell.scopes`): a write of another is not this one's."""
+        self.global_memory = global_memory
+        """The global memory's folder when the panes show a project's: its MEMORY.md, about the
+        user and in every prompt, gets a tab of its own."""
         self.today = today
         self.git = git
         self.here = here
@@ -80,6 +84,9 @@ class SidePanes(Vertical):
                 yield MemoryFilePane(self.daily_note, id="pane-today")
             with TabPane("DREAMS.md", id="tab-dreams"):
                 yield MemoryFilePane(lambda: self.workspace / "DREAMS.md", id="pane-dreams")
+            if (user := self.global_memory) is not None:
+                with TabPane("Global", id="tab-global"):
+                    yield MemoryFilePane(lambda: user / "MEMORY.md", id="pane-global")
         with Lazy(TabbedContent(id="activity-tabs", initial="tab-gates")):
             with TabPane("Gates", id="tab-gates"):
                 yield GateLog(self.decisions, id="gate-log")
@@ -148,12 +155,13 @@ class SidePanes(Vertical):
         if log := next(iter(self.query(GateLog)), None):
             await log.recompose()
 
-    async def memory_written(self, path: str, lines_added: int = 0) -> None:
-        """A memory file was written: show it (re-read, highlight the lines the write added,
-        and bring its tab forward) and the log."""
+    async def memory_written(self, path: str, lines_added: int = 0, scope: str = "") -> None:
+        """A file of the memory `scope` names (the shown one's by default) was written: show it
+        (re-read, highlight the lines the write added, and bring its tab forward) and the log."""
         written = Path(path)
         if not written.is_absolute():
-            written = self.workspace / written
+            user = self.global_memory if scope == "global" else None
+            written = (user or self.workspace) / written
         for pane in self.panes:
             if pane.shows(written):
                 await pane.show_write(lines_added)

@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.worker import Worker, WorkerState
 
-from shell.commands import parse as parse_command
+from shell import commands
 from shell.events import Error, Event
 from shell.session.trace import TraceWriter
 from widgets.bridge import EventBridge
@@ -276,9 +276,9 @@ class CairnApp(KeysApp):
                 self.run_events(lambda: self.agent.submit(""))  # replay: next turn
             return
         self.prompt.remember(text)
-        invocation = parse_command(text)
+        invocation = commands.parse(text)
         if invocation is not None and invocation.command and invocation.command.tui_only:
-            await self._run_tui_command(invocation.command.name, invocation.argument)
+            await self._run_tui_command(invocation.command, invocation.argument)
             return
         if self.busy:
             self.queued.append(text)
@@ -286,11 +286,11 @@ class CairnApp(KeysApp):
             return
         await self._submit(text)
 
-    async def _run_tui_command(self, name: str, argument: str = "") -> None:
-        """A command of `shell.commands` that acts on the screen (`tui_only`)."""
-        if name == "/why":  # the one that takes what follows it
-            return await self.action_why(argument)
-        await self.run_action(TUI_COMMAND_ACTIONS[name])
+    async def _run_tui_command(self, command: commands.Command, argument: str = "") -> None:
+        """A command of `shell.commands` that acts on the screen (`tui_only`); one that takes
+        an argument (`/why FILE:LINE`) gives its action what follows it."""
+        action, given = TUI_COMMAND_ACTIONS[command.name], argument.strip()
+        await self.run_action(f"{action}({given!r})" if command.args and given else action)
 
     async def _submit(self, text: str) -> None:
         await self.transcript.echo_user(text)

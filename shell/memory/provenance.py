@@ -220,7 +220,7 @@ class Provenances:
             return
         self._graphed = True
         command = ["commit-graph", "write", "--reachable", "--changed-paths", "--split"]
-        with contextlib.suppress(GitFailure), self.store.lock:
+        with contextlib.suppress(GitFailure):  # git locks the graph itself: commits go on
             self._git.run([*command, "--no-progress"], check=False)
 
     def _restored(self, commit: HistoryCommit, path: str, text: str) -> tuple[str, int, str] | None:

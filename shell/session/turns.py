@@ -10,7 +10,6 @@ from a commit message, which another machine wrote: only a well-formed id is loo
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,8 +22,7 @@ from shell.events import (
     to_dict,
 )
 from shell.session.store import SESSION_ID, SessionStore
-
-_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+from shell.text import display_line
 
 
 @dataclass(frozen=True)
@@ -82,16 +80,11 @@ def past_turn(
         found = _from_transcript(session_id, turn, sessions.entries(session_id), commit)
     if found is None:
         return f"turn {turn} of session {session_id} is no longer in its files"
-    if found.call is None and (bare := _bare(line)):
+    if found.call is None and (bare := display_line(line)):
         calls = _calls(found, sessions.entries(session_id) if not events else [])
         call = next((c for c in calls if bare in json.dumps(c.arguments, ensure_ascii=False)), None)
         return replace(found, call=call)
     return found
-
-
-def _bare(line: str) -> str:
-    """A line's words without its list marker, as a call's arguments would hold them."""
-    return _MARKER.sub("", line).strip()
 
 
 def _calls(turn: PastTurn, entries: list[dict[str, Any]]) -> list[WritingCall]:

@@ -25,7 +25,6 @@ from shell.model import LLM
 from shell.model.textcalls import is_local
 from shell.scopes.scopes import Scope, Scopes, scope_settings, session_scopes
 from shell.session.conversation import Conversation
-from shell.session.record import SessionRecord
 from shell.session.store import SessionStore
 from shell.sync.service import SyncService
 from shell.tools.toolbox import Toolbox
@@ -187,11 +186,7 @@ def _open_conversation(
     """The session `session_id` names, else the latest when `resume`, else a new one; and
     whether it was resumed."""
     sessions = SessionStore(settings.state_dir, settings.clock, token=settings.session_token)
-    record: SessionRecord | None = None
-    if session_id:
-        record = sessions.load(session_id)
-    elif resume:
-        record = sessions.latest()
+    record = sessions.opened(session_id, resume=resume)
     resumed = record is not None
     if record is None:
         record = sessions.create(settings.model, prelude=True)

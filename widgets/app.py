@@ -28,7 +28,7 @@ from widgets.panes.git_log import machine_of
 from widgets.panes.side import SidePanes
 from widgets.panes.strip import SideStrip
 from widgets.prompt import Prompt
-from widgets.resume import with_history
+from widgets.resume import show_history
 from widgets.screens.approval import ApprovalBar
 from widgets.screens.main import MainScreen
 from widgets.source import AgentPlan, AgentSource, planned_memory
@@ -122,18 +122,21 @@ class CairnApp(KeysApp):
         yield Prompt(id="prompt")
         yield CairnFooter()
 
-    def on_mount(self) -> None:
+    @on(events.Mount)
+    async def _mounted(self) -> None:
         if self.trace_path is not None:
             self._trace = TraceWriter(self.trace_path)
         # The agent is built (from a plan) and started once the first frame is on screen, so
         # nothing competes with painting; until then a prompt sent (or typed ahead) is queued.
         self._set_busy(True)
+        shown = (self.transcript, self.status_bar, self.side_panes, self.query_one(SideStrip))
+        bridge = self._bridge = EventBridge(*shown, approvals=self.query_one(ApprovalBar))
+        # A resumed session's past is in that frame (one layout, not a frame and then another).
+        await show_history(self._plan or self.agent, bridge)
         if self._after_first_frame is not None:
             self.call_after_refresh(self._after_first_frame)
         self.call_after_refresh(self._start_agent)
-        dreaming = (self._plan or self.agent).settings.dreaming
-        if dreaming.enabled and dreaming.idle_minutes > 0:
-            self.set_interval(IDLE_CHECK_S, self.dream_if_idle)
+        self.set_interval(IDLE_CHECK_S, self._when_idle)
 
     async def _start_agent(self) -> None:
         if self._plan is not None:
@@ -150,12 +153,15 @@ class CairnApp(KeysApp):
             )
             await self.side_panes.attach_history(self.agent.own)
         # A trace played back holds its decisions: it asks no one.
-        answer = None if self.agent.playback else self.agent.answer_approval
-        shown = (self.transcript, self.status_bar, self.side_panes, self.query_one(SideStrip))
-        approvals = self.query_one(ApprovalBar)
-        bridge = self._bridge = EventBridge(*shown, answer=answer, approvals=approvals)
-        self.run_events(lambda: with_history(self.agent, bridge))
+        if self._bridge is not None and not self.agent.playback:
+            self._bridge.answer = self.agent.answer_approval
+        self.run_events(self.agent.start)
         self.run_background(self.agent.background_events)
+
+    def _when_idle(self) -> None:
+        dreaming = (self._plan or self.agent).settings.dreaming
+        if dreaming.enabled and dreaming.idle_minutes > 0 and self.started:
+            self.dream_if_idle()
 
     def dream_if_idle(self) -> bool:
         """Sweep once after `[dreaming] idle_minutes` without a key or a turn, never during

@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shell.config import ConfigError, Settings
 from shell.headless.commands import HEADLESS, Family
@@ -47,6 +50,9 @@ from shell.headless.options import (
 from shell.headless.output import Out, Printable
 from shell.heavy_import import collector_paused
 from shell.text.printable import printable
+
+if TYPE_CHECKING:
+    from shell.events import Event
 
 EXIT_CLOSED_PIPE = 141
 """The exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for
@@ -132,13 +138,23 @@ def _tui(settings: Settings, args: argparse.Namespace) -> int:
         from widgets.app import run_tui
         from widgets.source import AgentPlan, AgentSource
 
+        session_id = args.session
+        history: Callable[[], list[Event]] = list
+        if session_id or args.resume:  # a resumed view comes with the first frame
+            from shell.session.store import SessionStore
+
+            sessions = SessionStore(settings.state_dir, settings.clock)
+            if record := sessions.opened(session_id, resume=args.resume):
+                session_id = record.session_id
+                history = functools.partial(sessions.views.read, session_id)
+
         def build() -> AgentSource:  # after the first frame: see `AgentPlan`
             with collector_paused():
                 from shell.build import build_agent
 
-                return build_agent(settings, session_id=args.session, resume=args.resume)
+                return build_agent(settings, session_id=session_id, resume=args.resume)
 
-        plan = AgentPlan(settings, configured_budget(settings), build)
+        plan = AgentPlan(settings, configured_budget(settings), build, session_id or "", history)
         run_tui(plan, trace=args.trace, after_first_frame=startup.close)
     return 0
 

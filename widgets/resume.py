@@ -1,4 +1,4 @@
-"""A resumed session's earlier view, shown again before its start.
+"""A resumed session's earlier view, shown again with the first frame, before its start.
 
 The past is routed through the bridge in one pass with the transcript `holding` (blocks built,
 not mounted: no layout per event), then only its last screenful of blocks (from a turn's start)
@@ -10,8 +10,8 @@ clicked). The cost of a resume is then that of a screenful, whatever the session
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from textual.widget import Widget
 from textual.widgets import Static
@@ -19,32 +19,41 @@ from textual.widgets import Static
 from shell.events import Event, TurnStarted
 from widgets.bridge import EventBridge
 from widgets.cards.blocks import NoticeLine, UserMessage
-from widgets.source import AgentSource
 from widgets.transcript import Transcript
 
 REVEAL_BLOCKS = 30
+"""Blocks an `EarlierTurns` mounts each time the view reaches it."""
 FILL_CHECK_S = 0.3
 """How long after mounting (or revealing) an `EarlierTurns` looks whether it is on screen: the
 view has settled (laid out, scrolled to its end) by then."""
-"""Blocks an `EarlierTurns` mounts each time the view reaches it."""
 
 
-async def with_history(agent: AgentSource, bridge: EventBridge) -> AsyncIterator[Event]:
-    """The agent's start, after what a resumed session showed before (`agent.history()`): those
-    events go to the widgets straight away, not through the stream (a trace of this run holds
-    only its own events), and a mark ends them. A view that cannot be shown is said; the session
-    starts all the same."""
+class Shown(Protocol):
+    """A session that may have been resumed: an agent, or the plan of one (`AgentPlan`)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    def history(self) -> list[Event]: ...
+
+
+async def show_history(source: Shown, bridge: EventBridge) -> None:
+    """What a resumed session showed before (`source.history()`), shown again; a view that
+    cannot be shown is said (the session starts all the same). The widgets get it straight
+    away, not through a stream: a trace of this run holds only its own events.
+
+    Before the first frame, the log is read on the event loop (a bounded file, ~10 ms for 50
+    turns): a hop to a thread would let that frame paint without it, and a new session's
+    start would wait for the hop."""
     try:
-        past = await asyncio.to_thread(agent.history)
+        past = source.history()
         if past:
-            await restore(past, bridge, agent.session_id)
+            await restore(past, bridge, source.session_id)
     except Exception as error:
         message = f"the earlier view of this session could not be shown: {error}"
         await bridge.transcript.add_notice(message, "warning")
     finally:
         bridge.live = True
-    async for event in agent.start():
-        yield event
 
 
 async def restore(past: Sequence[Event], bridge: EventBridge, session_id: str) -> None:
@@ -61,7 +70,8 @@ async def restore(past: Sequence[Event], bridge: EventBridge, session_id: str) -
         blocks.append(NoticeLine(f"interrupted when the session was closed: {what}", "warning"))
     turns = sum(isinstance(event, TurnStarted) for event in past)
     blocks.append(NoticeLine(f"— resumed session {session_id}: {turns} earlier turn(s) above —"))
-    cut = turn_cut(blocks, screenful(blocks, transcript.size.height or 60))
+    height = transcript.size.height or transcript.app.size.height  # not laid out yet: the screen's
+    cut = turn_cut(blocks, screenful(blocks, height))
     shown: list[Widget] = blocks[cut:]
     if cut:
         shown.insert(0, EarlierTurns(blocks[:cut]))

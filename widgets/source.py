@@ -182,8 +182,14 @@ class AgentPlan:
 
     `CairnApp` paints its first frame from the settings and the budget alone, then calls
     `build` (blocking, on the event loop, so nothing can see the app without its agent), so
-    the core's imports and the workspace's opening no longer delay that frame."""
+    the core's imports and the workspace's opening no longer delay that frame. A resumed
+    session's id and what it showed (`history`, read without building the agent) come with
+    that frame."""
 
     settings: SettingsLike
     budget: BudgetLike
     build: Callable[[], AgentSource]
+    session_id: str = ""
+    """The session it resumes; empty for a new one."""
+    history: Callable[[], list[Event]] = list
+    """What the resumed session showed before (as `AgentSource.history`)."""

@@ -118,6 +118,19 @@ class SessionStore:
             self._record_path(session_id).exists() or self._transcript_path(session_id).exists()
         )
 
+    def opened(self, session_id: str | None, *, resume: bool) -> SessionRecord | None:
+        """The session a start opens: `session_id`, else the latest when `resume`; None for a
+        new one.
+
+        Raises:
+            SessionNotFound: `session_id` names no session here.
+            SessionUnrecoverable: the session can be read neither from its record nor from
+                its transcript.
+        """
+        if session_id:
+            return self.load(session_id)
+        return self.latest() if resume else None
+
     def latest(self) -> SessionRecord | None:
         """The most recently updated session, or None when there is none. One whose record
         cannot be read counts from its transcript's last change, and is rebuilt by `load`.

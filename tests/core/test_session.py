@@ -82,6 +82,19 @@ def test_latest_is_the_most_recently_updated(tmp_path: Path) -> None:
     assert sessions.latest() is not None
 
 
+def test_the_session_a_start_opens(tmp_path: Path) -> None:
+    sessions = store(tmp_path)
+    assert sessions.opened(None, resume=True) is None  # nothing to resume: a new session
+    older = sessions.create("m")
+    newer = sessions.create("m")
+    assert sessions.opened(None, resume=False) is None
+    assert sessions.opened(None, resume=True) == newer
+    named = sessions.opened(older.session_id, resume=True)  # a name wins over "the latest"
+    assert named is not None and named.session_id == older.session_id
+    with pytest.raises(SessionNotFound):
+        sessions.opened("20990101-000000-abcdef", resume=False)
+
+
 def test_load_unknown_or_hostile_ids(tmp_path: Path) -> None:
     sessions = store(tmp_path)
     with pytest.raises(SessionNotFound):

@@ -1,5 +1,6 @@
-"""`cairn` opening its TUI in a terminal: the agent is built after the first frame, so what fails
-while building it must still end the app with one clear line, as before the TUI existed."""
+"""`cairn` opening its TUI in a terminal: the agent is built after the first frame, and the session
+it resumes is found before it, so what fails in either must still end with one clear line, as
+before the TUI existed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from bench.startup import CAIRN, terminal_environment
 
 
-def test_a_session_that_does_not_exist_is_one_clear_line_after_the_tui_closes(
+def test_a_session_that_does_not_exist_is_one_clear_line(
     tmp_path: Path,
 ) -> None:
     env = terminal_environment(tmp_path / "ws")

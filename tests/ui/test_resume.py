@@ -4,9 +4,12 @@ the compaction counter and the gate log come back, above a mark, before the live
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 from bench.tui_resume import LONG_PROMPT, make_session
+from shell.build import build_agent
+from shell.context.budget import configured_budget
 from shell.events import (
     CommandOutput,
     FileEdited,
@@ -15,13 +18,16 @@ from shell.events import (
     ToolCallStarted,
     TurnStarted,
 )
+from shell.session.store import SessionStore
 from shell.session.views import ViewLog
-from tests.ui.conftest import MakeApp, send, started, until
+from tests.ui.conftest import MakeApp, demo_settings, send, started, until
 from tests.ui.pilot_helpers import ASKED, CHAT, SIZE, TOLD, painted
+from widgets.app import CairnApp
 from widgets.cards.blocks import UserMessage
 from widgets.cards.diff_view import DiffView
 from widgets.cards.tool_call import ToolCallCard
 from widgets.resume import EarlierTurns
+from widgets.source import AgentPlan, AgentSource
 
 
 async def test_resume_shows_the_earlier_turns_counters_and_gate_log(demo_app: MakeApp) -> None:
@@ -53,6 +59,41 @@ async def test_resume_shows_the_earlier_turns_counters_and_gate_log(demo_app: Ma
         await send(resumed, pilot, "where does my sister live?")
         assert resumed.transcript.describe().startswith(view)
     assert before
+
+
+async def test_cairn_resume_paints_the_past_in_its_first_frame_before_the_agent_is_built(
+    demo_app: MakeApp, workspace: Path
+) -> None:
+    """As `cairn --resume` plans it: the session and its view are read without the core, so the
+    first frame already holds the past; the agent built after it does not show it again."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        await send(app, pilot, TOLD)
+    settings = demo_settings(Path(workspace.name))
+    sessions = SessionStore(settings.state_dir, settings.clock)
+    record = sessions.opened(None, resume=True)
+    assert record is not None
+    built: list[str] = []
+
+    def build() -> AgentSource:
+        built.append(record.session_id)
+        return build_agent(settings, session_id=record.session_id, index_in_background=False)
+
+    history = functools.partial(sessions.views.read, record.session_id)
+    first_frame: list[tuple[str, bool]] = []
+    resumed = CairnApp(
+        AgentPlan(settings, configured_budget(settings), build, record.session_id, history),
+        after_first_frame=lambda: first_frame.append((resumed.transcript.describe(), bool(built))),
+    )
+    async with resumed.run_test(size=SIZE) as pilot:
+        await started(resumed, pilot)
+        [(view, was_built)] = first_frame
+        assert f"user: {TOLD}" in view and "— resumed session" in view
+        assert not was_built
+        assert built == [record.session_id]
+        after = resumed.transcript.describe()
+        assert after.count(f"user: {TOLD}") == 1 and after.count("— resumed session") == 1
 
 
 def _view_log(workspace: Path) -> tuple[ViewLog, str]:

@@ -30,6 +30,7 @@ from bench.tui import ANSWER, bench_settings
 from bench.tui import wait_until as wait_for
 from shell.build import build_agent
 from shell.events import ToolCallFinished
+from widgets import collector
 from widgets.app import CairnApp
 from widgets.cards.blocks import UserMessage
 from widgets.cards.reply import AssistantReply
@@ -71,6 +72,7 @@ async def fill(app: CairnApp, turns: int) -> None:
         for card in cards:
             card.finish(ToolCallFinished(card.call_id, "list_files", result=RESULT, duration_ms=3))
     transcript.scroll_end(animate=False)
+    collector.settle()  # as the end of each of those turns would have (`widgets.collector`)
 
 
 class Frames:

@@ -18,6 +18,7 @@ from textual.worker import Worker, WorkerState
 from shell import commands
 from shell.events import Error, Event
 from shell.session.trace import TraceWriter
+from widgets import collector
 from widgets.bridge import EventBridge
 from widgets.editor import edit_memory
 from widgets.idle import IdleSpell
@@ -159,6 +160,8 @@ class CairnApp(KeysApp):
         self.run_background(self.agent.background_events)
 
     def _when_idle(self) -> None:
+        if self.idle.reclaim_due(collector.RECLAIM_IDLE_S, busy=self.busy):
+            collector.reclaim()
         dreaming = (self._plan or self.agent).settings.dreaming
         if dreaming.enabled and dreaming.idle_minutes > 0 and self.started:
             self.dream_if_idle()
@@ -180,6 +183,7 @@ class CairnApp(KeysApp):
         await super().on_event(event)
 
     async def on_unmount(self) -> None:
+        collector.release()
         if self._trace is not None:
             self._trace.close()
             self._trace = None
@@ -260,6 +264,7 @@ class CairnApp(KeysApp):
             await self.transcript.end_turn()
             await self.transcript.add_notice("turn cancelled", "warning")
         self._set_busy(False)
+        self.call_after_refresh(collector.settle)  # once the turn's last frame is painted
         if self.queued and event.state != WorkerState.CANCELLED:
             await self._submit(self.queued.popleft())
 

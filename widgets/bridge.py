@@ -217,7 +217,8 @@ class EventBridge:
             case TurnFinished(reason=reason):
                 self.close_approvals()
                 await transcript.end_turn()
-                self.status.lookahead.end_turn()
+                if self.live:  # a past turn's prompt size is not in the view log
+                    self.status.lookahead.end_turn()
                 if reason not in ("completed", "cancelled"):  # a cancel has its receipt
                     await transcript.add_notice(f"turn ended: {reason}", "warning")
             case BootstrapTruncated():
@@ -235,7 +236,7 @@ class EventBridge:
                 if self.live and event.scope in (self.side.scope, "global"):
                     await self.side.memory_written(event.path, event.lines_added, event.scope)
                 if self.strip is not None:
-                    self.strip.memory_written(event)
+                    self.strip.memory_written(event, shown=self.live)
             case SecretsRedacted(path=path, kinds=kinds):
                 await transcript.add_notice(
                     f"redacted from {path} before the commit: {', '.join(kinds)}", "warning"
@@ -261,7 +262,7 @@ class EventBridge:
             case FlushGateEvaluated() if not self.live:
                 self.side.decisions.append(event)  # the log shows the past once (`end_past`)
                 if self.strip is not None:
-                    self.strip.gate_evaluated(event)
+                    self.strip.gate_evaluated(event, shown=False)
             case FlushGateEvaluated():
                 await self.side.add_gate_decision(event)
                 if self.strip is not None:
@@ -364,7 +365,10 @@ class EventBridge:
     def end_past(self) -> list[str]:
         """A resumed session's past is routed (with `live` False): what was under way when
         Cairn was closed is interrupted (live events must not finish it); returns what was.
-        The gate log shows the past's decisions on `side.show_decisions()`."""
+        The strip shows the past's last write and decision; the gate log shows its decisions
+        on `side.show_decisions()`."""
+        if self.strip is not None:
+            self.strip.show_last()
         open_parts: dict[str, object] = {"a memory flush": self._flush}
         open_parts |= {"a compaction": self._compaction, "a dreaming sweep": self._dream}
         self._flush = self._compaction = self._dream = None

@@ -26,6 +26,8 @@ from widgets.app import CairnApp
 from widgets.cards.blocks import UserMessage
 from widgets.cards.diff_view import DiffView
 from widgets.cards.tool_call import ToolCallCard
+from widgets.panes.gate_log import GateLog
+from widgets.panes.strip import SideStrip
 from widgets.resume import EarlierTurns
 from widgets.source import AgentPlan, AgentSource
 
@@ -94,6 +96,43 @@ async def test_cairn_resume_paints_the_past_in_its_first_frame_before_the_agent_
         assert built == [record.session_id]
         after = resumed.transcript.describe()
         assert after.count(f"user: {TOLD}") == 1 and after.count("— resumed session") == 1
+
+
+async def test_a_resumed_past_sets_the_strip_and_gate_log_once_and_no_sparkline_points(
+    demo_app: MakeApp,
+) -> None:
+    """At 80 columns the strip shows the past's last write and gate decision (relabelled once,
+    not per event); the gate log shows each decision once; the sparkline has no points for
+    past turns (their prompt sizes are not in the view log), then one per live turn."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        for prompt in (TOLD, ASKED, *CHAT):
+            await send(app, pilot, prompt)
+        strip = app.query_one(SideStrip)
+        write, gate = (
+            painted(strip.query_one("#strip-write")),
+            painted(strip.query_one("#strip-gate")),
+        )
+        gates = list(app.side_panes.decisions)
+    assert "no writes yet" not in write and gate != "gate: —"
+
+    resumed = demo_app(resume=True)
+    async with resumed.run_test(size=(80, 24)) as pilot:
+        await started(resumed, pilot)
+        strip = resumed.query_one(SideStrip)
+        assert painted(strip.query_one("#strip-write")) == write
+        assert painted(strip.query_one("#strip-gate")) == gate
+        assert resumed.status_bar.lookahead.sizes == []
+        await send(resumed, pilot, "how are you today?")
+        assert len(resumed.status_bar.lookahead.sizes) == 1
+        await pilot.press("f2")  # the panes over the transcript
+        await until(pilot, lambda: bool(resumed.query(GateLog)))
+        entries = resumed.query_one(GateLog).entries
+        numbers = [entry.number for entry in entries]
+        assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        assert [entry.event for entry in entries] == resumed.side_panes.decisions[-len(entries) :]
+        assert resumed.side_panes.decisions[: len(gates)] == gates
 
 
 def _view_log(workspace: Path) -> tuple[ViewLog, str]:

@@ -101,6 +101,11 @@ class GateLog(VerticalScroll):
             yield GateEntry(max(0, len(self._history) - HISTORY_SHOWN) + number, event)
         self._count = len(self._history)
 
+    async def catch_up(self) -> None:
+        """Show what was added to its history since it composed (a resumed past, at once)."""
+        if self._count != len(self._history):
+            await self.recompose()
+
     async def add_decision(self, event: FlushGateEvaluated) -> None:
         self._count += 1
         for empty in self.query(".gate--empty"):

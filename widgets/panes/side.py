@@ -153,7 +153,7 @@ class SidePanes(Vertical):
     async def show_decisions(self) -> None:
         """Show `decisions` again, whole (a resumed session's were added to it at once)."""
         if log := next(iter(self.query(GateLog)), None):
-            await log.recompose()
+            await log.catch_up()
 
     async def memory_written(self, path: str, lines_added: int = 0, scope: str = "") -> None:
         """A file of the memory `scope` names (the shown one's by default) was written: show it

@@ -83,15 +83,26 @@ class SideStrip(Horizontal):
         yield SyncStatus(id="strip-sync")  # the status line has no room for it under 100 columns
         yield Label(Text.assemble(("F2", "bold"), " panes"), id="strip-keys")
 
-    def memory_written(self, event: MemoryWritten) -> None:
+    def memory_written(self, event: MemoryWritten, *, shown: bool = True) -> None:
+        """The last write; `shown` False keeps it for `show_last` (a resumed session's past)."""
         self.last_write = event
-        label = self.query_one("#strip-write", Label)
-        label.update(write_summary(event))
-        label.remove_class("-none")
+        if shown:
+            label = self.query_one("#strip-write", Label)
+            label.update(write_summary(event))
+            label.remove_class("-none")
 
-    def gate_evaluated(self, event: FlushGateEvaluated) -> None:
+    def gate_evaluated(self, event: FlushGateEvaluated, *, shown: bool = True) -> None:
+        """The last gate decision; `shown` as for `memory_written`."""
         self.last_gate = event
-        self.query_one("#strip-gate", Label).update(gate_summary(event))
+        if shown:
+            self.query_one("#strip-gate", Label).update(gate_summary(event))
+
+    def show_last(self) -> None:
+        """Show the last write and decision kept (a past's hundreds relabel the strip once)."""
+        if self.last_write is not None:
+            self.memory_written(self.last_write)
+        if self.last_gate is not None:
+            self.gate_evaluated(self.last_gate)
 
     def session_started(self) -> None:
         """A new session (`/new`) has made no gate decision yet."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import gc
 import json
 import shutil
 import statistics
@@ -119,6 +120,7 @@ def _renumbered(event: Event, number: int) -> Event:
 async def _timed(app: CairnApp, ready: Callable[[], bool]) -> dict[str, float]:
     """Seconds from `run_test` entered to the first refresh after `ready()` holds, and to the
     meter showing tokens."""
+    gc.collect()  # the runs before left their apps as garbage: not this run's to collect
     start = time.perf_counter()
     painted = asyncio.Event()
     at = meter = 0.0

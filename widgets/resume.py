@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from shell.events import Event, TurnStarted
+from shell.heavy_import import collector_paused
 from widgets.bridge import EventBridge
 from widgets.cards.blocks import NoticeLine, UserMessage
 from widgets.transcript import Transcript
@@ -46,9 +47,10 @@ async def show_history(source: Shown, bridge: EventBridge) -> None:
     turns): a hop to a thread would let that frame paint without it, and a new session's
     start would wait for the hop."""
     try:
-        past = source.history()
-        if past:
-            await restore(past, bridge, source.session_id)
+        with collector_paused():  # thousands of objects made to last: no collection walks them
+            past = source.history()
+            if past:
+                await restore(past, bridge, source.session_id)
     except Exception as error:
         message = f"the earlier view of this session could not be shown: {error}"
         await bridge.transcript.add_notice(message, "warning")
@@ -75,7 +77,10 @@ async def restore(past: Sequence[Event], bridge: EventBridge, session_id: str) -
     shown: list[Widget] = blocks[cut:]
     if cut:
         shown.insert(0, EarlierTurns(blocks[:cut]))
-    await transcript.mount_all(shown)
+    # Not awaited: the blocks are in the DOM now, so the first layout holds them; awaiting the
+    # mount would let a frame paint without them, then lay it all out again (pty, 200 turns:
+    # 0.58 s -> 0.50 s to the mark on screen).
+    transcript.mount_all(shown)
     bridge.status.show_review(0)  # what waits for review now, the start says
     transcript.call_after_refresh(bridge.side.show_decisions)  # the transcript first
 

@@ -7,15 +7,18 @@ Hermes/Qwen format; Qwen2.5-Coder-1.5B also writes `<tools>`), a fenced JSON obj
 one, or one in doubled braces (`{{…}}`, a Qwen quirk); or, as vLLM's `pythonic` parser reads
 Llama 3.2's calls, in Python syntax at the start of the reply: `[memory_search(query="…")]`,
 `Memory_append("…", "memory/….md")` (Qwen2.5-Coder-1.5B: the name capitalised, the arguments
-positional, in the order of the tool's parameters). `calls_in_text` finds such calls to a tool
-that was offered and returns the prose before them; anything else (a JSON object that names no
-offered tool, a malformed one, an example inside other prose, a Python call whose arguments are
-not plain values) stays text.
+positional, in the order of the tool's parameters); or, as llama-cpp-python's
+`chatml-function-calling` template teaches, `functions.memory_append:` then the arguments as
+JSON, HTML-escaped as that template shows a past call (SmolLM2-135M copies the entities).
+`calls_in_text` finds such calls to a tool that was offered and returns the prose before them;
+anything else (a JSON object that names no offered tool, a malformed one, an example inside
+other prose, a Python call whose arguments are not plain values) stays text.
 """
 
 from __future__ import annotations
 
 import ast
+import html
 import io
 import json
 import re
@@ -36,6 +39,8 @@ _CALL_FENCES = ("", "json", "tool_call", "tool_code")
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal")
 _PYTHONIC = re.compile(r"\s*\[?\s*([A-Za-z_]\w*)\s*\(")
 """The start of a call in Python syntax, `name(` or `[name(`."""
+_PREFIXED = re.compile(r"\s*functions\.([A-Za-z_]\w*)[ \t]*:\s*")
+"""The start of a call as `chatml-function-calling` writes it, `functions.NAME:`."""
 
 Offered = Mapping[str, Sequence[str]]
 """The tools offered: each name, and its parameters in order (for positional arguments)."""
@@ -94,8 +99,10 @@ def calls_in_text(text: str, offered: Offered, new_id: Callable[[int], str]) -> 
 
 def _blocks(text: str, offered: Offered) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
     """(start, end, call or None) of each tagged or fenced block, of the bare JSON objects the
-    text opens with (one after another), and of the Python calls it opens with."""
+    text opens with (one after another), and of the Python or `functions.NAME:` calls it opens
+    with."""
     yield from _pythonic_calls(text, offered)
+    yield from _prefixed_calls(text, offered)
     for block in _TAGGED.finditer(text):
         yield block.start(), block.end(), _call(block.group(2), offered)
     for block in _FENCED.finditer(text):
@@ -204,6 +211,44 @@ def _pythonic_calls(
         end += closing.end() if closing else 0
         yield start.start(), end, (name, arguments)
         at = end
+
+
+def _prefixed_calls(
+    text: str, offered: Offered
+) -> Iterator[tuple[int, int, tuple[str, str] | None]]:
+    """The `functions.NAME:` calls the text opens with, each followed by its arguments as a
+    JSON object, HTML-escaped or not: the form llama-cpp-python's `chatml-function-calling`
+    template teaches, and escapes (`{&#34;text&#34;: …}`) when it shows a past call."""
+    at = 0
+    while (start := _PREFIXED.match(text, at)) is not None:
+        name = start.group(1)
+        found = _escaped_object(text, start.end())
+        if name not in offered or found is None:
+            yield start.start(), start.end(), None  # the form, but not a call: all stays prose
+            return
+        end, arguments = found
+        yield start.start(), end, (name, json.dumps(arguments, ensure_ascii=False))
+        at = end
+
+
+def _escaped_object(text: str, at: int) -> tuple[int, dict[str, Any]] | None:
+    """(end, value) of the JSON object that opens at `at`, read as it is or HTML-unescaped
+    (the shortest that parses); None when there is none."""
+    if not text.startswith("{", at):
+        return None
+    closing = at
+    for _ in range(64):  # a call's arguments close within a few dozen braces
+        closing = text.find("}", closing + 1)
+        if closing < 0:
+            return None
+        candidate = text[at : closing + 1]
+        for form in (candidate, html.unescape(candidate)):
+            try:
+                value = json.loads(form)
+            except json.JSONDecodeError:
+                continue
+            return (closing + 1, value) if isinstance(value, dict) else None
+    return None
 
 
 def _call_end(text: str, opening: int) -> int | None:

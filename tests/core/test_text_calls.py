@@ -44,6 +44,8 @@ def read(text: str) -> tuple[list[tuple[str, dict[str, object]]], str] | None:
         '{"name": "memory_search", "arguments": "{\\"query\\": \\"deploy window\\"}"}',
         '{"type": "function", "function": {"name": "memory_search", "arguments": '
         '{"query": "deploy window"}}}',
+        "functions.memory_search:\n{&#34;query&#34;: &#34;deploy window&#34;}",
+        'functions.memory_search: { "query": "deploy window" }',
     ],
     ids=[
         "hermes-tag",
@@ -55,6 +57,8 @@ def read(text: str) -> tuple[list[tuple[str, dict[str, object]]], str] | None:
         "llama-parameters",
         "arguments-as-string",
         "openai-shape",
+        "chatml-function-calling-escaped",
+        "chatml-function-calling",
     ],
 )
 def test_the_formats_local_models_write_are_read_as_calls(text: str) -> None:
@@ -84,6 +88,10 @@ def test_prose_around_tagged_calls_stays_and_several_calls_are_read_in_order() -
         '{"name": "memory_search", "arguments": ["deploy"]}',
         'A config looks like this:\n```json\n{"name": "memory_search", "owner": "me"}\n```',
         'Here is the call: {"name": "memory_search", "arguments": {"query": "x"}} — try it.',
+        "functions.run_command:\n{&#34;command&#34;: &#34;rm -rf ~&#34;}",
+        "functions.memory_search:\nthe deploy window",
+        "functions.memory_search:\n{&#34;query&#34;: &#34;deploy",
+        'The template says: functions.memory_search:\n{"query": "x"}',
     ],
     ids=[
         "prose",
@@ -93,6 +101,10 @@ def test_prose_around_tagged_calls_stays_and_several_calls_are_read_in_order() -
         "arguments-not-an-object",
         "json-the-prose-shows",
         "json-inside-a-sentence",
+        "prefixed-not-offered",
+        "prefixed-without-arguments",
+        "prefixed-unclosed",
+        "prefixed-inside-a-sentence",
     ],
 )
 def test_anything_but_a_well_formed_call_to_an_offered_tool_stays_prose(text: str) -> None:
@@ -118,6 +130,23 @@ def test_what_follows_the_calls_is_dropped_it_was_written_before_any_result() ->
     found = calls_in_text(calls + tail, OFFERED, lambda n: f"t{n}")
     assert found is not None and [c.name for c in found.calls] == ["memory_search", "memory_get"]
     assert found.prose == "" and found.dropped == len(tail.strip())
+
+
+def test_calls_as_chatml_function_calling_writes_them_are_read_one_after_another() -> None:
+    """SmolLM2-135M behind llama-cpp-python's `chatml-function-calling` copies the template's
+    form, HTML entities and all (the template escapes a past call's arguments)."""
+    text = (
+        "functions.memory_append:\n{&#34;text&#34;: &#34;Dave&#39;s {team} ships on Friday&#34;}\n"
+        'functions.memory_search:\n{"query": "deploy window"}\n'
+        "message:\nDone."
+    )
+    found = calls_in_text(text, OFFERED, lambda n: f"t{n}")
+    assert found is not None
+    assert [(c.name, json.loads(c.arguments)) for c in found.calls] == [
+        ("memory_append", {"text": "Dave's {team} ships on Friday"}),
+        ("memory_search", SEARCH),
+    ]
+    assert found.prose == "" and found.dropped == len("message:\nDone.")
 
 
 def test_calls_in_python_syntax_are_read_as_vllm_reads_llama_s() -> None:

@@ -19,16 +19,11 @@ from shell.events import Event, MemoryWritten
 from shell.lifecycle.flush import FlushOutcome
 from shell.loop.assist import cairn_call
 from shell.loop.calls import ToolDone, run_tool_calls
+from shell.memory.lines import same_line
 from shell.messages import is_summary_message
 from shell.secrets.door import redacted
 from shell.text.user_facts import durable_facts
 from shell.tools.toolbox import Tool, Toolbox
-
-
-def _key(line: str) -> str:
-    """A fact as two writers may word it alike: "- The review is on 9 May." and "the review
-    is on 9 May" (a turn keeps the user's "remember that …" as said, the flush cleaned)."""
-    return " ".join(line.strip().lstrip("-*+ ").rstrip(".!").split()).casefold()
 
 
 def facts_told(messages: Sequence[dict[str, Any]]) -> list[str]:
@@ -61,8 +56,8 @@ async def flush_by_rule(
     """Append the `facts_told(messages)` that `note` (the target's text) does not hold with
     `tool`; the events of the call, then the outcome ("written" when a line was added, else
     "no_reply": nothing new to keep)."""
-    held = {_key(line) for line in note.splitlines()}
-    lines = [f"- {fact}" for fact in facts_told(messages) if _key(redacted(fact)) not in held]
+    held = {same_line(line) for line in note.splitlines()}
+    lines = [f"- {fact}" for fact in facts_told(messages) if same_line(redacted(fact)) not in held]
     if not lines:
         yield FlushOutcome("no_reply")
         return

@@ -9,12 +9,13 @@ from shell.text import split_lines
 
 
 def new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:
-    """Lines of `text` not already present, with blank runs collapsed; and the skip count."""
-    seen = set(existing)
+    """Lines of `text` whose fact is not already present (`existing` holds lines as they are;
+    `same_line` compares them), with blank runs collapsed; and the skip count."""
+    seen = {same_line(line) for line in existing}
     fresh: list[str] = []
     skipped = 0
     for line in split_lines(text):
-        key = line.strip()
+        key = same_line(line)
         if not key:
             if fresh and fresh[-1].strip():
                 fresh.append("")
@@ -27,6 +28,14 @@ def new_lines(text: str, existing: set[str]) -> tuple[list[str], int]:
     while fresh and not fresh[-1].strip():
         fresh.pop()
     return fresh, skipped
+
+
+def same_line(line: str) -> str:
+    """What two lines share when they state the same fact: "- The review is on 9 May." and
+    "the review is on 9 May" (bullet, closing stop, case and spacing aside). A line that is
+    only marks ("---", "* * *") is itself."""
+    key = " ".join(line.strip().lstrip("-*+ ").rstrip(".!").split()).casefold()
+    return key or line.strip()
 
 
 def changed_lines(before: bytes, after: bytes) -> tuple[int, int]:

@@ -96,6 +96,23 @@ async def test_second_identical_append_adds_nothing(toolbox: Toolbox, tool_root:
     assert len(commits(tool_root)) == 1
 
 
+async def test_the_same_fact_worded_with_a_stop_a_bullet_or_a_capital_adds_nothing(
+    toolbox: Toolbox, tool_root: Path
+) -> None:
+    """A small model's turn keeps "- My sister lives in Tromsø" and its flush later writes
+    "My sister lives in Tromsø." (bench/real_server, SmolLM2): one fact, one line."""
+    await toolbox.call(
+        "memory_append", {"text": "- My sister lives in Tromsø", "path": "memory/x.md"}
+    )
+    said_again = "My sister lives in Tromsø.\n- my sister lives in tromsø!\n- She moved in 2024."
+    payload = ok(await toolbox.call("memory_append", {"text": said_again, "path": "memory/x.md"}))
+    assert (payload["appended"], payload["skippedDuplicates"]) == (1, 2)
+    assert (tool_root / "memory/x.md").read_text(encoding="utf-8").splitlines() == [
+        "- My sister lives in Tromsø",
+        "- She moved in 2024.",
+    ]
+
+
 async def test_get_reads_bounded_ranges_with_next_from(toolbox: Toolbox, tool_root: Path):
     (tool_root / "MEMORY.md").write_text("".join(f"fact {n}\n" for n in range(1, 301)))
     first = ok(await toolbox.call("memory_get", {"path": "MEMORY.md"}))

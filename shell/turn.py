@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from uuid import uuid4
 
 from shell.config import Settings
-from shell.context.copies import copies_earlier
 from shell.context.request import PromptSize, RequestBuilder
 from shell.events import (
     AnswerSourced,
@@ -51,10 +50,6 @@ from shell.tools.workbench import Workbench
 
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
 """A disk that cannot take a write: the turn ends with an error, not the session."""
-COPIED_NOTICE = (
-    "The model gave this answer before, word for word: both stay here, and neither is sent to"
-    " it again."
-)
 
 
 def _unwritable(error: OSError) -> str:
@@ -285,8 +280,6 @@ class TurnLoop:
         if reply.text:
             yield AssistantMessage(text=reply.text)
         if not reply.tool_calls:
-            if self._copied(reply.text):
-                yield Notice(COPIED_NOTICE, level="warning")
             if unbacked := self._shown.unbacked(reply.text):
                 yield Notice(unbacked_notice(unbacked), level="warning")
             elif restated := self._shown.restated(reply.text, self._prompt):
@@ -298,12 +291,6 @@ class TurnLoop:
             raise TurnEnded("empty" if empty else "completed")
         async for event in self._run_tools(reply.tool_calls):
             yield event
-
-    def _copied(self, text: str) -> bool:
-        """Whether the answer just kept repeats an earlier one word for word (a small model's
-        copying, `shell.context.copies`), when Cairn helps the model with memory."""
-        settings, earlier = self.parts.settings, self.parts.conversation.messages[:-1]
-        return assists(settings.memory_assist, settings.api_base) and copies_earlier(text, earlier)
 
     async def _run_tools(self, calls: list[ToolCallRequest]) -> AsyncIterator[Event]:
         """Run `calls`, each result kept in the conversation as it comes."""

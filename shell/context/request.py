@@ -28,7 +28,6 @@ from shell import prompts
 from shell.config import Settings
 from shell.context.budget import ContextWindow
 from shell.context.calibration import Calibration, CalibrationStore
-from shell.context.copies import without_copies
 from shell.context.counter import TokenCounter
 from shell.events import BootstrapTruncated, ContextReport, UsageUpdated
 from shell.model.textcalls import assists
@@ -139,19 +138,9 @@ class RequestBuilder:
             parts.append(self.conversation.prelude)
         return "\n\n".join(parts)
 
-    @property
-    def _assisted(self) -> bool:
-        return assists(self.settings.memory_assist, self.settings.api_base)
-
     def _recall_rules(self) -> str:
-        return prompts.ASSISTED_RECALL if self._assisted else prompts.MEMORY_RECALL
-
-    def _sent(self, messages: Sequence[dict[str, Any]] | None) -> Sequence[dict[str, Any]]:
-        """What a call sends of `messages` (default: the conversation as it stands): with
-        `memory_assist`, no answer the model gave twice word for word (`copies`)."""
-        if messages is None:
-            messages = self.conversation.messages
-        return without_copies(messages) if self._assisted else messages
+        assisted = assists(self.settings.memory_assist, self.settings.api_base)
+        return prompts.ASSISTED_RECALL if assisted else prompts.MEMORY_RECALL
 
     def _project(self) -> Path | None:
         """The project folder, when its tools are offered (`shell.tools.workbench`)."""
@@ -159,15 +148,19 @@ class RequestBuilder:
 
     def request(self, messages: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """The messages of a call with `messages` (default: the conversation as it stands)."""
-        return [{"role": "system", "content": self.system_prompt()}, *self._sent(messages)]
+        if messages is None:
+            messages = self.conversation.messages
+        return [{"role": "system", "content": self.system_prompt()}, *messages]
 
     def measure(self, messages: Sequence[dict[str, Any]] | None = None) -> PromptSize:
         """Our own count of the whole prompt by part: system, tool schemas, `messages`
-        (default: the conversation as it stands), as a call sends them."""
+        (default: the conversation as it stands)."""
+        if messages is None:
+            messages = self.conversation.messages
         return PromptSize(
             system=self.counter.message({"role": "system", "content": self.system_prompt()}),
             tools=self.counter.tools(self.tool_schemas),
-            messages=self.counter.messages(self._sent(messages)),
+            messages=self.counter.messages(messages),
         )
 
     def count(self, messages: Sequence[dict[str, Any]] | None = None) -> int:

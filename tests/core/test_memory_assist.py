@@ -299,39 +299,3 @@ async def test_a_fact_told_without_remember_is_kept_at_its_turn(
     story = await collect(agent.submit("Tell me a short story about a fox."))
     assert not of(story, ev.ToolCallStarted)  # a request is no fact
     await agent.aclose()
-
-
-APOLOGY = "I apologize, but I can't process this input as it's not a valid JSON response."
-
-
-def _answers_sent(body: dict[str, object]) -> list[str]:
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    return [m["content"] for m in messages if m["role"] == "assistant" and not m.get("tool_calls")]
-
-
-@pytest.mark.parametrize("assist", ["auto", "off"])
-async def test_an_answer_the_model_copies_word_for_word_is_said_and_not_sent_again(
-    fake_settings: Settings, fake_openai: FakeOpenAI, assist: str
-) -> None:
-    """Qwen2.5-Coder-1.5B gave one reply to 22 of 30 prompts (bench/real_server): each copy
-    in its context made the next likelier. With `memory_assist`, a copy is said and every
-    instance is left out of later requests (the session keeps them); without it, nothing
-    changes."""
-    agent = await started(replace(fake_settings, memory_assist=assist))
-    fake_openai.enqueue(
-        Reply(text=APOLOGY), Reply(text=f"  {APOLOGY}\n"), Reply(text="Once upon a time…")
-    )
-    first = await collect(agent.submit("Tell me about the deploy."))
-    copied = await collect(agent.submit("How are you today?"))
-    story = await collect(agent.submit("Tell me a short story."))
-
-    said = [e.message for e in of(copied, ev.Notice) if "word for word" in e.message]
-    assert not any("word for word" in e.message for e in of(first + story, ev.Notice))
-    last = _answers_sent(fake_openai.requests[-1])
-    if assist == "auto":
-        assert said and APOLOGY not in " ".join(last)
-        transcript = [m.get("content") for m in agent.conversation.messages]
-        assert transcript.count(APOLOGY) == 1 and f"  {APOLOGY}\n" in transcript  # kept
-    else:
-        assert not said and last.count(APOLOGY) == 1

@@ -307,11 +307,26 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "citations_invented": len(cited) - len(real),
         "overflows": sum(row.overflows for row in rows),
         "saves_claimed_without_a_write": sum(row.claimed_save and not row.writes for row in rows),
+        "answers_copied_word_for_word": _copies(rows),
         "retries": sum(row.retries for row in rows),
         "projected_vs_server": calls,
         "first_call_off_by": _off_by(*calls[0]) if calls else None,
         "worst_later_call_off_by": max((_off_by(*call) for call in calls[1:]), default=None),
     }
+
+
+def _copies(rows: list[TurnRow]) -> int:
+    """Answers that repeat, word for word, an earlier answer to another prompt (a small model's
+    copying; the script says each prompt twice, and the same answer to it is no copy)."""
+    prompts: dict[str, set[str]] = {}
+    copies = 0
+    for row in rows:
+        key = " ".join(row.answer.split())
+        if not key:
+            continue
+        copies += key in prompts and row.prompt not in prompts[key]
+        prompts.setdefault(key, set()).add(row.prompt)
+    return copies
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,6 +92,10 @@ def test_prose_around_tagged_calls_stays_and_several_calls_are_read_in_order() -
         "functions.memory_search:\nthe deploy window",
         "functions.memory_search:\n{&#34;query&#34;: &#34;deploy",
         'The template says: functions.memory_search:\n{"query": "x"}',
+        # SmolLM2-135M, bench/real_server 2026-12-07, turn 5 ("What is my name?"), its start:
+        "functions.memory_append:\n{&#34;text&#34;: &#34;What is my name?2018-07-26 19:25:30+00%"
+        "EIFP:d4bdfefffdaabcdeebeebeaadfe\n[Curl.js]\n{&#34;text&#34;: &#34;What is my name?}"
+        "1687-2019 1/5 (0x2c8b) 2021-04-26 17:27:17.54\n[Curl.js]\n",
     ],
     ids=[
         "prose",
@@ -105,6 +109,7 @@ def test_prose_around_tagged_calls_stays_and_several_calls_are_read_in_order() -
         "prefixed-without-arguments",
         "prefixed-unclosed",
         "prefixed-inside-a-sentence",
+        "prefixed-smollm2-recorded-garbage",
     ],
 )
 def test_anything_but_a_well_formed_call_to_an_offered_tool_stays_prose(text: str) -> None:

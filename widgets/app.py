@@ -37,7 +37,7 @@ from widgets.status.bar import StatusBar
 from widgets.transcript import Transcript
 
 IDLE_CHECK_S = 30.0
-"""How often the TUI checks whether it has been idle long enough to dream."""
+"""How often the TUI checks whether it has been idle long enough to dream or collect."""
 CANCEL_GRACE_S = 5.0
 """How long a cancelled turn has to reach its next safe point before its stream is cancelled."""
 
@@ -77,7 +77,7 @@ class CairnApp(KeysApp):
         if not isinstance(agent, AgentPlan):
             self.agent = agent
         self.build_error: Exception | None = None
-        """Why the planned agent could not be built (the app then quits; `run_tui` raises it)."""
+        """Why the planned agent could not be built (the app then quits; `cairn` says it)."""
         self._after_first_frame = after_first_frame
         self.trace_path = trace
         self._busy = False
@@ -143,7 +143,7 @@ class CairnApp(KeysApp):
         if self._plan is not None:
             try:
                 self.agent = self._plan.build()
-            except Exception as error:  # e.g. no such session: the app quits, `run_tui` raises
+            except Exception as error:  # the app quits, and `cairn` says why
                 self.build_error = error
                 self.exit(return_code=1)
                 return
@@ -384,28 +384,3 @@ class CairnApp(KeysApp):
 
     async def action_clear_view(self) -> None:
         await self.transcript.clear_view()
-
-
-def run_tui(
-    agent: AgentSource | AgentPlan,
-    *,
-    trace: Path | None = None,
-    after_first_frame: Callable[[], object] | None = None,
-) -> None:
-    """Open the TUI on `agent` (or on one built from a plan after the first frame) and return
-    when the user quits; a plan that failed to build raises its error once the app is closed.
-    User themes are TOML files in `<config dir>/themes`, the chosen theme is kept in
-    `<config dir>/state.toml`; `after_first_frame` runs once the first frame is on screen."""
-    from shell.config import config_dir
-
-    folder = config_dir()
-    app = CairnApp(
-        agent,
-        trace=trace,
-        theme_dir=folder / "themes",
-        config_dir=folder,
-        after_first_frame=after_first_frame,
-    )
-    app.run()
-    if app.build_error is not None:
-        raise app.build_error

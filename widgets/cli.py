@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shell.config import ConfigError, Settings
+from shell.config import ConfigError, Settings, config_dir
 from shell.headless.commands import HEADLESS, Family
 from shell.headless.options import (
     Subcommands,
@@ -135,7 +135,7 @@ def _tui(settings: Settings, args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as startup:
         startup.enter_context(collector_paused())
         from shell.context.budget import configured_budget
-        from widgets.app import run_tui
+        from widgets.app import CairnApp
         from widgets.source import AgentPlan, AgentSource
 
         session_id = args.session
@@ -155,7 +155,17 @@ def _tui(settings: Settings, args: argparse.Namespace) -> int:
                 return build_agent(settings, session_id=session_id, resume=args.resume)
 
         plan = AgentPlan(settings, configured_budget(settings), build, session_id or "", history)
-        run_tui(plan, trace=args.trace, after_first_frame=startup.close)
+        folder = config_dir()  # user themes in its `themes/`, the chosen one in `state.toml`
+        app = CairnApp(
+            plan,
+            trace=args.trace,
+            theme_dir=folder / "themes",
+            config_dir=folder,
+            after_first_frame=startup.close,
+        )
+        app.run()
+    if app.build_error is not None:  # the plan failed to build: the app has closed, say why
+        raise app.build_error
     return 0
 
 

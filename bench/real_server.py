@@ -14,7 +14,9 @@ model, by rule, failed or skipped), dropped turns, retries and errors. A **silen
 The server's count of every call's prompt (the turns', the flush's and the summariser's) comes
 from the server itself: the same request sent again whole, not streamed, for one token (a
 server that sends no usage when streaming, like llama.cpp's, still counts a whole response; its
-prompt cache makes the probe cheap). Next to it: our projection for that call. An answer's
+prompt cache makes the probe cheap). Next to it: our projection for that call, by the
+calibration of its shape (the summariser's, or the turns' for a turn or a flush), worst once
+calibrated, and the lowest projected ÷ server (below 1: thresholds fire late). An answer's
 citations (`path#L3`, `path#L3-L5`) are **real** when the file is in the workspace and holds
 those lines, else **invented**; the citation Cairn names beside an answer that restated a hit
 (`AnswerSourced`) is counted apart. A question of the script is answered **right** when the answer
@@ -44,6 +46,7 @@ from shell.build import build_agent
 from shell.config import Settings
 from shell.model import LLM
 from shell.model.loader import prepare_litellm
+from shell.prompts import SUMMARY_MARKER
 from shell.workspace import init_workspace
 
 CITATION = re.compile(r"([\w./-]+\.md)#L(\d+)(?:-L?(\d+))?")
@@ -174,8 +177,19 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
             row.reason = reason
 
 
-Calls = list[tuple[int, int]]
-"""(our projection, the server's count) of a call's prompt, per call."""
+@dataclass(frozen=True)
+class Call:
+    """One call's prompt: Cairn's projection of it and the server's own count."""
+
+    shape: str
+    """"summariser" or "turn" (the turns and the flushes): each has its own calibration."""
+    projected: int
+    server: int
+    calibrated: bool
+    """Whether the shape's calibration had learned from a report before this call."""
+
+
+Calls = list[Call]
 
 
 class ProbedLLM(LLM):
@@ -194,12 +208,15 @@ class ProbedLLM(LLM):
     ) -> AsyncIterator[Any]:
         builder = self.agent.request_builder
         counted = builder.counter.messages(messages) + builder.counter.tools(tools or [])
-        projected = builder.calibration.project(counted)
+        summariser = str(messages[0].get("content", "")).startswith(SUMMARY_MARKER)
+        calibration = (builder.summaries if summariser else builder.turns).calibration
+        projected, calibrated = calibration.project(counted), calibration.calibrated
         async for item in super().stream(messages, tools, **kw):
             yield item
         request = {**self._request(messages, tools), "stream": False, "stream_options": None}
         probe = await prepare_litellm().acompletion(**request, max_tokens=1)
-        self.calls.append((projected, int(probe.usage.prompt_tokens)))
+        shape = "summariser" if summariser else "turn"
+        self.calls.append(Call(shape, projected, int(probe.usage.prompt_tokens), calibrated))
 
 
 async def run(settings: Settings, prompts: list[str], rows: list[TurnRow], calls: Calls) -> None:
@@ -220,7 +237,7 @@ async def run(settings: Settings, prompts: list[str], rows: list[TurnRow], calls
                     record(row, event)
             row.seconds = time.perf_counter() - started
             if probed.calls:
-                row.reported = probed.calls[-1][1]
+                row.reported = probed.calls[-1].server
             rows.append(row)
             print(_line(row), file=sys.stderr, flush=True)
     finally:
@@ -268,8 +285,26 @@ HEADER = (
 )
 
 
-def _off_by(projected: int, reported: int) -> float:
-    return round(max(projected / reported, reported / projected), 3) if projected else 0.0
+def _off_by(call: Call) -> float:
+    projected, server = call.projected, call.server
+    return round(max(projected / server, server / projected), 3) if projected else 0.0
+
+
+def _projections(calls: Calls) -> dict[str, Any]:
+    """How far each shape's projections were from the server's count, once calibrated, and
+    the lowest projected ÷ server (below 1 the thresholds fire late: the risky side)."""
+    calibrated = [call for call in calls if call.calibrated]
+    return {
+        "projected_vs_server": [[c.shape, c.projected, c.server] for c in calls],
+        "uncalibrated_calls": len(calls) - len(calibrated),
+        "worst_calibrated_call_off_by": {
+            shape: max(_off_by(c) for c in calibrated if c.shape == shape)
+            for shape in sorted({c.shape for c in calibrated})
+        },
+        "lowest_calibrated_projected_over_server": min(
+            (round(c.projected / c.server, 3) for c in calibrated), default=None
+        ),
+    }
 
 
 def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any]:
@@ -309,9 +344,7 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "saves_claimed_without_a_write": sum(row.claimed_save and not row.writes for row in rows),
         "answers_copied_word_for_word": _copies(rows),
         "retries": sum(row.retries for row in rows),
-        "projected_vs_server": calls,
-        "first_call_off_by": _off_by(*calls[0]) if calls else None,
-        "worst_later_call_off_by": max((_off_by(*call) for call in calls[1:]), default=None),
+        **_projections(calls),
     }
 
 

@@ -9,6 +9,13 @@ first fit, and a later run of reports at one size keeps the last fit.
 
 The line belongs to the model, not to a conversation: it holds across compactions, `/new` and
 restarts (`.cairn/calibration.json`), so only the first call of a model's life goes uncalibrated.
+
+The summariser's prompts are another shape and have a calibration of their own
+(`through_origin`): each is a whole new transcript rendered as text, with no earlier prompt to
+extend, so it is projected at the latest report's ratio. A template may count the two shapes
+very differently: llama-cpp-python's `chatml-function-calling` drops tool results from a turn
+but HTML-escapes every quote of a transcript, so SmolLM2's server counted a summariser prompt at
+1.67× ours while it counted the turns at 0.65–0.95×.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ class Calibration:
 
     samples: list[tuple[int, int]] = field(default_factory=list)
     slope: float = 1.0
+    through_origin: bool = False
+    """Project at the latest report's ratio (no offset, no fitted slope)."""
 
     @property
     def calibrated(self) -> bool:
@@ -52,7 +61,18 @@ class Calibration:
         if not self.samples:
             return counted
         anchor_counted, anchor_reported = self.samples[-1]
+        if self.through_origin:
+            return round(counted * anchor_reported / anchor_counted)
         return max(0, round(anchor_reported + self.slope * (counted - anchor_counted)))
+
+    def counted_within(self, provider_tokens: int) -> int:
+        """The most of our tokens that the provider counts as at most `provider_tokens`."""
+        if not self.samples:
+            return provider_tokens
+        anchor_counted, anchor_reported = self.samples[-1]
+        if self.through_origin:
+            return provider_tokens * anchor_counted // anchor_reported
+        return max(0, anchor_counted + int((provider_tokens - anchor_reported) / self.slope))
 
     def learn(self, counted: int, reported: int) -> bool:
         """Take the provider's count of a prompt we counted at `counted`; False when it is not
@@ -61,9 +81,23 @@ class Calibration:
         if counted <= 0 or not low <= reported / counted <= high:
             return False
         self.samples = [*self.samples, (counted, reported)][-SAMPLES:]
-        if (fitted := _fitted_slope(self.samples)) is not None:
+        if not self.through_origin and (fitted := _fitted_slope(self.samples)) is not None:
             self.slope = min(high, max(low, fitted))
         return True
+
+
+@dataclass
+class KeptCalibration:
+    """A calibration and its entry in the store: what it learns is kept for the next session."""
+
+    calibration: Calibration
+    store: CalibrationStore
+    key: str
+
+    def learn(self, counted: int, reported: int) -> None:
+        """Take the provider's count of a prompt we counted at `counted` (see `learn`)."""
+        if self.calibration.learn(counted, reported):
+            self.store.save(self.key, self.calibration)
 
 
 def _fitted_slope(samples: list[tuple[int, int]]) -> float | None:
@@ -92,18 +126,23 @@ class CalibrationStore:
         notices, self._notices = self._notices, []
         return notices
 
-    def load(self, model: str) -> Calibration:
+    def kept(self, model: str, *, through_origin: bool = False) -> KeptCalibration:
+        """`model`'s calibration, saved here whenever it learns."""
+        return KeptCalibration(self.load(model, through_origin=through_origin), self, model)
+
+    def load(self, model: str, *, through_origin: bool = False) -> Calibration:
+        """`model`'s calibration (`model`: a `calibration_key`, or a key of another shape)."""
         entry = self._read().get(model)
         if entry is None:
-            return Calibration()
+            return Calibration(through_origin=through_origin)
         try:
             samples = [(int(c), int(r)) for c, r in entry["samples"]][-SAMPLES:]
-            return Calibration(samples, float(entry["slope"]))
+            return Calibration(samples, float(entry["slope"]), through_origin)
         except (KeyError, TypeError, ValueError):
             self._say(
                 f"Skipped the unreadable calibration of {model} in {FILE}; it is learned again"
             )
-            return Calibration()
+            return Calibration(through_origin=through_origin)
 
     def save(self, model: str, calibration: Calibration) -> None:
         models = self._read()

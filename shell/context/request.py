@@ -84,7 +84,9 @@ class RequestBuilder:
         self.conversation = conversation
         self.calibrations = calibrations
         self.model_key = calibration_key(settings)
-        self.calibration: Calibration = calibrations.load(self.model_key)
+        self.turns = calibrations.kept(self.model_key)
+        self.summaries = calibrations.kept(f"{self.model_key} · summariser", through_origin=True)
+        """The summariser's prompts, counted apart (see `shell.context.calibration`)."""
         self._bootstrap: Bootstrap | None = None
         self._bootstrap_key: tuple[object, ...] = ()
 
@@ -194,11 +196,15 @@ class RequestBuilder:
         """The prompt as the provider will count it (`messages` default: the conversation)."""
         return self.calibration.project(self.count(messages))
 
+    @property
+    def calibration(self) -> Calibration:
+        """How the provider counts the turns' prompts (and the flush's, the same shape)."""
+        return self.turns.calibration
+
     def calibrate(self, reported: int, counted: int) -> None:
         """Take the provider's prompt tokens for a call whose prompt we counted at `counted`,
         and keep what was learned for the model's next session."""
-        if self.calibration.learn(counted, reported):
-            self.calibrations.save(self.model_key, self.calibration)
+        self.turns.learn(counted, reported)
 
     def usage(
         self, reported: tuple[int, int] = (0, 0), size: PromptSize | None = None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from shell import prompts
+from shell.context.calibration import KeptCalibration
 from shell.context.counter import TokenCounter
 from shell.events import (
     CompactionFailed,
@@ -134,6 +135,9 @@ class _Summariser:
     focus: str | None
     previous: str | None
     """The summary so far: an earlier compaction's, then the rolling one."""
+    counter: TokenCounter
+    sizes: KeptCalibration | None
+    """How the provider counts the summariser's prompts: each call's report teaches it."""
     attempts: int = 0
     summary: str = ""
     problems: list[str] = field(default_factory=list)
@@ -174,6 +178,8 @@ class _Summariser:
         call = ModelCall(self.llm, request, silent=True)
         async for event in call.events():
             yield event
+        if self.sizes is not None and call.reply.prompt_tokens:
+            self.sizes.learn(self.counter.messages(request), call.reply.prompt_tokens)
         self.summary = (call.reply.text or "").strip()
 
     async def fold(self, chunks: Sequence[list[dict[str, Any]]]) -> AsyncIterator[Event]:
@@ -245,6 +251,7 @@ async def compact(
     compaction_count: int,
     clock: Callable[[], float] = time.monotonic,
     max_transcript_tokens: int | None = None,
+    summary_sizes: KeptCalibration | None = None,
 ) -> AsyncIterator[Event | CompactionResult]:
     """Summarise the old part of the history and keep the recent tail verbatim.
 
@@ -258,9 +265,11 @@ async def compact(
         count_prompt: Counts the whole prompt (system + tools + these messages), for the receipt.
         compaction_count: Compactions so far; the receipt carries the new count.
         clock: Monotonic seconds, for the duration.
-        max_transcript_tokens: When the part to summarise is bigger than this, it is summarised
-            in stages of at most this size (a rolling summary), so the summariser's own request
-            fits the window. None: one stage.
+        max_transcript_tokens: When the part to summarise is bigger than this, as the provider
+            counts it, it is summarised in stages of at most this size (a rolling summary), so
+            the summariser's own request fits the window. None: one stage.
+        summary_sizes: How the provider counts the summariser's prompts (None: as we do);
+            learned from each call.
 
     Yields:
         CompactionStarted; then CompactionSkipped, or CompactionFailed (history kept, no
@@ -280,9 +289,11 @@ async def compact(
     old, tail = messages[:cut], messages[cut:]
     previous = summary_text(old[0]) if is_summary_message(old[0]) else None
     body = old[1:] if previous is not None else old
+    if max_transcript_tokens and summary_sizes is not None:
+        max_transcript_tokens = summary_sizes.calibration.counted_within(max_transcript_tokens)
     chunks = split_for_summary(body, counter, max_transcript_tokens)
     recent, latest_ask = body[-RECENT_MESSAGES:], _latest_ask(body)
-    summariser = _Summariser(llm, focus, previous)
+    summariser = _Summariser(llm, focus, previous, counter, summary_sizes)
     async for event in summariser.run(chunks, recent, latest_ask):
         yield event
     summary, attempts, fallback = summariser.summary, summariser.attempts, summariser.fallback

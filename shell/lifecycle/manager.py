@@ -276,6 +276,7 @@ class MemoryLifecycle:
             count_prompt=self.request_builder.projected,
             compaction_count=self._cycle.compactions,
             max_transcript_tokens=self.budget.window // 2,
+            summary_sizes=self.request_builder.summaries,
             clock=self.timer,
         ):
             if isinstance(item, CompactionResult):

@@ -23,6 +23,19 @@ SMOLLM2 = [
 window, measured with bench/real_server: its chat template drops the tool schemas."""
 
 
+SMOLLM2_SUMMARISER = [
+    (1011, 1691),
+    (913, 1286),
+    (1104, 1504),
+    (1112, 1362),
+    (1155, 1410),
+    (1076, 1390),
+    (1119, 1438),
+]
+"""(our count, the server's) of the summariser's prompts in the same run: its template
+HTML-escapes every quote of a transcript (1.2–1.7× our count), and each prompt is a new one."""
+
+
 def worst_error(pairs: list[tuple[int, int]], calibration: Calibration) -> float:
     """The worst projection ÷ report (or its inverse) of every call after the first."""
     worst = 1.0
@@ -57,6 +70,26 @@ def test_a_run_of_reports_at_one_size_keeps_the_slope_it_learned() -> None:
     assert len(calibration.samples) == SAMPLES
     assert calibration.slope == pytest.approx(2.0)
     assert calibration.project(10_000) == 20_000
+
+
+def test_prompts_with_nothing_in_common_are_projected_at_the_latest_ratio() -> None:
+    # a line through the latest report fits a slope to prompts that differ in what they hold,
+    # not in size: it swung to 4× and back (worst 1.36) where the ratio stays within 1.2
+    assert worst_error(SMOLLM2_SUMMARISER, Calibration()) > 1.3
+    by_ratio = Calibration(through_origin=True)
+    assert worst_error(SMOLLM2_SUMMARISER, by_ratio) < 1.2
+    assert by_ratio.slope == 1.0
+    assert by_ratio.project(1_000) == round(1_000 * 1438 / 1119)
+
+
+@pytest.mark.parametrize("through_origin", [False, True])
+def test_what_fits_a_provider_budget_is_the_projection_undone(through_origin: bool) -> None:
+    calibration = Calibration(through_origin=through_origin)
+    assert calibration.counted_within(1_024) == 1_024  # nothing learned: as we count
+    for counted, reported in SMOLLM2 if not through_origin else SMOLLM2_SUMMARISER:
+        calibration.learn(counted, reported)
+    within = calibration.counted_within(1_024)
+    assert calibration.project(within) <= 1_024 < calibration.project(within + 2)
 
 
 @pytest.mark.parametrize("reported", [7, 10_000_000, 0])
@@ -99,3 +132,12 @@ def test_a_broken_file_or_entry_is_set_aside_and_said_once(tmp_path: Path) -> No
     assert "Set aside calibration.json" in aside.message and aside.level == "warning"
     assert list(tmp_path.glob("calibration.json.corrupt-*")) and not store.path.exists()
     assert store.take_notices() == []
+
+
+def test_a_kept_calibration_is_saved_as_it_learns(tmp_path: Path) -> None:
+    key = "openai/smollm2 @ http://127.0.0.1:8088/v1 · summariser"
+    kept = CalibrationStore(tmp_path).kept(key, through_origin=True)
+    kept.learn(1011, 1691)
+    kept.learn(1000, 7)  # not believable: not learned, nothing saved
+    again = CalibrationStore(tmp_path).load(key, through_origin=True)
+    assert again == kept.calibration == Calibration([(1011, 1691)], through_origin=True)

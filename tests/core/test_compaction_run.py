@@ -6,11 +6,13 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shell import prompts
+from shell.context.calibration import CalibrationStore
 from shell.events import (
     BaseEvent,
     CompactionFinished,
@@ -74,6 +76,7 @@ KEEP = COUNTER.messages(conversation(2, 6)) + 5
 
 async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any) -> list[Any]:
     max_transcript_tokens = kwargs.pop("max_transcript_tokens", None)
+    summary_sizes = kwargs.pop("summary_sizes", None)
     ticks = itertools.count(100.0, 0.25)
     items = [
         item
@@ -88,6 +91,7 @@ async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any
             compaction_count=kwargs.pop("compaction_count", 0),
             clock=lambda: next(ticks),
             max_transcript_tokens=max_transcript_tokens,
+            summary_sizes=summary_sizes,
         )
     ]
     return items
@@ -243,6 +247,34 @@ async def test_a_long_history_is_summarised_in_stages(server: Any, llm: LLM) -> 
         assert f"<previous-summary>\n## Decisions\n- stage {n}\n</previous-summary>" in prompt
     assert "Question 0:" in prompts_sent[0] and "Question 0:" not in prompts_sent[-1]
     assert items[-1].receipt.summary == good_summary().strip()
+
+
+async def test_the_summariser_learns_how_the_provider_counts_it_and_stages_by_that(
+    server: Any, llm: LLM, tmp_path: Path
+) -> None:
+    # SmolLM2's server counted a summariser's prompt at 1.67× ours (its template escapes every
+    # quote): stages sized by our count alone left the summary a tenth of the window
+    key = "openai/fake · summariser"
+    sizes = CalibrationStore(tmp_path).kept(key, through_origin=True)
+    messages = history()
+    body = messages[: len(messages) - 8]
+    server.enqueue(Reply(text=good_summary(), prompt_tokens=3 * COUNTER.messages(body)))
+    items = await run(llm, messages, KEEP, summary_sizes=sizes)
+    assert isinstance(items[-1], CompactionResult)
+    counted = COUNTER.messages(server.requests[0]["messages"])
+    assert sizes.calibration.samples == [(counted, 3 * COUNTER.messages(body))]
+    assert CalibrationStore(tmp_path).load(key, through_origin=True) == sizes.calibration
+
+    limit = COUNTER.messages(body)  # the provider's tokens: the whole body by our count
+    assert len(split_for_summary(body, COUNTER, limit)) == 1
+    theirs = split_for_summary(body, COUNTER, sizes.calibration.counted_within(limit))
+    assert len(theirs) >= 2
+    server.reset()
+    stages = [Reply(text=f"## Decisions\n- stage {n}") for n in range(len(theirs) - 1)]
+    server.enqueue(*stages, Reply(text=good_summary()))
+    items = await run(llm, messages, KEEP, max_transcript_tokens=limit, summary_sizes=sizes)
+    assert isinstance(items[-1], CompactionResult), items[-1]
+    assert len(server.requests) == len(theirs)
 
 
 @pytest.mark.parametrize(

@@ -259,6 +259,8 @@ class TurnLoop:
                     else event
                 )
         except ModelError as error:
+            if error.prompt_tokens:  # the provider said how it counted the prompt it refused
+                p.request_builder.calibrate(error.prompt_tokens, sent)
             if error.kind == "context_overflow" and retry:
                 raise _Overflow(error.message) from error
             yield Error(error.kind, error.message, discard_partial=call.shown_text)

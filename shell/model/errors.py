@@ -26,6 +26,15 @@ OVERFLOW = re.compile(
     r"|exceeds? the available context size|exceed_context_size|maximum model length",
     re.IGNORECASE,
 )
+REFUSED_PROMPT = re.compile(
+    # the provider's count of the prompt it refused: OpenAI, vLLM (old) and llama-cpp-python
+    # "(N in the messages", OpenAI "your messages resulted in N tokens", Anthropic "prompt is
+    # too long: N tokens", vLLM "prompt (length N)" (llama.cpp puts it in `n_prompt_tokens`,
+    # which litellm drops; Ollama says none)
+    r"\((\d+) in the messages|messages resulted in (\d+) tokens|prompt is too long: (\d+) tokens"
+    r"|prompt \(length (\d+)\)",
+    re.IGNORECASE,
+)
 PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w*(?:Error|Exception)\s*[-:]\s*)+")
 
 
@@ -36,10 +45,13 @@ class ModelError(Exception):
     rate_limited; `message` is one line for the user, without a traceback.
     """
 
-    def __init__(self, kind: ErrorKind, message: str) -> None:
+    def __init__(self, kind: ErrorKind, message: str, *, prompt_tokens: int = 0) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
+        self.prompt_tokens = prompt_tokens
+        """A context overflow's prompt as the provider counted it, when its words said (0:
+        they did not)."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +97,9 @@ def classify(
     text = detail(error)
     if isinstance(error, litellm.ContextWindowExceededError) or is_overflow(status, text):
         raise ModelError(
-            "context_overflow", f"The conversation is too long for {model}: {text}"
+            "context_overflow",
+            f"The conversation is too long for {model}: {text}",
+            prompt_tokens=refused_prompt_tokens(error),
         ) from error
     if (
         isinstance(error, openai.AuthenticationError)
@@ -120,6 +134,12 @@ def classify(
     if isinstance(error, openai.APIError) and status is None:
         return Failure("unavailable", f"provider error: {text}", text)
     raise ModelError("bad_request", f"{model} rejected the request: {text}") from error
+
+
+def refused_prompt_tokens(error: BaseException) -> int:
+    """The prompt's size in the provider's words of a context overflow; 0 when they hold none."""
+    match = REFUSED_PROMPT.search(str(error))
+    return int(next(group for group in match.groups() if group)) if match else 0
 
 
 def exhausted_message(failure: Failure, attempts: int, *, model: str, timeout: float) -> str:

@@ -43,6 +43,31 @@ async def test_context_overflow_flushes_compacts_and_retries_once(
     await agent.aclose()
 
 
+async def test_an_overflow_teaches_the_calibration_the_providers_count(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    # every report below is the fake's 42 tokens, not believable for these prompts: the server's
+    # words when it refuses a prompt are the first count it gives
+    agent = await started(replace(fake_settings, context_window=16_000))
+    for i in range(6):
+        fake_openai.enqueue(Reply(text=f"answer {i} " + "words " * 150))
+        await collect(agent.submit(f"question {i} " + "filler " * 150))
+    builder = agent.request_builder
+    assert not builder.calibration.calibrated
+    requested = 2 * builder.count()
+    fake_openai.enqueue(
+        *overflow("openai", window=16_000, requested=requested),
+        Reply(text="NO_REPLY"),
+        Reply(text=summary_text("question 5")),
+        Reply(text="answered after compaction"),
+    )
+    events = await collect(agent.submit("question 6, the last one"))
+    assert events[-1].reason == "completed"  # type: ignore[attr-defined]
+    [(sent, reported)] = builder.calibration.samples
+    assert reported == requested and builder.calibration.project(sent) == requested
+    await agent.aclose()
+
+
 async def test_mid_turn_tool_results_past_both_thresholds_flush_before_compacting(
     fake_settings: Settings, fake_openai: FakeOpenAI
 ) -> None:

@@ -221,6 +221,8 @@ async def test_each_servers_overflow_is_a_context_overflow(
 
     assert caught.value.kind == "context_overflow"
     assert len(server.requests) == len(faults)  # no backoff retries of an overflow
+    # the prompt's size in the provider's words (litellm drops llama.cpp's; Ollama's say none)
+    assert caught.value.prompt_tokens == (0 if dialect in ("llama.cpp", "ollama") else 2121)
 
 
 async def test_an_empty_stream_is_asked_again_without_streaming(server: FakeOpenAI) -> None:

@@ -232,7 +232,7 @@ class TurnLoop:
             yield self.usage(ready.size)
             reply, overflow = None, None
             try:
-                async for got in self._call(ready.counted, retry=not retried):
+                async for got in self._call(ready, retry=not retried):
                     if isinstance(got, ModelReply):
                         reply = got
                     else:
@@ -247,10 +247,13 @@ class TurnLoop:
         yield Notice(f"Stopped after {rounds} tool rounds in one turn.", level="warning")
         raise TurnEnded("tool_limit")
 
-    async def _call(self, sent: int, *, retry: bool) -> AsyncIterator[Event | ModelReply]:
+    async def _call(self, ready: CallReady, *, retry: bool) -> AsyncIterator[Event | ModelReply]:
         """One model call; its reply last. A first context overflow raises `_Overflow`."""
-        p = self.parts
-        call = ModelCall(p.llm, p.request_builder.request(), p.request_builder.tool_schemas)
+        p, sent = self.parts, ready.counted
+        options = {"counted": True} if ready.server_counted else None
+        call = ModelCall(
+            p.llm, p.request_builder.request(), p.request_builder.tool_schemas, options=options
+        )
         try:
             async for event in self.cancellation.until_requested(call.events()):
                 yield (

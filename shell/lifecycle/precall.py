@@ -4,7 +4,9 @@
 A context overflow the provider reported goes through the same step (`overflow`): a flush
 attempt and a compaction first, then the rest as before any call. The prompt is counted once
 and again only after something changed it (a compaction, a re-injection, dropped turns); a
-flush writes to today's note, which is not in the prompt.
+flush writes to today's note, which is not in the prompt. Each time, a server that must be asked
+for its count (`LLM.count`) is asked too, so the gate, the thresholds and the refusal decide on
+its own count of the prompt; elsewhere on the calibrated projection.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class CallReady:
     projected: int
     cancelled: bool = False
     refused: str | None = None
+    server_counted: bool = False
+    """Whether the server counted this very prompt (`LLM.count`): not asked again after."""
 
     @property
     def counted(self) -> int:
@@ -46,7 +50,7 @@ async def prepare_call(
         yield Notice(f"The provider reported a context overflow: {overflow}")
         async for event in lifecycle.flush_then_compact("overflow", None):
             yield event
-    size = builder.measure()
+    size, counted = await _measured(lifecycle)
     inputs = lifecycle.gate_inputs(builder.calibration.project(size.total))
     decision = evaluate_flush_gate(inputs, budget)
     yield decision.to_event(inputs, budget)
@@ -56,19 +60,29 @@ async def prepare_call(
     if budget.over_compaction(inputs.projected_tokens):
         async for event in lifecycle.flush_then_compact("threshold", None):
             yield event
-        size = builder.measure()
+        size, counted = await _measured(lifecycle)
     if lifecycle.conversation.record.needs_reinjection:
         yield lifecycle.reinject()
-        size = builder.measure()
+        size, counted = await _measured(lifecycle)
     if stop():
         yield CallReady(size, builder.calibration.project(size.total), cancelled=True)
         return
     if dropped := fit_window(lifecycle, builder.calibration.project(size.total)):
         yield dropped
-        size = builder.measure()
+        size, counted = await _measured(lifecycle)
     projected = builder.calibration.project(size.total)
     refused = builder.too_big(projected) if projected >= budget.window else None
-    yield CallReady(size, projected, refused=refused)
+    yield CallReady(size, projected, refused=refused, server_counted=counted)
+
+
+async def _measured(lifecycle: MemoryLifecycle) -> tuple[PromptSize, bool]:
+    """Our count of the prompt as it stands, and whether the server counted it too: its count
+    anchors the calibration, so the projection of this prompt is the server's count."""
+    builder = lifecycle.request_builder
+    size = builder.measure()
+    reported = await lifecycle.llm.count(builder.request(), builder.tool_schemas)
+    builder.calibrate(reported, size.total)
+    return size, bool(reported)
 
 
 def fit_window(lifecycle: MemoryLifecycle, before: int) -> TurnsDropped | None:

@@ -25,6 +25,7 @@ from shell.model.errors import (
     ModelError,
     classify,
     exhausted_message,
+    refused_prompt_tokens,
 )
 from shell.model.loader import loaded_litellm, preload_litellm, prepare_litellm
 from shell.model.reply import ModelReply, ReplyBuilder, provider_counted, unfinished
@@ -63,6 +64,9 @@ class LLM:
         self.ask_count = ask_count
         """After a stream that reported no usage, ask the server for the prompt's count: the
         same request whole, for one token (a local server's prompt cache makes it cheap)."""
+        self.counts_before = False
+        """Whether the server has had to be asked (its stream sent no usage): then `count`
+        asks before a call, in time for the decisions about it, instead of after."""
         self._sleep = sleep
         self._jitter = jitter
 
@@ -74,12 +78,14 @@ class LLM:
         response_format: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         attempts: int | None = None,
+        counted: bool = False,
     ) -> AsyncIterator[Loading | TextDelta | ModelRetry | ModelReply]:
         """Call the model, streaming; retry what is worth retrying.
 
         `response_format` asks for structured output; callers check what comes back, and
         `supports_response_schema` says which form to ask for. `max_tokens` bounds the
-        answer; `attempts` replaces `max_attempts` for this call.
+        answer; `attempts` replaces `max_attempts` for this call; `counted`: the server
+        counted this prompt before it (`count`), so it is not asked again after.
 
         Yields:
             `Loading("model")` before and after waiting for litellm's import (first call only),
@@ -117,8 +123,9 @@ class LLM:
                     yield TextDelta(text="".join(reply.text))
             if failure is None:
                 built = reply.build()
-                if streaming and self.ask_count and not built.prompt_tokens:
+                if streaming and self.ask_count and not counted and not built.prompt_tokens:
                     built = replace(built, prompt_tokens=await self._count(litellm, request))
+                    self.counts_before = True
                 yield built
                 return
             probe = failure is EMPTY and streaming  # the same attempt, asked without streaming
@@ -182,15 +189,27 @@ class LLM:
             return EMPTY
         return None
 
+    async def count(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> int:
+        """The server's own count of a prompt about to be sent, when it is one that must be
+        asked (`counts_before`); else 0, and no request. The call that follows reuses the
+        prompt the server has just read (its prompt cache), so the question costs one token."""
+        litellm = loaded_litellm()
+        if not self.counts_before or litellm is None:
+            return 0
+        return await self._count(litellm, self._request(messages, tools))
+
     async def _count(self, litellm: Any, request: dict[str, Any]) -> int:
-        """The server's count of `request`'s prompt, from a whole response of one token; 0
-        when it will not say (the reply then calibrates nothing)."""
+        """The server's count of `request`'s prompt, from a whole response of one token or
+        the size its refusal names (an overflow); 0 when it will not say (the reply then
+        calibrates nothing)."""
         probe = {**request, "stream": False, "stream_options": None, "max_tokens": 1}
         try:
             response = await litellm.acompletion(**probe)
             return int(getattr(response.usage, "prompt_tokens", 0) or 0)
-        except Exception:
-            return 0
+        except Exception as error:
+            return refused_prompt_tokens(error)
 
     def preload(self) -> None:
         """Begin loading litellm in the background (see `preload_litellm`)."""

@@ -20,7 +20,7 @@ from shell.model import LLM, ModelError, ModelReply
 from shell.model.client import LOCAL_DUMMY_KEY
 from shell.model.loader import prepare_litellm
 from tests.core.llm_helpers import MESSAGES, TOOLS, collect, make_llm
-from tests.fakes.openai_script import Fault, Reply
+from tests.fakes.openai_script import Fault, Reply, overflow
 from tests.fakes.openai_server import FakeOpenAI
 
 # litellm's own pydantic deprecations; pytest would list them under every test.
@@ -307,6 +307,27 @@ async def test_a_local_server_is_asked_for_the_count_its_stream_left_out(
     stream, probe = server.requests
     assert not probe.get("stream") and probe["max_tokens"] == 1
     assert probe["messages"] == stream["messages"] and probe["tools"] == stream["tools"]
+
+
+async def test_once_asked_a_server_counts_before_the_call_and_not_after(
+    server: FakeOpenAI,
+) -> None:
+    llm = make_llm(server, ask_count=True)
+    assert await llm.count(MESSAGES, TOOLS) == 0 and not server.requests  # not yet known
+    server.enqueue(Reply(text="hello", prompt_tokens=1603, streamed_usage=False), Reply(text="h"))
+    await collect(llm, TOOLS)
+    assert llm.counts_before
+    server.reset()
+    server.enqueue(Reply(text="h", prompt_tokens=1777), Reply(text="again", streamed_usage=False))
+
+    assert await llm.count(MESSAGES, TOOLS) == 1777
+    reply = [item async for item in llm.stream(MESSAGES, TOOLS, counted=True)][-1]
+
+    assert isinstance(reply, ModelReply) and reply.prompt_tokens == 0
+    probe, call = server.requests
+    assert probe["max_tokens"] == 1 and probe["messages"] == call["messages"]
+    server.enqueue(*overflow("openai", requested=2121))  # the size a refusal names
+    assert await llm.count(MESSAGES, TOOLS) == 2121
 
 
 async def test_a_stream_that_reported_usage_needs_no_probe(server: FakeOpenAI) -> None:

@@ -47,6 +47,36 @@ async def test_the_providers_count_calibrates_ours_and_the_gate_reads_it(
     await agent.aclose()
 
 
+async def test_a_server_that_must_be_asked_counts_each_prompt_before_the_call(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    # llama-cpp-python streams no usage: after the first call it is asked before each call, in
+    # time for the gate and the meter, and not asked again after (bench.real_server: a story
+    # whose quotes its template escapes was projected at 0.7 of its count)
+    agent = await started(replace(fake_settings, context_window=4_000))
+    counted = agent.request_builder.count([*agent.messages, user("hello there")])
+    fake_openai.enqueue(
+        Reply(text="hi", streamed_usage=False),
+        Reply(text="h", prompt_tokens=counted),  # the count asked after the first call
+    )
+    await collect(agent.submit("hello there"))
+    asked = counted * 3 // 2  # the next prompt counted as no line through the first could say
+    fake_openai.reset()
+    fake_openai.enqueue(
+        Reply(text="h", prompt_tokens=asked), Reply(text="ok", streamed_usage=False)
+    )
+
+    events = await collect(agent.submit("and again"))
+
+    probe, call = fake_openai.requests
+    assert not probe.get("stream") and probe["max_tokens"] == 1 and call["stream"]
+    assert probe["messages"] == call["messages"] and probe["tools"] == call["tools"]
+    gate = of(events, ev.FlushGateEvaluated)[0]
+    usage = of(events, ev.UsageUpdated)[0]
+    assert gate.projected_tokens == usage.prompt_tokens == asked
+    await agent.aclose()
+
+
 OFFSET = 345
 """What SmolLM2's chat template leaves out of our count (the tool schemas), as measured."""
 

@@ -50,7 +50,7 @@ async def prepare_call(
         yield Notice(f"The provider reported a context overflow: {overflow}")
         async for event in lifecycle.flush_then_compact("overflow", None):
             yield event
-    size, counted = await _measured(lifecycle)
+    size, asked = await _measured(lifecycle)
     inputs = lifecycle.gate_inputs(builder.calibration.project(size.total))
     decision = evaluate_flush_gate(inputs, budget)
     yield decision.to_event(inputs, budget)
@@ -60,19 +60,19 @@ async def prepare_call(
     if budget.over_compaction(inputs.projected_tokens):
         async for event in lifecycle.flush_then_compact("threshold", None):
             yield event
-        size, counted = await _measured(lifecycle)
+        size, asked = await _measured(lifecycle)
     if lifecycle.conversation.record.needs_reinjection:
         yield lifecycle.reinject()
-        size, counted = await _measured(lifecycle)
+        size, asked = await _measured(lifecycle)
     if stop():
         yield CallReady(size, builder.calibration.project(size.total), cancelled=True)
         return
     if dropped := fit_window(lifecycle, builder.calibration.project(size.total)):
         yield dropped
-        size, counted = await _measured(lifecycle)
+        size, asked = await _measured(lifecycle)
     projected = builder.calibration.project(size.total)
     refused = builder.too_big(projected) if projected >= budget.window else None
-    yield CallReady(size, projected, refused=refused, server_counted=counted)
+    yield CallReady(size, projected, refused=refused, server_counted=asked)
 
 
 async def _measured(lifecycle: MemoryLifecycle) -> tuple[PromptSize, bool]:

@@ -14,9 +14,8 @@ model, by rule, failed or skipped), dropped turns, retries and errors. A **silen
 The server's count of every call's prompt (the turns', the flush's and the summariser's) comes
 from the server itself: the same request sent again whole, not streamed, for one token (a
 server that sends no usage when streaming, like llama.cpp's, still counts a whole response; its
-prompt cache makes the probe cheap). Next to it: our projection for that call, by the
-calibration of its shape (the summariser's, or the turns' for a turn or a flush), worst once
-calibrated, and the lowest projected ÷ server (below 1: thresholds fire late). An answer's
+prompt cache makes the probe cheap). Next to it: our projection for that call by its shape's
+calibration (the summariser's; the turns' for a turn or a flush). An answer's
 citations (`path#L3`, `path#L3-L5`) are **real** when the file is in the workspace and holds
 those lines, else **invented**; the citation Cairn names beside an answer that restated a hit
 (`AnswerSourced`) is counted apart. A question of the script is answered **right** when the answer

@@ -244,7 +244,7 @@ def load_embedder(kind: str, cache_dir: Path) -> Embedder:
     """Build an embedder by its settings name.
 
     Args:
-        kind: "bge-small" (the default local model), "minilm" (the earlier one) or "hash"
+        kind: "minilm" (the default), "bge-small" (the stronger, opt-in) or "hash"
             (the deterministic stand-in).
         cache_dir: fastembed's cache folder, normally `<workspace>/.cairn/fastembed`.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from shell.text.tokens import count_tokens
@@ -147,48 +147,56 @@ def is_heading(text: str) -> bool:
     return _HEADING.match(text) is not None
 
 
-def markdown_blocks(content: str) -> list[list[Line]]:
+def _lines(content: str) -> Iterator[str]:
+    """The file's lines, one at a time (a huge file is never split into one list)."""
+    start = 0
+    while start < len(content):
+        end = content.find("\n", start)
+        if end < 0:
+            end = len(content)
+        yield content[start:end]
+        start = end + 1
+
+
+def markdown_blocks(content: str) -> Iterator[list[Line]]:
     """The file's blocks in order: headings, list items, paragraphs, fenced code.
 
     Blank lines separate blocks and belong to none; a line that is not a heading, item or fence
-    continues the block before it (a wrapped paragraph or an item's continuation).
+    continues the block before it (a wrapped paragraph or an item's continuation). Blocks are
+    made as they are read, so a caller that stops early reads only the head of the file.
     """
-    lines = content.split("\n")
-    if content.endswith("\n"):
-        lines.pop()  # the empty "line" after the final newline is not a line of the file
-    blocks: list[list[Line]] = []
     current: list[Line] = []
     fence: str | None = None
-
-    def close() -> None:
-        nonlocal current
-        if current:
-            blocks.append(current)
-            current = []
-
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(_lines(content), start=1):
         opener = _FENCE.match(line)
         if fence is not None:
             current.append((number, line))
             if opener and opener.group(1) == fence:
                 fence = None
-                close()
+                yield current
+                current = []
         elif opener:
-            close()
+            if current:
+                yield current
+            current = [(number, line)]
             fence = opener.group(1)
-            current.append((number, line))
         elif not line.strip():
-            close()
+            if current:
+                yield current
+            current = []
         elif _HEADING.match(line):
-            close()
-            blocks.append([(number, line)])
+            if current:
+                yield current
+            current = []
+            yield [(number, line)]
         elif _ITEM.match(line):
-            close()
-            current.append((number, line))
+            if current:
+                yield current
+            current = [(number, line)]
         else:
             current.append((number, line))
-    close()
-    return blocks
+    if current:
+        yield current
 
 
 def _units(block: list[Line], max_tokens: int, count: TokenCounter) -> list[list[tuple[Line, int]]]:
@@ -234,6 +242,7 @@ def chunk_markdown(
     max_tokens: int = UNIT_TOKENS,
     context_tokens: int = CONTEXT_TOKENS,
     count: TokenCounter = count_tokens,
+    limit: int | None = None,
 ) -> list[Chunk]:
     """Split a file's text into units along its Markdown structure.
 
@@ -243,6 +252,7 @@ def chunk_markdown(
         max_tokens: Upper bound on a unit's tokens (each line counts one extra for its newline).
         context_tokens: Tokens of the previous unit kept as the next unit's keyword context.
         count: Token counter; tiktoken's o200k by default.
+        limit: Most units to make: the file is read no further than the last of them.
 
     Returns:
         The units in file order; whitespace-only units are dropped. An empty file gives none.
@@ -262,6 +272,8 @@ def chunk_markdown(
             first, last = unit[0][0][0], unit[-1][0][0]
             under = "" if heading_block else heading
             chunks.append(make_chunk(path, first, last, text, context, tokens, under))
+            if len(chunks) == limit:
+                return chunks
             previous = unit
         if heading_block:
             heading = heading_text(block[0][1])

@@ -63,6 +63,7 @@ from shell.events.lifecycle import (
     TurnsDropped,
 )
 from shell.events.memory import (
+    CappedFile,
     CitationCheck,
     CitationMark,
     GitLockCleared,
@@ -154,6 +155,7 @@ __all__ = [
     "BootstrapMissing",
     "BootstrapTruncated",
     "CandidateTruth",
+    "CappedFile",
     "CitationCheck",
     "CitationMark",
     "CommandEnding",

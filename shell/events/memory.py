@@ -188,7 +188,18 @@ class IndexSyncProgress(BaseEvent):
 
 
 @frozen
+class CappedFile:
+    """A memory file too large to index whole: search sees it only up to `indexed_to_line`
+    (its first `MAX_FILE_UNITS` units); memory_get still reads all of it."""
+
+    path: str
+    indexed_to_line: int
+
+
+@frozen
 class IndexSynced(BaseEvent):
+    """The index is up to date with the files. `capped`: the files it holds only in part."""
+
     type: ClassVar[str] = "index_synced"
     files_changed: int
     files_removed: int
@@ -196,6 +207,7 @@ class IndexSynced(BaseEvent):
     embedded: int
     duration_ms: float
     trigger: SyncTrigger
+    capped: list[CappedFile] = field(default_factory=list)
 
 
 @frozen

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from shell.events import IndexSyncProgress
 from shell.headless.progress import ProgressLines, describe_progress
-from shell.memory.index.embedding_cache import EMBED_BATCH, KEEP_EVERY
+from shell.memory.index.batching import BATCH_UNITS
+from shell.memory.index.embedding_cache import EMBED_BATCH
 from tests.core.index_helpers import CountingEmbedder, make_index, synced
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,10 +59,11 @@ def test_a_killed_rebuild_resumes_without_embedding_again(tmp_path: Path) -> Non
 
     total = NOTES * LINES
     embedded_before_kill = KILL_AFTER_BATCHES * EMBED_BATCH
-    kept = embedded_before_kill // KEEP_EVERY * KEEP_EVERY
+    batch = -(-BATCH_UNITS // LINES) * LINES  # whole notes, until a batch has BATCH_UNITS
+    kept = embedded_before_kill // batch * batch  # each batch's vectors are kept as it commits
     assert kept > 0
     assert synced(events).chunks_total == total
-    assert len(embedder.texts) == total - kept  # only what the kill lost is embedded again
+    assert len(embedder.texts) == total - kept  # only the batch in flight is embedded again
 
 
 def test_progress_lines_say_what_is_left_and_stay_quiet_at_first() -> None:

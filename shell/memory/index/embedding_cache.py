@@ -53,11 +53,11 @@ class EmbeddingCache:
         """Open the cache table of the embedder's model (creating it if needed)."""
         self._table = self._store.cache_table(self._embedder.name)
 
-    def missing(self, chunks: Sequence[Chunk], found: dict[str, np.ndarray]) -> int:
-        """How many distinct texts of `chunks` neither `found` nor the cache table holds."""
+    def missing(self, hashes: set[str]) -> int:
+        """How many of these chunk hashes the cache table does not hold."""
         if self._hashes is None:
             self._hashes = store.cache_hashes(self._table)
-        return len({c.hash for c in chunks} - found.keys() - self._hashes)
+        return len(hashes - self._hashes)
 
     def complete(
         self,

@@ -5,7 +5,9 @@ itself when it is missing, corrupt, or was built with another model or chunking.
 incremental: only changed files are re-chunked and only text never embedded before (with this
 model) reaches the embedder. The vector leg searches an in-memory matrix; the keyword leg uses
 LanceDB's BM25 full-text index. A sync may run in one thread while searches run in others: a lock
-makes every search see the index either before or after a sync's commit, never half of it.
+makes every search see the index either before or after a sync's commit, never half of it. A sync
+of many files commits whole files in batches (`shell.memory.index.batching`), so what it holds
+beyond the index itself stays one batch's worth; one of fewer units is a single commit.
 
 This module decides when to sync, rebuild or wipe; the reads searches make from the live
 generation are `shell.memory.index.reader`, which `MemoryIndex` extends, and the writing itself
@@ -23,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from shell.events import Event, IndexRebuilt, IndexSynced, SyncTrigger
+from shell.events import CappedFile, Event, IndexRebuilt, IndexSynced, SyncTrigger
 from shell.memory.index import store
+from shell.memory.index.batching import capped_files
 from shell.memory.index.chunking import CONTEXT_TOKENS, UNIT_TOKENS, Chunk
 from shell.memory.index.embed import Embedder
 from shell.memory.index.embedding_cache import EmbeddingFailed
@@ -147,8 +150,10 @@ class MemoryIndex(IndexReader):
             `[IndexRebuilt]` if it rebuilt, then `[IndexSynced]`.
 
         Raises:
-            EmbeddingFailed: The embedder raised; nothing was written.
-            SyncCancelled: `progress` stopped it; only the embedding cache was written.
+            EmbeddingFailed: The embedder raised; the batches committed before it stay (a
+                rebuild's are not swapped in) and the next sync does the rest.
+            SyncCancelled: `progress` stopped it; as for EmbeddingFailed, and the vectors
+                embedded so far are kept in the embedding cache.
         """
         with self._write_lock:
             started = time.perf_counter()
@@ -203,6 +208,7 @@ class MemoryIndex(IndexReader):
             embedded=embedded,
             duration_ms=(time.perf_counter() - started) * 1000,
             trigger=trigger,
+            capped=capped_files(generation.vectors),
         )
 
     def _rebuild_locked(
@@ -233,6 +239,7 @@ class MemoryIndex(IndexReader):
             embedded=embedded,
             duration_ms=(time.perf_counter() - started) * 1000,
             trigger=trigger,
+            capped=capped_files(fresh.vectors),
         )
         return [IndexRebuilt(reason=reason), synced]
 
@@ -256,7 +263,8 @@ class MemoryIndex(IndexReader):
 
     def status(self) -> dict[str, Any]:
         """A snapshot for `/status` and the UI: files, chunks, model, dim, dirty, index_dir,
-        last_sync, plus generation, pending_rebuild, fts_unindexed_rows and last_error."""
+        last_sync, plus generation, pending_rebuild, fts_unindexed_rows, last_error and capped
+        (each file indexed only in part, with the last line search sees)."""
         dirty = self.is_dirty()
         with self._lock:
             generation = self._generation
@@ -272,7 +280,15 @@ class MemoryIndex(IndexReader):
                 "pending_rebuild": self._pending_rebuild,
                 "fts_unindexed_rows": generation.unindexed if generation else 0,
                 "last_error": self._last_error,
+                "capped": {c.path: c.indexed_to_line for c in self.capped()},
             }
+
+    def capped(self) -> list[CappedFile]:
+        """The files too large to index whole, each with the last line search sees."""
+        self._ensure_open()
+        with self._lock:
+            generation = self._generation
+            return capped_files(generation.vectors) if generation else []
 
     # --- bulk load and shutdown ----------------------------------------------------------
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
 from itertools import groupby
 from operator import itemgetter
@@ -44,6 +44,7 @@ FTS_INDEX_NAME = "search_idx"
 RECORDS_PREFIX = "files_"
 RECORDS_SUFFIX = ".json"
 _IN_LIST_BATCH = 500
+LOAD_BATCH = 8_192
 
 
 def _lancedb() -> Any:
@@ -123,7 +124,10 @@ def _vector_array(vectors: np.ndarray, dim: int) -> Any:
 
 
 def _vectors_of(column: Any, dim: int) -> np.ndarray:
-    array = column.combine_chunks()
+    """A fixed-size-list vector column (a table's, chunked, or a record batch's) as a matrix."""
+    import pyarrow as pa
+
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if len(array) == 0:
         return np.zeros((0, dim), dtype=np.float32)
     return np.asarray(array.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dim)
@@ -285,15 +289,20 @@ class LanceStore:
         self.cache_table(model).add(rows.select(["hash", "vector"]).cast(cache_schema(self.dim)))
 
 
-def load_chunks(table: Any, dim: int) -> tuple[list[Chunk], np.ndarray]:
-    """Every row of a chunks table: the chunks and their `(n, dim)` vectors, in table order."""
-    data = table.to_arrow()
-    columns = [data.column(field.name).to_pylist() for field in fields(Chunk)]
-    chunks = [Chunk(*row) for row in zip(*columns, strict=True)]
-    vectors = _vectors_of(data.column("vector"), dim)
-    if len(vectors) != len(chunks):
-        raise ValueError("chunks table has vectors of the wrong size")
-    return chunks, vectors
+def load_chunks(table: Any, dim: int) -> Iterator[tuple[list[Chunk], np.ndarray]]:
+    """Every row of a chunks table, `LOAD_BATCH` rows at a time: chunks and `(n, dim)` vectors.
+
+    Streamed, so loading holds one batch of Arrow data at a time rather than the whole table.
+    """
+    columns = [field.name for field in fields(Chunk)]
+    reader = table.search().select([*columns, "vector"]).limit(None).to_batches(LOAD_BATCH)
+    for batch in reader:
+        values = [batch.column(name).to_pylist() for name in columns]
+        chunks = [Chunk(*row) for row in zip(*values, strict=True)]
+        vectors = _vectors_of(batch.column("vector"), dim)
+        if len(vectors) != len(chunks):
+            raise ValueError("chunks table has vectors of the wrong size")
+        yield chunks, vectors
 
 
 def records_json(generation: int, records: Iterable[FileRecord]) -> bytes:

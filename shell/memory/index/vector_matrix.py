@@ -34,7 +34,8 @@ class VectorMatrix:
     def matrix(self) -> np.ndarray:
         return self._matrix[: len(self.ids)]
 
-    def _reserve(self, rows: int) -> None:
+    def reserve(self, rows: int) -> None:
+        """Make room for `rows` rows in all, so adding up to that many copies nothing."""
         if rows <= len(self._matrix):
             return
         grown = np.zeros((max(rows, len(self._matrix) * 3 // 2, 64), self.dim), dtype=np.float32)
@@ -45,7 +46,7 @@ class VectorMatrix:
         """Append chunks with their vectors; a chunk whose id is present replaces that row."""
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        self._reserve(len(self.ids) + len(chunks))
+        self.reserve(len(self.ids) + len(chunks))
         for chunk, vector in zip(chunks, vectors, strict=True):
             row = self.row_of.get(chunk.id)
             if row is None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from shell.events import IndexSyncProgress
 from shell.memory.index import store
+from shell.memory.index.batching import BATCH_UNITS, MAX_FILE_UNITS, batches
 from shell.memory.index.chunking import Chunk, chunk_markdown
 from shell.memory.index.coherence import with_follows
 from shell.memory.index.embed import Embedder
@@ -37,8 +38,9 @@ ProgressCallback = Callable[[IndexSyncProgress], None]
 
 
 class SyncCancelled(Exception):
-    """The progress callback stopped the sync (the app is quitting). The index is as it was;
-    only the vectors embedded so far were kept, in the embedding cache, for the next sync."""
+    """The progress callback stopped the sync (the app is quitting). The batches committed before
+    it stay, whole files each (none, for a sync of one batch), and the vectors embedded so far
+    are kept in the embedding cache: the next sync does only the rest."""
 
 
 @dataclass
@@ -126,9 +128,10 @@ class IndexWriter:
     def load_generation(self, number: int) -> Generation:
         """Open generation `number` and mirror its vectors in RAM (`unindexed` is left at 0)."""
         chunks_table, records = self._store.open_generation(number)
-        chunks, vectors = store.load_chunks(chunks_table, self._embedder.dim)
         matrix = self._empty_matrix()
-        matrix.add(chunks, vectors)
+        matrix.reserve(chunks_table.count_rows())
+        for chunks, vectors in store.load_chunks(chunks_table, self._embedder.dim):
+            matrix.add(chunks, vectors)
         return Generation(number, chunks_table, matrix, records)
 
     def drop_other_generations(self, number: int) -> None:
@@ -180,6 +183,10 @@ class IndexWriter:
     ) -> int:
         """Chunk, embed and commit a plan into `generation`; returns the texts embedded.
 
+        Files are committed in batches of about `BATCH_UNITS` units (a file is never split), so
+        what a sync holds beyond the index itself is one batch, whatever the workspace's size.
+        A plan of one batch is one commit: a search sees all of it or none of it.
+
         Args:
             generation: Where the rows go.
             plan: What changed.
@@ -189,58 +196,85 @@ class IndexWriter:
             previous: A generation whose vectors may be reused (the one being replaced).
 
         Raises:
-            EmbeddingFailed: the embedder raised before anything was written.
+            EmbeddingFailed: the embedder raised; the batches before it stay committed.
         """
         files_total = len(plan.changed) + len(plan.removed)
-        new_chunks = self._chunk(plan, progress, files_total)
-        vectors, embedded = self._vectors_for(
-            new_chunks, generation, previous, progress, files_total
-        )
+        per_file = self._chunk(plan, progress, files_total)
+        units = sum(len(chunks) for chunks in per_file.values())
+        to_embed = self._unembedded(per_file, generation, previous) if progress is not None else 0
+        generation.vectors.reserve(len(generation.vectors) + units)
+        embedded = 0
+
+        def report(in_batch: int) -> None:
+            if progress is not None:  # may raise SyncCancelled
+                done = embedded + in_batch
+                progress(IndexSyncProgress(files_total, files_total, units, done, to_embed))
+
+        removed = plan.removed
+        for batch in batches(per_file, BATCH_UNITS):
+            embedded += self._commit(generation, batch, removed, previous, guard, report)
+            removed = []
+        if removed:
+            self._commit(generation, {}, removed, previous, guard, report)
+        self._update_records(generation, plan)
+        return embedded
+
+    def _commit(
+        self,
+        generation: Generation,
+        per_file: dict[str, list[Chunk]],
+        removed: list[str],
+        previous: Generation | None,
+        guard: AbstractContextManager[Any] | None,
+        report: Callable[[int], None],
+    ) -> int:
+        """Embed one batch of files' units and swap them, and the removed paths' rows, in."""
+        chunks = [chunk for units in per_file.values() for chunk in units]
+        vectors, embedded = self._vectors_for(chunks, generation, previous, report)
         matrix = (
-            np.stack([vectors[c.hash] for c in new_chunks])
-            if new_chunks
+            np.stack([vectors[c.hash] for c in chunks])
+            if chunks
             else np.zeros((0, self._embedder.dim), dtype=np.float32)
         )
-        new_chunks = with_follows(new_chunks, matrix)
+        chunks = with_follows(chunks, matrix)
 
         # A chunk's id names its path, lines and text, so rows that survive the edit unchanged
         # are left alone: the table loses only the stale rows and gains only the new ones.
-        stale_ids, added = self._row_changes(generation.vectors, plan, new_chunks)
+        stale_ids, added = self._row_changes(generation.vectors, list(per_file), chunks)
         gone_rows = len(stale_ids) + sum(
-            len(generation.vectors.ids_by_path.get(path, ())) for path in plan.removed
+            len(generation.vectors.ids_by_path.get(path, ())) for path in removed
         )
         with guard if guard is not None else nullcontext():
-            for where in store.any_in_filters({"path": plan.removed, "id": stale_ids}):
+            for where in store.any_in_filters({"path": removed, "id": stale_ids}):
                 generation.chunks_table.delete(where)
             if added:
                 generation.chunks_table.add(
-                    store.chunk_rows(
-                        [new_chunks[i] for i in added], matrix[added], self._embedder.dim
-                    )
+                    store.chunk_rows([chunks[i] for i in added], matrix[added], self._embedder.dim)
                 )
-            generation.vectors.remove_paths([c.record.path for c in plan.changed] + plan.removed)
-            generation.vectors.add(new_chunks, matrix)
+            generation.vectors.remove_paths([*per_file, *removed])
+            generation.vectors.add(chunks, matrix)
         generation.unindexed += len(added) + gone_rows
-
-        self._update_records(generation, plan)
         return embedded
 
     def _chunk(
         self, plan: SyncPlan, progress: ProgressCallback | None, files_total: int
-    ) -> list[Chunk]:
-        chunks: list[Chunk] = []
+    ) -> dict[str, list[Chunk]]:
+        """Each changed file's units, by path, at most `MAX_FILE_UNITS` of them a file."""
+        per_file: dict[str, list[Chunk]] = {}
+        units = 0
         for done, changed in enumerate(plan.changed, start=1):
-            chunks.extend(
-                chunk_markdown(
-                    changed.record.path,
-                    changed.text,
-                    max_tokens=self.chunk_tokens,
-                    context_tokens=self.context_tokens,
-                )
+            chunks = chunk_markdown(
+                changed.record.path,
+                changed.text,
+                max_tokens=self.chunk_tokens,
+                context_tokens=self.context_tokens,
+                limit=MAX_FILE_UNITS,
             )
+            per_file[changed.record.path] = chunks
+            units += len(chunks)
             if progress is not None:
-                progress(IndexSyncProgress(done, files_total, len(chunks), 0))
-        return chunks
+                progress(IndexSyncProgress(done, files_total, units, 0))
+        return per_file
 
     def _update_records(self, generation: Generation, plan: SyncPlan) -> None:
         """The file records after the plan: persisted when files changed or went away."""
@@ -256,12 +290,12 @@ class IndexWriter:
 
     @staticmethod
     def _row_changes(
-        vectors: VectorMatrix, plan: SyncPlan, new_chunks: Sequence[Chunk]
+        vectors: VectorMatrix, paths: Sequence[str], new_chunks: Sequence[Chunk]
     ) -> tuple[list[str], list[int]]:
-        """What the chunks table must lose and gain for `plan`.
+        """What the chunks table must lose and gain to hold `new_chunks` as the units of `paths`.
 
         Returns:
-            The ids of the changed files' rows that no new chunk keeps as they are, and the
+            The ids of those files' rows that no new chunk keeps as they are, and the
             positions in `new_chunks` of the chunks that are not rows yet. A unit whose
             neighbour was edited (a new keyword context or `follows`) is both: its row is
             rewritten.
@@ -269,8 +303,8 @@ class IndexWriter:
         kept = {c.id for c in new_chunks if vectors.chunks.get(c.id) == c}
         stale_ids = [
             chunk_id
-            for changed in plan.changed
-            for chunk_id in vectors.ids_by_path.get(changed.record.path, ())
+            for path in paths
+            for chunk_id in vectors.ids_by_path.get(path, ())
             if chunk_id not in kept
         ]
         added = [i for i, chunk in enumerate(new_chunks) if chunk.id not in kept]
@@ -306,25 +340,28 @@ class IndexWriter:
         chunks: Sequence[Chunk],
         generation: Generation,
         previous: Generation | None,
-        progress: ProgressCallback | None,
-        files_total: int,
+        report: Callable[[int], None],
     ) -> tuple[dict[str, np.ndarray], int]:
         """A vector for every chunk hash: from RAM, then the cache table, then the embedder."""
         needed = {c.hash for c in chunks}
         found = generation.vectors.vectors_for_hashes(needed)
         if previous is not None and previous is not generation:
             found.update(previous.vectors.vectors_for_hashes(needed - found.keys()))
-
-        to_embed = self._cache.missing(chunks, found) if progress is not None else 0
-
-        def report(embedded: int) -> None:
-            if progress is not None:  # may raise SyncCancelled
-                progress(
-                    IndexSyncProgress(files_total, files_total, len(chunks), embedded, to_embed)
-                )
-
         embedded = self._cache.complete(chunks, found, report)
         return found, embedded
+
+    def _unembedded(
+        self,
+        per_file: dict[str, list[Chunk]],
+        generation: Generation,
+        previous: Generation | None,
+    ) -> int:
+        """How many distinct texts neither RAM nor the cache holds: what the embedder will do."""
+        hashes = {c.hash for units in per_file.values() for c in units}
+        hashes = {h for h in hashes if h not in generation.vectors.ids_by_hash}
+        if previous is not None:
+            hashes = {h for h in hashes if h not in previous.vectors.ids_by_hash}
+        return self._cache.missing(hashes)
 
     # --- wiping and closing --------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """A ten-year workspace indexed from nothing, and again after a kill half way through.
 
-    python -m bench.index_build [--days 3650] [--lines 41] [--embedder minilm] [--json]
+    python -m bench.index_build [--days 3650] [--lines 41] [--embedder minilm] [--huge-mb 50] [--json]
 
 A seeded workspace of `--days` daily notes (memory/YYYY-MM-DD.md, ~150k lines for ten years),
 indexed by the production `MemoryIndex` in a fresh process each time, as `cairn index` would
@@ -12,7 +12,9 @@ start cold. Three measurements:
    embedded, then run again to the end. The texts embedded twice are the work a kill cost
    (issue 34's target: only the file in flight);
 3. **the floor, in the same run**: the embedder alone over a sample of the same chunk texts
-   (texts/s), the rate a build cannot beat.
+   (texts/s), the rate a build cannot beat;
+4. **a huge MEMORY.md** (`--huge-mb`, 50 by default; 0 skips it), alone in a workspace, as a sync
+   could bring it: wall time, peak RSS, the units indexed and the line search sees it up to.
 """
 
 from __future__ import annotations
@@ -34,6 +36,18 @@ from bench.dream_year import filler_line
 
 FLOOR_SAMPLE = 2_000
 """Chunk texts the embedder alone embeds for the floor."""
+
+
+def make_huge_memory(root: Path, megabytes: int, seed: int = 20261207) -> Path:
+    """A workspace whose only memory file is a MEMORY.md of about `megabytes` MB of bullets."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    lines, size = ["# MEMORY.md"], 0
+    while size < megabytes * 1_000_000:
+        lines.append(filler_line(rng))
+        size += len(lines[-1]) + 1
+    (root / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
 
 
 def make_workspace(root: Path, days: int, lines: int, seed: int = 20261207) -> Path:
@@ -75,6 +89,7 @@ def child(workspace: Path, index_dir: Path, embedder_kind: str) -> None:
         "chunks": done.chunks_total,
         "embedded": done.embedded,
         "peak_rss_mb": round(peak_kib / 1024),
+        "capped": {c.path: c.indexed_to_line for c in done.capped},
     }
     print(json.dumps({"result": result}), flush=True)
     index.close()
@@ -134,7 +149,15 @@ def run_child(
     raise RuntimeError(f"the build ended without a result (exit {process.returncode})")
 
 
-def bench(days: int, lines: int, embedder: str, workdir: Path) -> dict[str, Any]:
+def bench(days: int, lines: int, embedder: str, huge_mb: int, workdir: Path) -> dict[str, Any]:
+    huge: dict[str, Any] | None = None
+    if huge_mb:
+        memory = make_huge_memory(workdir / "huge", huge_mb)
+        huge = {
+            "megabytes": huge_mb,
+            "lines": (memory / "MEMORY.md").read_text(encoding="utf-8").count("\n"),
+            **run_child(memory, workdir / "index-huge", embedder),
+        }
     workspace = make_workspace(workdir / "workspace", days, lines)
     full = run_child(workspace, workdir / "index-full", embedder)
     killed = run_child(workspace, workdir / "index-killed", embedder, kill_at=0.5)
@@ -152,6 +175,7 @@ def bench(days: int, lines: int, embedder: str, workdir: Path) -> dict[str, Any]
             "restart_seconds": resumed["seconds"],
         },
         "floor_embedder_alone": floor(workspace, embedder),
+        "huge_memory": huge,
     }
 
 
@@ -171,8 +195,19 @@ def table(report: dict[str, Any]) -> str:
             f"  killed at       {kill['killed_at']:,} of {kill['to_embed']:,} texts; the restart "
             f"embedded {kill['embedded_after_restart']:,} in {kill['restart_seconds']} s: "
             f"{kill['embedded_twice']:,} texts embedded twice",
+            *_huge_line(report["huge_memory"]),
         ]
     )
+
+
+def _huge_line(huge: dict[str, Any] | None) -> list[str]:
+    if huge is None:
+        return []
+    seen = ", ".join(f"{path} to line {line:,}" for path, line in huge["capped"].items())
+    return [
+        f"  {huge['megabytes']} MB MEMORY.md  {huge['seconds']:>5} s  {huge['lines']:,} lines  "
+        f"{huge['chunks']:,} units indexed ({seen or 'all'})  peak RSS {huge['peak_rss_mb']} MB"
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=3_650)
     parser.add_argument("--lines", type=int, default=41, help="bullet lines per note")
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--huge-mb", type=int, default=50, help="MEMORY.md size; 0 skips it")
     parser.add_argument("--json", action="store_true", help="JSON on stdout, table on stderr")
     parser.add_argument(
         "--child", nargs=2, metavar=("WORKSPACE", "INDEX_DIR"), help=argparse.SUPPRESS
@@ -189,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         child(Path(args.child[0]), Path(args.child[1]), args.embedder)
         return 0
     with tempfile.TemporaryDirectory(prefix="cairn-index-build-") as workdir:
-        report = bench(args.days, args.lines, args.embedder, Path(workdir))
+        report = bench(args.days, args.lines, args.embedder, args.huge_mb, Path(workdir))
     print(table(report), file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps(report, indent=2))

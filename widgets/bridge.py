@@ -87,6 +87,7 @@ from widgets.cards.blocks import (
 from widgets.cards.dream_block import DreamBlock
 from widgets.cards.tools_block import ToolsBlock
 from widgets.format import cancel_receipt, dropped_text, help_lines, mcp_notice, tokens
+from widgets.index_view import IndexView
 from widgets.keys import key_lines
 from widgets.sync_view import SyncView
 
@@ -104,7 +105,7 @@ MAX_HITS = 60  # the session's latest search hits the why screen lists
 class EventBridge:
     """Routes each core event to the widgets that show it. Holds the little state that spans
     events (the open flush block, the open compaction receipt, the open dreaming sweep); the
-    sync's events go to `SyncView`."""
+    sync's events go to `SyncView`, the index's to `IndexView`."""
 
     def __init__(
         self,
@@ -131,6 +132,7 @@ class EventBridge:
         self.approvals = approvals
         """Where a call waits for the user (the bar above the prompt, which opens the modal)."""
         self._sync = SyncView(transcript, status, side, strip)
+        self._index = IndexView(transcript, status, side)
         self.hits: list[SearchHit] = []  # newest first, for the why screen
 
     async def route(self, event: Event, *, background: bool = False) -> None:
@@ -245,20 +247,8 @@ class EventBridge:
                 await transcript.add_notice(
                     f"cleared a stale git lock {path} ({age_s:.0f} s old)", "warning"
                 )
-            case IndexSyncProgress(files_done=done, files_total=total):
-                self.status.index_status.show_progress(done, total, event.embedded, event.to_embed)
-            case IndexSynced(chunks_total=chunks):
-                self.status.index_status.show_synced(chunks)
-                if event.trigger == "session_start":  # the core's watcher starts after it
-                    await self.side.index_ready()
-                elif event.files_changed or event.files_removed:  # a pull, a file deleted
-                    await self.side.reread()
-            case IndexRebuilt(reason="missing"):
-                await transcript.add_notice("memory index built from the files")
-            case IndexRebuilt(reason=reason):
-                await transcript.add_notice(
-                    f"memory index rebuilt from the files: {reason}", "warning"
-                )
+            case IndexSyncProgress() | IndexSynced() | IndexRebuilt():
+                await self._index.route(event)
             case FlushGateEvaluated() if not self.live:
                 self.side.decisions.append(event)  # the log shows the past once (`end_past`)
                 if self.strip is not None:

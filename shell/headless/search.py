@@ -23,6 +23,7 @@ from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
 from shell.headless.progress import ProgressLines
 from shell.headless.scoped import add_scope_options, chosen_scopes, scoped_settings
+from shell.memory.index.describe import capped_notice
 from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 from shell.scopes.scopes import Scope, Scopes, scope_settings
 from shell.secrets.door import event_line
@@ -133,6 +134,7 @@ def search_command(
     for _, recall in recalls:
         recall.sync("manual")
     result = ScopedSearch(scopes, recalls).search(query, max_results=k, min_score=DEFAULT_MIN_SCORE)
+    capped = [file for _, recall in recalls for file in recall.index.capped()]
     for _, recall in recalls:
         recall.index.close()
     labelled = any(s.kind == "project" for s in chosen)
@@ -145,6 +147,8 @@ def search_command(
         out.write("searched: " + ", ".join(s.label for s in chosen) + "\n")
     if any(read_only(s.workspace) for s in chosen):
         out.write(READ_ONLY + ".\n")
+    if capped:
+        out.write(capped_notice(capped) + "\n")
     if frame := result.time_frame:
         out.write(f"time named: {frame.text!r}, {frame.start} to {frame.end} (ranked first)\n")
     if result.nothing_relevant or not result.hits:

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from shell.build import build_agent
 from shell.events import (
+    CappedFile,
     IndexSynced,
     MemoryWritten,
     SearchHit,
@@ -27,7 +28,7 @@ from tests.ui.conftest import MakeApp, demo_settings, send, started, until
 from tests.ui.fakes import SESSION_ID, TODAY, FakeAgent
 from tests.ui.pilot_helpers import ASKED, DAILY, SIZE, TOLD, painted
 from widgets.app import CairnApp
-from widgets.cards.blocks import MemoryWriteLine
+from widgets.cards.blocks import MemoryWriteLine, NoticeLine
 from widgets.cards.reply import AssistantReply
 from widgets.cards.tool_call import ToolCallCard
 from widgets.messages import AgentEvent
@@ -222,6 +223,22 @@ async def test_an_index_sync_that_changed_files_rereads_the_panes(
         (workspace / "MEMORY.md").write_text("# Memory\n\n- Database: MariaDB\n", encoding="utf-8")
         await app.on_agent_event(AgentEvent(IndexSynced(1, 0, 9, 1, 1.0, "watch"), background=True))
         assert "MariaDB" in pane.text
+
+
+async def test_a_file_too_large_to_index_whole_is_said_once_and_again_when_it_changes(
+    demo_app: MakeApp,
+) -> None:
+    app = demo_app(watch=False)
+    capped = [CappedFile("MEMORY.md", 20_000)]
+    async with app.run_test(size=SIZE) as pilot:
+        await started(app, pilot)
+        for files, chunks in ((capped, 9), (capped, 9), ([], 1), (capped, 9)):
+            synced = IndexSynced(0, 0, chunks, 0, 1.0, "watch", capped=files)
+            await app.on_agent_event(AgentEvent(synced, background=True))
+        await pilot.pause()
+        said = [n for n in app.query(NoticeLine) if "too large to index whole" in n.text]
+        assert len(said) == 2 and "MEMORY.md (to line 20,000)" in said[0].text
+        assert said[0].has_class("-warning")
 
 
 async def test_commit_failure_is_shown_in_error_colour(workspace: Path) -> None:

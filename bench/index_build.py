@@ -1,6 +1,7 @@
 """A ten-year workspace indexed from nothing, and again after a kill half way through.
 
-    python -m bench.index_build [--days 3650] [--lines 41] [--embedder minilm] [--huge-mb 50] [--json]
+    python -m bench.index_build [--days 3650] [--lines 41] [--embedder minilm] [--huge-mb 50]
+        [--json]
 
 A seeded workspace of `--days` daily notes (memory/YYYY-MM-DD.md, ~150k lines for ten years),
 indexed by the production `MemoryIndex` in a fresh process each time, as `cairn index` would

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shell.events import CappedFile, IndexRebuilt, IndexSynced, IndexSyncProgress
-from shell.memory.index.describe import capped_notice
+from shell.memory.describe import capped_notice
 
 if TYPE_CHECKING:
     from widgets.panes.side import SidePanes

@@ -23,7 +23,7 @@ from shell.headless.options import Subcommands, add_workspace
 from shell.headless.output import Out
 from shell.headless.progress import ProgressLines
 from shell.headless.scoped import add_scope_options, chosen_scopes, scoped_settings
-from shell.memory.index.describe import capped_notice
+from shell.memory.describe import capped_notice
 from shell.memory.search.request import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 from shell.scopes.scopes import Scope, Scopes, scope_settings
 from shell.secrets.door import event_line

@@ -1,5 +1,5 @@
-"""What the index tells people in words (light: no numpy or LanceDB, so a front end imports it
-at start)."""
+"""What the memory index tells people in words: light (no numpy, no LanceDB), so a front end
+imports it at start."""
 
 from __future__ import annotations
 

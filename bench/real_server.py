@@ -15,7 +15,7 @@ The server's count of every call's prompt (the turns', the flush's and the summa
 from the server itself: the same request sent again whole, not streamed, for one token (a
 server that sends no usage when streaming, like llama.cpp's, still counts a whole response; its
 prompt cache makes the probe cheap). Next to it: our projection for that call by its shape's
-calibration (the summariser's; the turns' for a turn or a flush). An answer's
+calibration (`bench.server_counts`: a turn's, a flush's or the summariser's). An answer's
 citations (`path#L3`, `path#L3-L5`) are **real** when the file is in the workspace and holds
 those lines, else **invented**; the citation Cairn names beside an answer that restated a hit
 (`AnswerSourced`) is counted apart. A question of the script is answered **right** when the answer
@@ -34,18 +34,14 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.server_counts import Calls, ProbedLLM, projections
 from shell import events as ev
-from shell.agent import Agent
 from shell.build import build_agent
 from shell.config import Settings
-from shell.model import LLM
-from shell.model.loader import prepare_litellm
-from shell.prompts import SUMMARY_MARKER
 from shell.workspace import init_workspace
 
 CITATION = re.compile(r"([\w./-]+\.md)#L(\d+)(?:-L?(\d+))?")
@@ -176,48 +172,6 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
             row.reason = reason
 
 
-@dataclass(frozen=True)
-class Call:
-    """One call's prompt: Cairn's projection of it and the server's own count."""
-
-    shape: str
-    """"summariser" or "turn" (the turns and the flushes): each has its own calibration."""
-    projected: int
-    server: int
-    calibrated: bool
-    """Whether the shape's calibration had learned from a report before this call."""
-
-
-Calls = list[Call]
-
-
-class ProbedLLM(LLM):
-    """The agent's model, asking the server after each call how many tokens its prompt was."""
-
-    def __init__(self, llm: LLM, agent: Agent) -> None:
-        super().__init__(
-            llm.model, api_base=llm.api_base, api_key=llm.api_key, ask_count=llm.ask_count
-        )
-        self.max_attempts, self.timeout = llm.max_attempts, llm.timeout
-        self.agent = agent
-        self.calls: Calls = []
-
-    async def stream(  # type: ignore[override]
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **kw: Any
-    ) -> AsyncIterator[Any]:
-        builder = self.agent.request_builder
-        counted = builder.counter.messages(messages) + builder.counter.tools(tools or [])
-        summariser = str(messages[0].get("content", "")).startswith(SUMMARY_MARKER)
-        calibration = (builder.summaries if summariser else builder.turns).calibration
-        projected, calibrated = calibration.project(counted), calibration.calibrated
-        async for item in super().stream(messages, tools, **kw):
-            yield item
-        request = {**self._request(messages, tools), "stream": False, "stream_options": None}
-        probe = await prepare_litellm().acompletion(**request, max_tokens=1)
-        shape = "summariser" if summariser else "turn"
-        self.calls.append(Call(shape, projected, int(probe.usage.prompt_tokens), calibrated))
-
-
 async def run(settings: Settings, prompts: list[str], rows: list[TurnRow], calls: Calls) -> None:
     """The turns into `rows`, and each call's (projected, reported) prompt tokens into `calls`
     (kept as they come: a run stopped with Ctrl-C still reports what it did)."""
@@ -284,28 +238,6 @@ HEADER = (
 )
 
 
-def _off_by(call: Call) -> float:
-    projected, server = call.projected, call.server
-    return round(max(projected / server, server / projected), 3) if projected else 0.0
-
-
-def _projections(calls: Calls) -> dict[str, Any]:
-    """How far each shape's projections were from the server's count, once calibrated, and
-    the lowest projected ÷ server (below 1 the thresholds fire late: the risky side)."""
-    calibrated = [call for call in calls if call.calibrated]
-    return {
-        "projected_vs_server": [[c.shape, c.projected, c.server] for c in calls],
-        "uncalibrated_calls": len(calls) - len(calibrated),
-        "worst_calibrated_call_off_by": {
-            shape: max(_off_by(c) for c in calibrated if c.shape == shape)
-            for shape in sorted({c.shape for c in calibrated})
-        },
-        "lowest_calibrated_projected_over_server": min(
-            (round(c.projected / c.server, 3) for c in calibrated), default=None
-        ),
-    }
-
-
 def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any]:
     compactions = [c for row in rows for c in row.compactions]
     flushes = [f for row in rows for f in row.flushes]
@@ -343,7 +275,7 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "saves_claimed_without_a_write": sum(row.claimed_save and not row.writes for row in rows),
         "answers_copied_word_for_word": _copies(rows),
         "retries": sum(row.retries for row in rows),
-        **_projections(calls),
+        **projections(calls),
     }
 
 

@@ -87,6 +87,9 @@ class RequestBuilder:
         self.turns = calibrations.kept(self.model_key)
         self.summaries = calibrations.kept(f"{self.model_key} · summariser", through_origin=True)
         """The summariser's prompts, counted apart (see `shell.context.calibration`)."""
+        self.flushes = calibrations.kept(f"{self.model_key} · flush", through_origin=True)
+        """The flush's prompts: the turn's with the flush instructions and one tool, which a
+        chat template may render at another rate than the turn's many."""
         self._bootstrap: Bootstrap | None = None
         self._bootstrap_key: tuple[object, ...] = ()
 

@@ -97,6 +97,7 @@ async def run_flush(
     compact_tools: bool = False,
     text_calls: bool = False,
     timer: Callable[[], float] = time.perf_counter,
+    on_counted: Callable[[list[dict[str, Any]], list[dict[str, Any]], int], None] | None = None,
 ) -> AsyncIterator[Event | FlushOutcome]:
     """Run one silent flush turn: model → memory_append calls → model, at most `max_rounds`.
 
@@ -113,6 +114,8 @@ async def run_flush(
         compact_tools: Send the tool's compact schema (a small window: `RequestBuilder`).
         text_calls: Read a call the model wrote as text as a call (`shell.model.textcalls`).
         timer: Monotonic seconds, for the tool calls' durations.
+        on_counted: Told each call's messages and tool schemas with the provider's count of
+            that prompt, when it sent one (the flush's calibration learns from it).
 
     Yields:
         FlushStarted; tool call and memory events (never TextDelta); and finally a
@@ -122,15 +125,12 @@ async def run_flush(
     from shell.model import ModelError
 
     yield FlushStarted(target=target, cycle=cycle, trigger=trigger)
-    conversation: list[dict[str, Any]] = [
-        {"role": "system", "content": f"{system_prompt}\n\n{prompts.flush_system(target)}"},
-        *messages,
-        {"role": "user", "content": prompts.flush_prompt(target, now)},
-    ]
+    conversation = flush_request(messages, system_prompt, target, now)
     toolbox = Toolbox([tool], timer=timer)
+    schemas = toolbox.schemas(compact=compact_tools)
     tally = _Tally()
     for _ in range(max(1, max_rounds)):
-        call = ModelCall(llm, conversation, toolbox.schemas(compact=compact_tools), silent=True)
+        call = ModelCall(llm, conversation, schemas, silent=True)
         try:
             async for event in call.events():
                 yield event
@@ -138,6 +138,8 @@ async def run_flush(
             tally.model_error = f"{error.kind}: {error.message}"
             break
         reply = call.reply
+        if on_counted is not None and reply.prompt_tokens:
+            on_counted(conversation, schemas, reply.prompt_tokens)
         offered = offered_tools(toolbox.schemas())
         if text_calls and (read := with_text_calls(reply, offered, _flush_id)) is not None:
             reply = read[0]
@@ -153,6 +155,18 @@ async def run_flush(
                 tally.see(item)
                 yield item
     yield tally.outcome()
+
+
+def flush_request(
+    messages: list[dict[str, Any]], system_prompt: str, target: str, now: str
+) -> list[dict[str, Any]]:
+    """The flush's first request: the session's system prompt with the flush instructions,
+    the conversation, and the flush prompt."""
+    return [
+        {"role": "system", "content": f"{system_prompt}\n\n{prompts.flush_system(target)}"},
+        *messages,
+        {"role": "user", "content": prompts.flush_prompt(target, now)},
+    ]
 
 
 def _flush_id(n: int) -> str:

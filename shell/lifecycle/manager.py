@@ -13,7 +13,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from shell import prompts
 from shell.context.budget import ContextBudget, ContextWindow
 from shell.context.request import RequestBuilder
 from shell.events import (
@@ -27,7 +26,7 @@ from shell.events import (
 )
 from shell.lifecycle.compaction import CompactionResult, compaction_entry
 from shell.lifecycle.compaction import compact as run_compaction
-from shell.lifecycle.flush import FlushOutcome, run_flush
+from shell.lifecycle.flush import FlushOutcome, flush_request, run_flush
 from shell.lifecycle.gate import Discard, GateInputs, evaluate_flush_gate
 from shell.lifecycle.reinject import reinjection_block
 from shell.lifecycle.rule_flush import flush_by_rule
@@ -40,6 +39,7 @@ from shell.model import LLM
 from shell.model.textcalls import assists, reads_text_calls
 from shell.session.conversation import Conversation
 from shell.session.record import FlushCycle, SessionRecord
+from shell.tools.toolbox import Toolbox
 
 MAX_FLUSH_FAILURES = 3
 
@@ -181,19 +181,22 @@ class MemoryLifecycle:
         target = daily_note(self.clock().date())
         cycle = self._cycle.compactions
         tool = pinned_append_tool(self.doors or self.files, target, origin=self.conversation.origin)
+        now = self.clock().isoformat(timespec="minutes")
+        flushable = self._flushable(target, now, Toolbox([tool]).schemas(compact=self._compact()))
         outcome: FlushOutcome | None = None
         async for item in run_flush(
             llm=self.llm,
-            messages=self._flushable(target),
+            messages=flushable,
             system_prompt=self.request_builder.system_prompt(),
             tool=tool,
             target=target,
             cycle=cycle,
             trigger=trigger,
-            now=self.clock().isoformat(timespec="minutes"),
-            compact_tools=self.request_builder.compact_tools,
+            now=now,
+            compact_tools=self._compact(),
             text_calls=self._reads_text_calls(),
             timer=self.timer,
+            on_counted=self._flush_counted,
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item
@@ -202,7 +205,7 @@ class MemoryLifecycle:
         outcome = outcome or FlushOutcome("failed", error="flush did not finish")
         if outcome.outcome != "written" and self._assists():
             written = self.doors.own if self.doors else self.files
-            said, seen, note = outcome, self._flushable(target), written.text(target)
+            said, seen, note = outcome, flushable, written.text(target)
             async for item in flush_by_rule(tool, seen, note, cycle=cycle, timer=self.timer):
                 if isinstance(item, FlushOutcome):
                     outcome = replace(item, by_rule=True) if item.outcome != "no_reply" else said
@@ -236,16 +239,33 @@ class MemoryLifecycle:
         error = outcome.error or "flush did not finish"
         return self._cycle.failed(error, now, MAX_FLUSH_FAILURES)
 
-    def _flushable(self, target: str) -> list[dict[str, Any]]:
-        """The conversation the flush sees, with room for its instructions and its reply: all
-        of it; or, when that would not fit the window, every user message whole and the replies
-        shortened; or, failing that, the newest whole turns that fit."""
-        now = self.clock().isoformat(timespec="minutes")
-        instructions = prompts.flush_system(target) + prompts.flush_prompt(target, now)
-        room = self.request_builder.counter.text(instructions) + self.budget.reserve // 2
+    def _compact(self) -> bool:
+        return self.request_builder.compact_tools
+
+    def _flush_counted(
+        self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]], reported: int
+    ) -> None:
+        """The provider's count of a flush's prompt: the flush's own calibration learns it."""
+        counter = self.request_builder.counter
+        self.request_builder.flushes.learn(
+            counter.messages(messages) + counter.tools(schemas), reported
+        )
+
+    def _flushable(
+        self, target: str, now: str, schemas: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The conversation the flush sees, with room for its reply: all of it; or, when that
+        would not fit the window, every user message whole and the replies shortened; or,
+        failing that, the newest whole turns that fit. Its prompt is projected by the flush's
+        own calibration once the provider has counted one (by the turns' until then)."""
+        builder = self.request_builder
+        sizes = builder.flushes.calibration
+        sizes = sizes if sizes.calibrated else builder.turns.calibration
+        system, tools = builder.system_prompt(), builder.counter.tools(schemas)
 
         def fits(messages: list[dict[str, Any]]) -> bool:
-            return self.request_builder.projected(messages) + room < self.budget.window
+            counted = builder.counter.messages(flush_request(messages, system, target, now))
+            return sizes.project(counted + tools) + self.budget.reserve // 2 < self.budget.window
 
         messages = list(self.conversation.messages)
         if fits(messages):

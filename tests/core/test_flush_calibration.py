@@ -1,0 +1,59 @@
+"""The flush's prompts have a calibration of their own: the turn's prompt with the flush
+instructions and one tool, which a chat template may render at another rate than the turn's
+(SmolLM2's server counted them at 1.24× the turns' projection). The flush learns from the
+provider's count of its own calls and fits what it sends by it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shell import events as ev
+from shell.config import Settings
+from shell.context.calibration import CalibrationStore
+from tests.core.agent_helpers import collect, of, started
+from tests.fakes.openai_script import Reply
+from tests.fakes.openai_server import FakeOpenAI
+
+RATE = 3.9  # believable (under 4), and past the window for this conversation
+
+
+async def test_the_flush_learns_the_providers_count_and_fits_what_it_sends_by_it(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    agent = await started(replace(fake_settings, context_window=16_000))
+    for i in range(10):
+        fake_openai.enqueue(Reply(text=f"answer {i} " + "words " * 150))
+        await collect(agent.submit(f"question {i} " + "filler " * 150))
+    builder, conversation = agent.request_builder, agent.conversation.messages
+
+    def counted(request: dict) -> int:
+        return builder.counter.messages(request["messages"]) + builder.counter.tools(
+            request["tools"]
+        )
+
+    fake_openai.reset()
+    fake_openai.enqueue(Reply(text="NO_REPLY"))  # the fake's 42 tokens: not believable
+    await collect(agent.flush())
+    [first] = fake_openai.requests
+    assert not builder.flushes.calibration.calibrated
+    assert len(first["messages"]) == len(conversation) + 2  # all of it fits by our count
+    assert len(first["tools"]) == 1
+
+    fake_openai.reset()
+    reported = round(RATE * counted(first))
+    fake_openai.enqueue(Reply(text="NO_REPLY", prompt_tokens=reported))
+    await collect(agent.flush())
+    assert builder.flushes.calibration.samples == [(counted(fake_openai.requests[0]), reported)]
+    assert not builder.turns.calibration.calibrated  # the turns' line learns nothing from it
+    key = f"{builder.model_key} · flush"
+    kept = CalibrationStore(agent.settings.state_dir).load(key, through_origin=True)
+    assert kept == builder.flushes.calibration
+
+    fake_openai.reset()
+    fake_openai.enqueue(Reply(text="NO_REPLY", prompt_tokens=reported))
+    events = await collect(agent.flush())
+    [trimmed] = fake_openai.requests
+    assert counted(trimmed) < counted(first)  # the replies shortened, or the oldest turns gone
+    assert builder.flushes.calibration.project(counted(trimmed)) < agent.budget.window
+    assert of(events, ev.FlushFinished)[0].outcome == "no_reply"
+    await agent.aclose()

@@ -182,7 +182,8 @@ class MemoryLifecycle:
         cycle = self._cycle.compactions
         tool = pinned_append_tool(self.doors or self.files, target, origin=self.conversation.origin)
         now = self.clock().isoformat(timespec="minutes")
-        flushable = self._flushable(target, now, Toolbox([tool]).schemas(compact=self._compact()))
+        compact_tools = self.request_builder.compact_tools
+        flushable = self._flushable(target, now, Toolbox([tool]).schemas(compact=compact_tools))
         outcome: FlushOutcome | None = None
         async for item in run_flush(
             llm=self.llm,
@@ -193,7 +194,7 @@ class MemoryLifecycle:
             cycle=cycle,
             trigger=trigger,
             now=now,
-            compact_tools=self._compact(),
+            compact_tools=compact_tools,
             text_calls=self._reads_text_calls(),
             timer=self.timer,
             on_counted=self._flush_counted,
@@ -238,9 +239,6 @@ class MemoryLifecycle:
             return False
         error = outcome.error or "flush did not finish"
         return self._cycle.failed(error, now, MAX_FLUSH_FAILURES)
-
-    def _compact(self) -> bool:
-        return self.request_builder.compact_tools
 
     def _flush_counted(
         self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]], reported: int

@@ -98,6 +98,7 @@ async def run_flush(
     text_calls: bool = False,
     timer: Callable[[], float] = time.perf_counter,
     on_counted: Callable[[list[dict[str, Any]], list[dict[str, Any]], int], None] | None = None,
+    counted: bool = False,
 ) -> AsyncIterator[Event | FlushOutcome]:
     """Run one silent flush turn: model → memory_append calls → model, at most `max_rounds`.
 
@@ -116,6 +117,8 @@ async def run_flush(
         timer: Monotonic seconds, for the tool calls' durations.
         on_counted: Told each call's messages and tool schemas with the provider's count of
             that prompt, when it sent one (the flush's calibration learns from it).
+        counted: The server counted the first call's prompt before it (`LLM.count`): it is
+            not asked again after.
 
     Yields:
         FlushStarted; tool call and memory events (never TextDelta); and finally a
@@ -130,7 +133,9 @@ async def run_flush(
     schemas = toolbox.schemas(compact=compact_tools)
     tally = _Tally()
     for _ in range(max(1, max_rounds)):
-        call = ModelCall(llm, conversation, schemas, silent=True)
+        options = {"counted": True} if counted else None
+        counted = False  # a later round's prompt holds tool results the server has not counted
+        call = ModelCall(llm, conversation, schemas, silent=True, options=options)
         try:
             async for event in call.events():
                 yield event

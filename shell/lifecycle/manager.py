@@ -183,7 +183,8 @@ class MemoryLifecycle:
         tool = pinned_append_tool(self.doors or self.files, target, origin=self.conversation.origin)
         now = self.clock().isoformat(timespec="minutes")
         compact_tools = self.request_builder.compact_tools
-        flushable = self._flushable(target, now, Toolbox([tool]).schemas(compact=compact_tools))
+        schemas = Toolbox([tool]).schemas(compact=compact_tools)
+        flushable, counted = await self._flush_fitted(target, now, schemas)
         outcome: FlushOutcome | None = None
         async for item in run_flush(
             llm=self.llm,
@@ -198,6 +199,7 @@ class MemoryLifecycle:
             text_calls=self._reads_text_calls(),
             timer=self.timer,
             on_counted=self._flush_counted,
+            counted=counted,
         ):
             if isinstance(item, FlushOutcome):
                 outcome = item
@@ -248,6 +250,23 @@ class MemoryLifecycle:
         self.request_builder.flushes.learn(
             counter.messages(messages) + counter.tools(schemas), reported
         )
+
+    async def _flush_fitted(
+        self, target: str, now: str, schemas: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """What the flush sends (`_flushable`), fitted by the server's count of this very prompt
+        where the server must be asked (`LLM.count`): a template may count new text unlike the
+        last prompt (SmolLM2's escapes every quote). Also whether the server counted what is
+        sent, so the call does not ask again."""
+        messages = self._flushable(target, now, schemas)
+        system = self.request_builder.system_prompt()
+        request = flush_request(messages, system, target, now)
+        reported = await self.llm.count(request, schemas)
+        if not reported:
+            return messages, False
+        self._flush_counted(request, schemas, reported)
+        fitted = self._flushable(target, now, schemas)
+        return fitted, fitted == messages
 
     def _flushable(
         self, target: str, now: str, schemas: list[dict[str, Any]]

@@ -57,3 +57,42 @@ async def test_the_flush_learns_the_providers_count_and_fits_what_it_sends_by_it
     assert builder.flushes.calibration.project(counted(trimmed)) < agent.budget.window
     assert of(events, ev.FlushFinished)[0].outcome == "no_reply"
     await agent.aclose()
+
+
+async def test_where_the_server_must_be_asked_the_flush_is_counted_before_its_call(
+    fake_settings: Settings, fake_openai: FakeOpenAI
+) -> None:
+    # SmolLM2's server: a calibrated flush was projected at 0.80 of its count when the prompt's
+    # new text was quote-dense (its template escapes every quote); its count of the very prompt
+    # is what the flush must fit by
+    agent = await started(replace(fake_settings, context_window=16_000))
+    for i in range(10):
+        fake_openai.enqueue(Reply(text=f"answer {i} " + "words " * 150))
+        await collect(agent.submit(f"question {i} " + "filler " * 150))
+    fake_openai.enqueue(Reply(text="noted", streamed_usage=False), Reply(text="h"))
+    await collect(agent.submit("one more thing"))  # no usage in the stream: asked after
+    assert agent.llm.counts_before
+    builder = agent.request_builder
+
+    fake_openai.reset()  # the fake's 42 tokens: not believable, so nothing is refitted
+    fake_openai.enqueue(Reply(text="h"), Reply(text="NO_REPLY", streamed_usage=False))
+    await collect(agent.flush())
+    probe, call = fake_openai.requests  # counted before, and not asked again after
+    assert probe["max_tokens"] == 1 and not probe.get("stream")
+    assert probe["messages"] == call["messages"] and call["stream"]
+
+    counted = builder.counter.messages(probe["messages"]) + builder.counter.tools(probe["tools"])
+    fake_openai.reset()
+    fake_openai.enqueue(
+        Reply(text="h", prompt_tokens=round(RATE * counted)),  # too big for the window
+        Reply(text="NO_REPLY", streamed_usage=False),
+        Reply(text="h"),  # what is sent now was not counted: asked after
+    )
+    events = await collect(agent.flush())
+    probe, call, after = fake_openai.requests
+    assert builder.flushes.calibration.samples[-1] == (counted, round(RATE * counted))
+    sent = builder.counter.messages(call["messages"]) + builder.counter.tools(call["tools"])
+    assert sent < counted and builder.flushes.calibration.project(sent) < agent.budget.window
+    assert after["max_tokens"] == 1 and after["messages"] == call["messages"]
+    assert of(events, ev.FlushFinished)[0].outcome == "no_reply"
+    await agent.aclose()

@@ -52,6 +52,9 @@ class RecallService:
         # created here, not in start(): a consumer may begin listening before start() runs
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._listening: asyncio.AbstractEventLoop | None = None
+        """The loop a consumer of `events` listens on: a sync's progress reaches it even when
+        the sync runs in a search's thread before `start` (the first search of a session)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._watcher: MemoryWatcher | None = None
         self._watcher_made = asyncio.Event()
@@ -145,6 +148,7 @@ class RecallService:
         return events
 
     async def events(self) -> AsyncIterator[Event]:
+        self._listening = asyncio.get_running_loop()
         while True:
             yield await self._queue.get()
 
@@ -209,8 +213,8 @@ class RecallService:
             raise SyncCancelled
         if self._on_progress is not None:
             self._on_progress(event)
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+        if loop := self._loop or self._listening:
+            loop.call_soon_threadsafe(self._queue.put_nowait, event)
 
     def _put(self, event: Event) -> None:
         self._queue.put_nowait(event)

@@ -6,6 +6,7 @@ Real LanceDB, the real HashEmbedder, real files; one unit per bullet line (each 
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 
@@ -13,11 +14,12 @@ import numpy as np
 import pytest
 
 from shell.config import Settings
-from shell.events import CappedFile, IndexSynced
+from shell.events import CappedFile, Event, IndexSynced, IndexSyncProgress
 from shell.headless.search import search_command
 from shell.memory.index import writer
 from shell.memory.index.batching import BATCH_UNITS, MAX_FILE_UNITS
 from shell.memory.index.memory_index import MemoryIndex
+from shell.memory.service import RecallService
 from tests.core.index_helpers import CountingEmbedder, make_index, synced
 
 NOTES, LINES = 60, 50  # 3,000 units: three batches and a bit
@@ -130,3 +132,29 @@ def test_a_sync_reports_no_capped_file_for_an_ordinary_workspace(workspace: Path
     _notes(workspace)
     events = make_index(workspace, CountingEmbedder()).sync(trigger="manual")
     assert isinstance(events[-1], IndexSynced) and events[-1].capped == []
+
+
+async def test_a_first_search_shows_its_sync_to_whoever_listens(
+    workspace: Path, demo_settings: Settings
+) -> None:
+    """The index starts after the first turn or at the first search: then the sync runs in the
+    search's thread, before `start`, and its progress must still reach the TUI's listener (a
+    huge file took minutes with the status line at "index —")."""
+    _notes(workspace)
+    recall = RecallService(demo_settings)
+    heard: list[Event] = []
+
+    async def listen() -> None:
+        async for event in recall.events():
+            heard.append(event)
+
+    listener = asyncio.create_task(listen())
+    await asyncio.sleep(0)  # it listens
+    events = await asyncio.to_thread(recall.before_search)  # as the search tool runs it
+    await asyncio.sleep(0.05)  # the progress crosses from the sync's thread
+    listener.cancel()
+
+    progress = [e for e in heard if isinstance(e, IndexSyncProgress)]
+    assert progress and progress[-1].embedded == progress[-1].to_embed == NOTES * LINES
+    assert isinstance(events[-1], IndexSynced)  # the search's own events come with its result
+    recall.index.close()

@@ -16,13 +16,14 @@ if TYPE_CHECKING:
 
 
 class IndexView:
-    """Shows each index event; remembers which capped files were said, to say each once."""
+    """Shows each index event; remembers which capped files were said, to say each once (a
+    session's syncs come from more than one index: its own memory's and the global one's)."""
 
     def __init__(self, transcript: Transcript, status: StatusBar, side: SidePanes) -> None:
         self.transcript = transcript
         self.status = status
         self.side = side
-        self._capped_said: list[CappedFile] = []
+        self._capped_said: set[CappedFile] = set()
 
     async def route(self, event: IndexSyncProgress | IndexSynced | IndexRebuilt) -> None:
         match event:
@@ -30,9 +31,9 @@ class IndexView:
                 self.status.index_status.show_progress(done, total, event.embedded, event.to_embed)
             case IndexSynced(chunks_total=chunks):
                 self.status.index_status.show_synced(chunks)
-                if event.capped and event.capped != self._capped_said:
-                    await self.transcript.add_notice(capped_notice(event.capped), "warning")
-                self._capped_said = event.capped
+                if unsaid := [c for c in event.capped if c not in self._capped_said]:
+                    await self.transcript.add_notice(capped_notice(unsaid), "warning")
+                    self._capped_said.update(unsaid)
                 if event.trigger == "session_start":  # the core's watcher starts after it
                     await self.side.index_ready()
                 elif event.files_changed or event.files_removed:  # a pull, a file deleted

@@ -230,14 +230,17 @@ async def test_a_file_too_large_to_index_whole_is_said_once_and_again_when_it_ch
 ) -> None:
     app = demo_app(watch=False)
     capped = [CappedFile("MEMORY.md", 20_000)]
+    grown = [CappedFile("MEMORY.md", 20_410)]  # its first units changed: search sees further
     async with app.run_test(size=SIZE) as pilot:
         await started(app, pilot)
-        for files, chunks in ((capped, 9), (capped, 9), ([], 1), (capped, 9)):
+        # the own memory's syncs, with the global memory's (nothing capped) between them
+        for files, chunks in ((capped, 9), ([], 1), (capped, 9), (grown, 9)):
             synced = IndexSynced(0, 0, chunks, 0, 1.0, "watch", capped=files)
             await app.on_agent_event(AgentEvent(synced, background=True))
         await pilot.pause()
         said = [n for n in app.query(NoticeLine) if "too large to index whole" in n.text]
-        assert len(said) == 2 and "MEMORY.md (to line 20,000)" in said[0].text
+        assert [n.text.count("MEMORY.md") for n in said] == [1, 1]
+        assert "(to line 20,000)" in said[0].text and "(to line 20,410)" in said[1].text
         assert said[0].has_class("-warning")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from shell.events import (
@@ -39,7 +39,8 @@ class SyncService:
         remote: A remote from the config: added when the workspace has none.
         author_name, author_email: Of the merge and resolve commits.
         push_delay: Seconds after a write before its push.
-        reindex: Called on a worker thread with the memory files a pull changed.
+        reindex: Called on a worker thread with the memory files a pull changed; its events
+            (the index sync) follow the sync's.
     """
 
     def __init__(
@@ -50,7 +51,7 @@ class SyncService:
         author_name: str,
         author_email: str,
         push_delay: float = 10.0,
-        reindex: Callable[[list[str]], object] = lambda changed: None,
+        reindex: Callable[[list[str]], Sequence[Event]] = lambda changed: (),
     ) -> None:
         self.engine = SyncEngine(workspace, author_name=author_name, author_email=author_email)
         self._remote = remote
@@ -125,10 +126,10 @@ class SyncService:
             events: list[Event] = [
                 *await asyncio.to_thread(self.engine.redact_unpushed, apply=apply, hint=hint)
             ]
-            for event in events:
+            for event in list(events):
                 if isinstance(event, SyncRedacted) and event.files:
                     changed = [name for name in event.files if is_memory_file(name)]
-                    await asyncio.to_thread(self._reindex, changed)
+                    events += await asyncio.to_thread(self._reindex, changed)
         if any(isinstance(e, SyncRedacted) for e in events) and not any(
             isinstance(e, SyncFailed) for e in events
         ):
@@ -204,12 +205,12 @@ class SyncService:
         a sync that waits for this one sees its backoff and reports after it."""
         events: list[Event] = [*await asyncio.to_thread(self._sync_once)]
         retry_in: float | None = None
-        for event in events:
+        for event in list(events):
             if isinstance(event, SyncFinished):
                 self._owed = False
                 self._backoff.reset()
-                if event.changed:
-                    await asyncio.to_thread(self._reindex, list(event.changed))
+                if event.changed:  # the index's events follow the sync's: the TUI shows them
+                    events += await asyncio.to_thread(self._reindex, list(event.changed))
             elif isinstance(event, SyncFailed) and event.kind == "offline" and retry:
                 retry_in = self._backoff.next_delay()
         if retry_in is not None:

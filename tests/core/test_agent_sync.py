@@ -18,6 +18,7 @@ from shell.config import Settings
 from shell.events import (
     AssistantMessage,
     Event,
+    IndexSynced,
     SyncFailed,
     SyncFinished,
     SyncStatusChanged,
@@ -84,6 +85,8 @@ async def test_a_fact_remembered_on_one_machine_is_recalled_on_the_other(
     came = await settled(server)
     [merged] = [e for e in came if isinstance(e, SyncFinished)]
     assert merged.pulled_commits >= 2 and any(p.startswith("memory/") for p in merged.changed)
+    [indexed] = [e for e in came if isinstance(e, IndexSynced)]  # shown, not dropped
+    assert indexed.trigger == "pull" and came.index(indexed) > came.index(merged)
     answer = await turn(server, "which port is the staging database on?")
     said = [e.text for e in answer if isinstance(e, AssistantMessage)][-1]
     assert "6543" in said and "Source: memory/" in said

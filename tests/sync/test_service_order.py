@@ -20,8 +20,9 @@ async def test_a_sync_begins_only_after_the_one_before_it_is_reported(
     b.append(DAY, "- written on b")
     assert isinstance(b.engine.sync()[-1], SyncFinished)
 
-    def pulled(changed: list[str]) -> None:
+    def pulled(changed: list[str]) -> list[Event]:
         service.committed("a write while the pull re-indexes")  # asks for the next sync
+        return []
 
     service = SyncService(
         a.root,

@@ -138,6 +138,11 @@ class _Summariser:
     counter: TokenCounter
     sizes: KeptCalibration | None
     """How the provider counts the summariser's prompts: each call's report teaches it."""
+    stage_tokens: int | None = None
+    """The most a stage's transcript may be, as the provider counts it (None: no bound)."""
+    request_tokens: int | None = None
+    """The most a summariser's whole prompt may be, as the provider counts it, so that its
+    reply fits the window (None: no bound)."""
     attempts: int = 0
     summary: str = ""
     problems: list[str] = field(default_factory=list)
@@ -154,12 +159,21 @@ class _Summariser:
         the summary by rule, so a weak model cannot strand the session."""
         from shell.model import ModelError
 
-        previous = self.previous
+        previous, pending = self.previous, list(chunks)
         try:
-            async for event in self.fold(chunks[:-1]):
-                yield event
-            if not self.problems:
-                async for event in self.finish(chunks[-1], recent, ask):
+            while pending and not self.problems:
+                chunk = pending.pop(0)
+                prompt = prompts.summary_prompt(render_transcript(chunk), self.previous, self.focus)
+                reported = await self.count(prompt)
+                if parts := self.resplit(chunk, reported):
+                    pending[:0] = parts
+                    continue
+                events = (
+                    self.fold(prompt, reported)
+                    if pending
+                    else self.finish(prompt, reported, recent, ask)
+                )
+                async for event in events:
                     yield event
             if self.problems:
                 self.fallback = "the model's summary failed the check: " + "; ".join(self.problems)
@@ -168,44 +182,73 @@ class _Summariser:
         if self.fallback is not None:
             self.summary = summary_by_rule(chunks, previous, self.focus)
 
-    async def ask(self, prompt: str) -> AsyncIterator[Event]:
-        """One call without tools, its text hidden; the reply lands in `summary`."""
+    async def count(self, prompt: str) -> int:
+        """The server's count of `prompt`'s call, asked before it where the server must be
+        asked (`LLM.count`), and learned: a template may count a transcript unlike the last
+        (SmolLM2's escapes every quote). 0 when not asked."""
+        request = _summary_request(prompt)
+        reported = await self.llm.count(request)
+        if reported and self.sizes is not None:
+            self.sizes.learn(self.counter.messages(request), reported)
+        return reported
+
+    def resplit(self, chunk: list[dict[str, Any]], reported: int) -> list[list[dict[str, Any]]]:
+        """The chunk in smaller stages when the server's count of its prompt shows it bigger
+        than a stage may be; else nothing."""
+        if not reported or self.sizes is None or not self.stage_tokens:
+            return []
+        sizes = self.sizes.calibration
+        within = sizes.counted_within(self.stage_tokens)
+        if self.request_tokens and reported > self.request_tokens:  # no room for the reply
+            ours = sum(self.counter.message(message) for message in chunk)
+            within = min(within, ours - sizes.counted_within(reported - self.request_tokens))
+        parts = split_for_summary(chunk, self.counter, within) if within > 0 else [chunk]
+        return parts if len(parts) > 1 else []
+
+    async def ask(self, prompt: str, reported: int | None = None) -> AsyncIterator[Event]:
+        """One call without tools, its text hidden; the reply lands in `summary`. `reported`:
+        the server's count of it, asked already (None: ask here)."""
         self.attempts += 1
-        request = [
-            {"role": "system", "content": prompts.summary_system()},
-            {"role": "user", "content": prompt},
-        ]
-        call = ModelCall(self.llm, request, silent=True)
+        if reported is None:
+            reported = await self.count(prompt)
+        request = _summary_request(prompt)
+        call = ModelCall(
+            self.llm, request, silent=True, options={"counted": True} if reported else None
+        )
         async for event in call.events():
             yield event
-        if self.sizes is not None and call.reply.prompt_tokens:
+        if self.sizes is not None and not reported and call.reply.prompt_tokens:
             self.sizes.learn(self.counter.messages(request), call.reply.prompt_tokens)
         self.summary = (call.reply.text or "").strip()
 
-    async def fold(self, chunks: Sequence[list[dict[str, Any]]]) -> AsyncIterator[Event]:
-        """Fold each chunk into the rolling summary; stop at one the summariser gives up on
-        (then `problems` says so)."""
-        for chunk in chunks:
-            prompt = prompts.summary_prompt(render_transcript(chunk), self.previous, self.focus)
-            async for event in self.ask(prompt):
-                yield event
-            if is_unavailable(self.summary):
-                self.problems = ["the summariser returned nothing for an earlier part"]
-                return
-            self.previous = self.summary
+    async def fold(self, prompt: str, reported: int) -> AsyncIterator[Event]:
+        """Fold one chunk into the rolling summary; when the summariser gives up on it,
+        `problems` says so."""
+        async for event in self.ask(prompt, reported):
+            yield event
+        if is_unavailable(self.summary):
+            self.problems = ["the summariser returned nothing for an earlier part"]
+            return
+        self.previous = self.summary
 
     async def finish(
-        self, chunk: list[dict[str, Any]], recent: Sequence[dict[str, Any]], ask: str | None
+        self, prompt: str, reported: int, recent: Sequence[dict[str, Any]], ask: str | None
     ) -> AsyncIterator[Event]:
         """The final summary, checked; retried once with the problems named."""
-        prompt = prompts.summary_prompt(render_transcript(chunk), self.previous, self.focus)
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             note = f"\n\n{prompts.summary_retry_note(self.problems)}" if self.problems else ""
-            async for event in self.ask(prompt + note):
+            async for event in self.ask(prompt + note, reported if attempt == 0 else None):
                 yield event
             self.problems = quality_problems(self.summary, recent, ask)
             if not self.problems:
                 return
+
+
+def _summary_request(prompt: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": prompts.summary_system()},
+        {"role": "user", "content": prompt},
+    ]
 
 
 def summary_by_rule(
@@ -251,6 +294,7 @@ async def compact(
     compaction_count: int,
     clock: Callable[[], float] = time.monotonic,
     max_transcript_tokens: int | None = None,
+    max_request_tokens: int | None = None,
     summary_sizes: KeptCalibration | None = None,
 ) -> AsyncIterator[Event | CompactionResult]:
     """Summarise the old part of the history and keep the recent tail verbatim.
@@ -268,6 +312,9 @@ async def compact(
         max_transcript_tokens: When the part to summarise is bigger than this, as the provider
             counts it, it is summarised in stages of at most this size (a rolling summary), so
             the summariser's own request fits the window. None: one stage.
+        max_request_tokens: The most a summariser's request may be as the provider counts it,
+            so its reply fits: where the server is asked before each call (`LLM.count`), a
+            stage it counts above this, or above `max_transcript_tokens`, is split again.
         summary_sizes: How the provider counts the summariser's prompts (None: as we do);
             learned from each call.
 
@@ -289,11 +336,14 @@ async def compact(
     old, tail = messages[:cut], messages[cut:]
     previous = summary_text(old[0]) if is_summary_message(old[0]) else None
     body = old[1:] if previous is not None else old
+    stage = max_transcript_tokens
     if max_transcript_tokens and summary_sizes is not None:
-        max_transcript_tokens = summary_sizes.calibration.counted_within(max_transcript_tokens)
-    chunks = split_for_summary(body, counter, max_transcript_tokens)
+        stage = summary_sizes.calibration.counted_within(max_transcript_tokens)
+    chunks = split_for_summary(body, counter, stage)
     recent, latest_ask = body[-RECENT_MESSAGES:], _latest_ask(body)
-    summariser = _Summariser(llm, focus, previous, counter, summary_sizes)
+    summariser = _Summariser(
+        llm, focus, previous, counter, summary_sizes, max_transcript_tokens, max_request_tokens
+    )
     async for event in summariser.run(chunks, recent, latest_ask):
         yield event
     summary, attempts, fallback = summariser.summary, summariser.attempts, summariser.fallback

@@ -313,6 +313,7 @@ class MemoryLifecycle:
             count_prompt=self.request_builder.projected,
             compaction_count=self._cycle.compactions,
             max_transcript_tokens=self.budget.window // 2,
+            max_request_tokens=self.budget.compaction_threshold,
             summary_sizes=self.request_builder.summaries,
             clock=self.timer,
         ):

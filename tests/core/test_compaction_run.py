@@ -22,6 +22,7 @@ from shell.events import (
 )
 from shell.lifecycle.compaction import CompactionResult, compact, split_for_summary
 from shell.lifecycle.summary_check import quality_problems
+from shell.lifecycle.transcript import render_transcript
 from shell.messages import is_summary_message, summary_message, summary_text
 from shell.model import LLM
 from tests.core.compaction_helpers import (
@@ -76,6 +77,7 @@ KEEP = COUNTER.messages(conversation(2, 6)) + 5
 
 async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any) -> list[Any]:
     max_transcript_tokens = kwargs.pop("max_transcript_tokens", None)
+    max_request_tokens = kwargs.pop("max_request_tokens", None)
     summary_sizes = kwargs.pop("summary_sizes", None)
     ticks = itertools.count(100.0, 0.25)
     items = [
@@ -91,6 +93,7 @@ async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any
             compaction_count=kwargs.pop("compaction_count", 0),
             clock=lambda: next(ticks),
             max_transcript_tokens=max_transcript_tokens,
+            max_request_tokens=max_request_tokens,
             summary_sizes=summary_sizes,
         )
     ]
@@ -275,6 +278,96 @@ async def test_the_summariser_learns_how_the_provider_counts_it_and_stages_by_th
     items = await run(llm, messages, KEEP, max_transcript_tokens=limit, summary_sizes=sizes)
     assert isinstance(items[-1], CompactionResult), items[-1]
     assert len(server.requests) == len(theirs)
+
+
+def _asked(transcript: str, previous: str | None = None) -> int:
+    """A server's count, at three times ours, of the summariser's request for `transcript`."""
+    request = [
+        {"role": "system", "content": prompts.summary_system()},
+        {"role": "user", "content": prompts.summary_prompt(transcript, previous, None)},
+    ]
+    return 3 * COUNTER.messages(request)
+
+
+async def test_where_the_server_must_be_asked_each_stage_is_counted_before_and_resplit_by_it(
+    server: Any, tmp_path: Path
+) -> None:
+    # SmolLM2's server counted a summariser's prompt at up to 1.32× the projection learned from
+    # the last one (how many quotes a transcript holds moves its count): where a server sends no
+    # usage, each stage is counted before its call, and one the count shows too big is re-split
+    llm = LLM("openai/fake", api_base=server.base_url, max_attempts=1, ask_count=True)
+    server.enqueue(Reply(text="hi", streamed_usage=False), Reply(text="h"))
+    _ = [item async for item in llm.stream([user("hello")])]
+    assert llm.counts_before
+    server.reset()
+    sizes = CalibrationStore(tmp_path).kept("openai/fake · summariser", through_origin=True)
+    messages = history()
+    body = messages[: len(messages) - 8]
+    limit = COUNTER.messages(body)  # one stage by our count
+    # after the first count, at the provider's rate, the stages are a third of that
+    parts = split_for_summary(body, COUNTER, limit // 3)
+    assert len(parts) >= 2
+    script = [Reply(text="h", prompt_tokens=_asked(render_transcript(body)))]
+    previous = None
+    for n, part in enumerate(parts):
+        text = f"## Decisions\n- stage {n}" if n < len(parts) - 1 else good_summary()
+        script += [
+            Reply(text="h", prompt_tokens=_asked(render_transcript(part), previous)),
+            Reply(text=text, streamed_usage=False),
+        ]
+        previous = text
+    server.enqueue(*script)
+
+    items = await run(llm, messages, KEEP, max_transcript_tokens=limit, summary_sizes=sizes)
+    assert isinstance(items[-1], CompactionResult), items[-1]
+    assert items[-1].receipt.summary == good_summary().strip()
+    first, *rest = server.requests
+    assert len(rest) == 2 * len(parts)  # each stage counted once, before its call
+    for probe, call in zip(rest[::2], rest[1::2], strict=True):
+        assert probe["max_tokens"] == 1 and not probe.get("stream")
+        assert call["stream"] and call["messages"] == probe["messages"]
+    assert first["max_tokens"] == 1 and "Question 0:" in user_prompt(first)
+    counted, reported = sizes.calibration.samples[-1]
+    assert reported == 3 * counted
+
+
+async def test_a_stage_the_server_counts_with_no_room_for_its_reply_is_split_again(
+    server: Any, tmp_path: Path
+) -> None:
+    # SmolLM2's last stage was counted at 1,970 of a 2,048 window (its transcript within the
+    # stage's bound, the previous summary on top): three retries, then the summary by rule
+    llm = LLM("openai/fake", api_base=server.base_url, max_attempts=1, ask_count=True)
+    server.enqueue(Reply(text="hi", streamed_usage=False), Reply(text="h"))
+    _ = [item async for item in llm.stream([user("hello")])]
+    server.reset()
+    sizes = CalibrationStore(tmp_path).kept("openai/fake · summariser", through_origin=True)
+    messages = history()
+    body = messages[: len(messages) - 8]
+    ours = COUNTER.messages(body)
+    whole = _asked(render_transcript(body)) // 3  # counted as we count it
+    bound = whole - ours // 2  # half the transcript must go
+    parts = split_for_summary(body, COUNTER, ours - ours // 2)
+    assert len(parts) >= 2
+    script = [Reply(text="h", prompt_tokens=whole)]
+    for n in range(len(parts)):  # later counts: the fake's 42, within the bound
+        text = f"## Decisions\n- stage {n}" if n < len(parts) - 1 else good_summary()
+        script += [Reply(text="h"), Reply(text=text, streamed_usage=False)]
+    server.enqueue(*script)
+
+    items = await run(
+        llm,
+        messages,
+        KEEP,
+        max_transcript_tokens=10 * ours,
+        max_request_tokens=bound,
+        summary_sizes=sizes,
+    )
+    assert isinstance(items[-1], CompactionResult), items[-1]
+    assert items[-1].receipt.fallback is None
+    calls = [r for r in server.requests if r.get("stream")]
+    assert len(calls) == len(parts)
+    assert "Question 0:" in user_prompt(calls[0]) and "Question 0:" not in user_prompt(calls[-1])
+    assert all(COUNTER.messages(c["messages"]) < whole for c in calls)
 
 
 @pytest.mark.parametrize(

@@ -323,9 +323,9 @@ async def test_where_the_server_must_be_asked_each_stage_is_counted_before_and_r
     assert items[-1].receipt.summary == good_summary().strip()
     first, *rest = server.requests
     assert len(rest) == 2 * len(parts)  # each stage counted once, before its call
-    for probe, call in zip(rest[::2], rest[1::2], strict=True):
+    for probe, sent in zip(rest[::2], rest[1::2], strict=True):
         assert probe["max_tokens"] == 1 and not probe.get("stream")
-        assert call["stream"] and call["messages"] == probe["messages"]
+        assert sent["stream"] and sent["messages"] == probe["messages"]
     assert first["max_tokens"] == 1 and "Question 0:" in user_prompt(first)
     counted, reported = sizes.calibration.samples[-1]
     assert reported == 3 * counted

@@ -52,6 +52,18 @@ def reranked(index: MemoryIndex, encoder: CrossEncoder) -> MemorySearch:
     return MemorySearch(index, clock=lambda: NOW, reranker=encoder)
 
 
+def test_a_passage_scores_the_same_whatever_else_the_search_reads(encoder: CrossEncoder) -> None:
+    # int8 activations are scaled per run: batched with longer passages (and their padding), the
+    # same pair scored up to 1.3 logits apart, so a unit's relevance hung on its neighbours
+    query, answer = "who owns the iOS app?", "Priya leads the mobile team and owns the iOS app."
+    others = [
+        " ".join(["The quarterly report covers revenue, churn and hiring."] * n) for n in (1, 4, 8)
+    ]
+    alone = {text: encoder.score(query, [text])[0] for text in (answer, *others)}
+    for many in ([answer, *others], [*others, answer], [others[2], answer, others[0]]):
+        assert list(encoder.score(query, many)) == [alone[text] for text in many]
+
+
 def test_the_answer_scores_above_an_unrelated_passage(encoder: CrossEncoder) -> None:
     scores = encoder.score(
         "who owns the iOS app?",

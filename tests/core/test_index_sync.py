@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from shell.events import IndexSyncProgress
-from shell.memory.index import store
 from shell.memory.index.coherence import with_follows
 from shell.memory.index.watch import MemoryWatcher
 from tests.core.index_helpers import CountingEmbedder, make_index, paths_in, synced
@@ -247,26 +242,3 @@ def test_invalid_utf8_binary_and_enormous_lines_are_indexed_safely(
     found = MemorySearch(index).search("after the wall", min_score=0.0)
     assert any(hit.path == "memory/2026-11-22.md" for hit in found.hits)
     assert all(len(text) < 20_000 for text in embedder.texts)  # enormous lines were split
-
-
-def test_a_keyword_read_that_a_commit_overtakes_is_read_again(
-    notes: Path, embedder: CountingEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the keyword leg reads LanceDB outside the index's lock (the vector leg runs meanwhile):
-    # a sync that commits during that read must not leave the search with the old table's hits
-    index = make_index(notes, embedder)
-    index.sync(trigger="manual")
-    real = store.fts_search
-
-    def overtaken(table: Any, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        hits = real(table, terms, limit)
-        monkeypatch.setattr(store, "fts_search", real)
-        (notes / "memory" / "2026-11-04.md").write_text("- the zeppelin hangar opens in May\n")
-        index.sync(trigger="manual")
-        return hits
-
-    monkeypatch.setattr(store, "fts_search", overtaken)
-    found = index.keyword_candidates("zeppelin hangar", 10)
-    assert [chunk.path for chunk in index.chunks([i for i, _ in found]).values()] == [
-        "memory/2026-11-04.md"
-    ]

@@ -108,39 +108,20 @@ class IndexReader:
             generation = self._generation
             if generation is None:
                 return []
-            version = generation.chunks_table.version
-        # Read outside the lock, so that the vector leg (which needs it) runs meanwhile; a read
-        # that failed, or that a commit or a rebuild overtook, is done again under the lock.
-        try:
-            hits: list[tuple[str, float]] | None = store.fts_search(
-                generation.chunks_table, terms, k
-            )
-        except Exception:
-            hits = None
-        with self._lock:
-            live = self._generation
-            if live is None:
-                return []
-            if live is not generation or hits is None or live.chunks_table.version != version:
-                hits = self._fts_search(live, terms, k)
-            known = live.vectors.chunks
+            try:
+                hits = store.fts_search(generation.chunks_table, terms, k)
+            except Exception as exc:
+                reason = f"keyword search failed: {type(exc).__name__}: {exc}"[:300]
+                self._last_error = reason
+                self._needs_fts = True  # the next sync rebuilds the full-text index
+                raise KeywordSearchUnavailable(reason) from exc
+            known = generation.vectors.chunks
             query_stems = stems(terms)
             return [
                 (chunk_id, float(score))
                 for chunk_id, score in hits
                 if chunk_id in known and not found_through_context(known[chunk_id], query_stems)
             ]
-
-    def _fts_search(
-        self, generation: Generation, terms: Sequence[str], k: int
-    ) -> list[tuple[str, float]]:
-        try:
-            return store.fts_search(generation.chunks_table, terms, k)
-        except Exception as exc:
-            reason = f"keyword search failed: {type(exc).__name__}: {exc}"[:300]
-            self._last_error = reason
-            self._needs_fts = True  # the next sync rebuilds the full-text index
-            raise KeywordSearchUnavailable(reason) from exc
 
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         """The chunks with these ids (ids no longer in the index are left out)."""

@@ -5,8 +5,7 @@ The pipeline: validate → vector leg (embed the query, cosine top-k over units)
 relevance 0.7·vector + 0.3·text → keep relevance ≥ min_score → order by match, the window's
 support, the time the query names and recency → cite each hit's unit grown into its window
 (`shell.memory.search.windows`), dropping units already cited and near-duplicates. The ranking math
-lives in `shell.memory.search.ranking`, the two legs (run side by side) in
-`shell.memory.search.legs`, the time words in `shell.memory.search.timeframe`, what
+lives in `shell.memory.search.ranking`, the time words in `shell.memory.search.timeframe`, what
 orders one search's candidates in `shell.memory.search.ordering`, the citing of hits in
 `shell.memory.search.citing`, the result types and the payload the model sees in
 `shell.memory.search.result`, and the tool wrapper in `shell.memory.search.tool`; this module
@@ -40,10 +39,10 @@ import numpy as np
 from shell.events import SearchHit
 from shell.memory.citations.check import checked_hits
 from shell.memory.citations.source import ProjectSource
+from shell.memory.index.reader import KeywordSearchUnavailable
 from shell.memory.paths import note_date
 from shell.memory.search import ranking
 from shell.memory.search.citing import cite
-from shell.memory.search.legs import run_legs
 from shell.memory.search.ordering import CandidateOrdering
 from shell.memory.search.request import (
     DEFAULT_MAX_RESULTS,
@@ -164,10 +163,8 @@ class MemorySearch:
         timings: dict[str, float] = {}
         started = time.perf_counter()
 
-        legs = run_legs(self._index, query, CANDIDATE_POOL)
-        timings.update(legs.timings)
-        qvec, vector, vector_error = legs.qvec, legs.vector, legs.vector_error
-        keyword, keyword_error = legs.keyword, legs.keyword_error
+        qvec, vector, vector_error = self._vector_leg(query, timings)
+        keyword, keyword_error = self._keyword_leg(query, timings)
         if vector_error and keyword_error:
             raise SearchError(
                 f"memory search is unavailable: the vector leg failed ({vector_error}) and the "
@@ -218,6 +215,39 @@ class MemorySearch:
                 logger.warning("the hit log failed: %s", describe_error(error))
             timings["recall"] = _ms_since(recall_started)
         return result
+
+    def _vector_leg(
+        self, query: str, timings: dict[str, float]
+    ) -> tuple[np.ndarray | None, list[tuple[str, float]], str | None]:
+        started = time.perf_counter()
+        try:
+            qvec = np.asarray(self._index.embedder.embed_query(query), dtype=np.float32)
+        except Exception as error:  # a missing or broken model degrades, never crashes
+            timings["embed"] = _ms_since(started)
+            return None, [], f"the embedder failed ({describe_error(error)})"
+        timings["embed"] = _ms_since(started)
+        started = time.perf_counter()
+        try:
+            found = self._index.vector_candidates(qvec, CANDIDATE_POOL)
+        except Exception as error:
+            return None, [], f"vector search failed ({describe_error(error)})"
+        finally:
+            timings["vector"] = _ms_since(started)
+        return qvec, found, None
+
+    def _keyword_leg(
+        self, query: str, timings: dict[str, float]
+    ) -> tuple[list[tuple[str, float]], str | None]:
+        started = time.perf_counter()
+        try:
+            found = self._index.keyword_candidates(query, CANDIDATE_POOL)
+        except KeywordSearchUnavailable as error:  # the FTS index is lost; a sync rebuilds it
+            return [], f"keyword leg unavailable ({error.reason})"
+        except Exception as error:
+            return [], f"keyword search failed ({describe_error(error)})"
+        finally:
+            timings["keyword"] = _ms_since(started)
+        return found, None
 
     def _rank(
         self,

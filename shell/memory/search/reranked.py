@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shell.memory.index.chunking import is_heading
+from shell.memory.index.coherence import continues
 from shell.memory.paths import note_date
 from shell.memory.search import ranking
 from shell.memory.search.rerank import Reranker, calibrated
@@ -58,10 +59,13 @@ def passage(chunk: Chunk) -> str:
     """What the cross-encoder reads of a unit: its note's date, the unit before it as the
     keyword leg reads it (`Chunk.context`, at most 100 tokens: a reply is read with what it
     answers), then the unit itself. On three LoCoMo conversations, against the date and the unit
-    alone: hit@5 0.896 against 0.885, hit@1 0.734 against 0.723; at about twice the tokens."""
+    alone: hit@5 0.896 against 0.885, hit@1 0.734 against 0.723; at about twice the tokens. The
+    unit before is read only where the unit continues its topic (`continues`): in a list of
+    unrelated facts it lent its answer to the next one ("Priya owns the iOS app." read 0.99 for
+    "which port does staging use", the line after the staging database's)."""
     day = note_date(chunk.path)
     dated = f"{day.day} {day:%B %Y}: " if day else ""
-    context = chunk.context.strip()
+    context = chunk.context.strip() if continues(chunk) else ""
     before = f"{context}\n" if context else ""
     return f"{dated}{before}{chunk.text}"
 

@@ -3,11 +3,11 @@
 The hybrid legs find candidates; the best `RERANK_POOL` of them by the first order (match and
 named time, `ordering.CandidateOrdering.first_order`) are read with the query by the
 cross-encoder (`shell.memory.search.rerank`), each as its passage: the note's date, the tail of
-the unit before it, and the unit. The logit becomes a calibrated relevance in (0, 1), which
-`min_score` and "nothing relevant" then use in place of the blend of the legs, and which adds to
-each hit's order with `RERANK_WEIGHT` (window and section support, recency and named time still
-count). The constants were set on three LoCoMo conversations and checked on the two others and
-on the other recall corpora (bench/README.md).
+the unit before it where the unit continues it, and the unit. The logit becomes a calibrated
+relevance in (0, 1), which `min_score` and "nothing relevant" then use in place of the blend of
+the legs, and which adds to each hit's order with `RERANK_WEIGHT` (window and section support,
+recency and named time still count). The constants were set on three LoCoMo conversations and
+checked on the two others and on the other recall corpora (bench/README.md).
 """
 
 from __future__ import annotations

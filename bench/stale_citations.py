@@ -91,13 +91,14 @@ def build(
     facts, by_file = [], {}
     for n in range(n_lines):
         name = rng.choice(names)
-        total = len((project / name).read_text().splitlines())
-        start = rng.randint(1, total - 2)
+        source = (project / name).read_text().splitlines()
+        start = rng.randint(1, len(source) - 2)
         end = start + rng.randint(0, 2)
         key = f"zq{n:04d}"
         cited = f"{name}#L{start}" if end == start else f"{name}#L{start}-L{end}"
         wrapped = rng.choice(("({})", "`{}`", "{}", "[{}]"))
-        line = f"- Fact {key}: the {rng.choice(WORDS)} step lives in " + wrapped.format(cited)
+        word = source[start - 1].split("_")[0].strip()  # a fact names what its lines say
+        line = f"- Fact {key}: the {word} step lives in " + wrapped.format(cited)
         target = "MEMORY.md" if n % 3 == 0 else f"memory/2026-11-{n % 28 + 1:02d}.md"
         by_file.setdefault(target, []).append(line)
         facts.append(Fact(key, name, start, end))

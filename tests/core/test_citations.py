@@ -101,7 +101,7 @@ def test_a_rewrite_keeps_the_hash_a_kept_line_was_written_with(
     old = written(files)
     (project / "src" / "app.py").write_text(CODE.replace("fast=True", "fast=False"))
     files.read("MEMORY.md")
-    files.write("MEMORY.md", old + "- new fact (src/app.py#L5)\n", reason="tool")
+    files.write("MEMORY.md", old + "- run takes fast (src/app.py#L5)\n", reason="tool")
     lines = written(files).splitlines()
     assert lines[0] == old.strip()  # still the old hash: the rewrite does not launder it
     assert marks(lines[0], project) == [("src/app.py#L2", "stale")]
@@ -111,10 +111,39 @@ def test_a_rewrite_keeps_the_hash_a_kept_line_was_written_with(
 def test_a_forged_hash_on_a_new_line_is_replaced_by_the_true_one(
     files: MemoryFiles, project: Path
 ) -> None:
-    files.append("MEMORY.md", "- fast (src/app.py#L2@deadbeef) and README.md#L1@XYZ", reason="tool")
+    files.append(
+        "MEMORY.md", "- run fast (src/app.py#L2@deadbeef) and README.md#L1@XYZ", reason="tool"
+    )
     line = written(files).strip()
     assert "deadbeef" not in line and "@XYZ" not in line
     assert marks(line, project) == [("src/app.py#L2", "fresh"), ("README.md#L1", "fresh")]
+
+
+@pytest.mark.parametrize("cited", ["README.md#L16", "README.md#L16@0badc0de"])
+def test_a_citation_of_lines_that_say_none_of_the_fact_gets_no_hash(
+    files: MemoryFiles, project: Path, cited: str
+) -> None:
+    # Qwen2.5-Coder-1.5B copied its instructions' example citation onto a fact the user told it;
+    # hashed, the invented source showed fresh at every recall
+    fact = f"- staging database lives on db-stage-3.internal, port 5433 ({cited})"
+    outcome = files.append("MEMORY.md", fact, reason="tool")
+    assert outcome.event.citations_unhashed == [
+        "README.md#L16 says none of this line's words: cite the lines that say it"
+    ]
+    line = written(files).strip()
+    assert line == "- staging database lives on db-stage-3.internal, port 5433 (README.md#L16)"
+    assert marks(line, project) == [("README.md#L16", "unchecked")]
+
+
+def test_a_citation_sharing_a_word_in_any_form_is_hashed(files: MemoryFiles, project: Path) -> None:
+    outcome = files.append(
+        "MEMORY.md",
+        "- Testing goes through make (README.md#L16); run returns its input (src/app.py#L5-L6)",
+        reason="tool",
+    )
+    assert outcome.event.citations_unhashed == []
+    line = written(files).strip()
+    assert marks(line, project) == [("README.md#L16", "fresh"), ("src/app.py#L5-L6", "fresh")]
 
 
 def test_the_secret_scanner_does_not_take_a_hashed_citation_for_a_secret(
@@ -332,7 +361,9 @@ def test_dreaming_moving_a_note_s_line_into_memory_keeps_its_hash(
     files: MemoryFiles, project: Path
 ) -> None:
     """The fact was written against the code of then: promoting it does not vouch for now."""
-    files.append("memory/2026-11-02.md", "- fast (src/app.py#L2) and README.md#L3", reason="tool")
+    files.append(
+        "memory/2026-11-02.md", "- run fast (src/app.py#L2) and README.md#L3", reason="tool"
+    )
     noted = written(files, "memory/2026-11-02.md").strip()
     (project / "src" / "app.py").write_text(CODE.replace("fast=True", "fast=False"))
     promoted = noted + " — Source: README.md#L4"

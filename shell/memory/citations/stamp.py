@@ -7,7 +7,8 @@ survives sync, merges, edits and moves between files, and costs nine characters.
 
 Only the lines a write adds are stamped: a line the file already held keeps the hash it was
 written with (rewriting MEMORY.md must not make its stale citations look fresh), while a new
-line's hash is always computed here, replacing any the writer put there (a forged hash).
+line's hash is always computed here, replacing any the writer put there (a forged hash). A
+citation whose lines say none of its line's words gets none (`support`): it never matched.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 
 from shell.memory.citations import refs
 from shell.memory.citations.source import SHOWN_PATH_CHARS, ProjectSource, Refused
+from shell.memory.citations.support import says_any_of
 from shell.text import shorten, split_lines
 from shell.tools.project.root import ProjectRoot
 
@@ -83,6 +85,14 @@ def _stamped(line: str, source: ProjectSource, unhashed: list[str], keep_recorde
         if isinstance(cited, Refused):
             unhashed.append(f"{shorten(citation.name, SHOWN_PATH_CHARS)}: {cited.reason}")
             if citation.recorded is not None:  # a hash nobody here computed is not kept
+                line = line[: citation.range_end] + line[citation.span[1] :]
+            continue
+        if not says_any_of(cited.lines, line):
+            unhashed.append(
+                f"{shorten(citation.name, SHOWN_PATH_CHARS)} says none of this line's words: "
+                "cite the lines that say it"
+            )
+            if citation.recorded is not None:
                 line = line[: citation.range_end] + line[citation.span[1] :]
             continue
         line = refs.with_hash(line, citation, cited.digest)

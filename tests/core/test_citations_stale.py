@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from shell import events as ev
 from shell.build import build_agent
 from shell.config import Settings
 from shell.headless.search import stale_command
@@ -21,6 +22,9 @@ from shell.memory.files.door import MemoryFiles
 from shell.memory.tools import memory_tools
 from shell.tools.toolbox import CallContext
 from shell.workspace import init_workspace
+from tests.core.agent_helpers import collect, of, started
+from tests.fakes.openai_script import Reply
+from tests.fakes.openai_server import FakeOpenAI
 
 README = "".join(f"step {n}: run make test-{n}\n" for n in range(1, 21))
 
@@ -164,3 +168,25 @@ def test_the_agent_hashes_only_while_the_project_tools_are_offered(
     outcome = offered.lifecycle.files.append("MEMORY.md", "- tests at README.md#L1", reason="tool")
     assert outcome.event.citations_unhashed == []
     assert "README.md#L1@" in (settings.workspace / "MEMORY.md").read_text()
+
+
+async def test_a_model_citing_a_line_that_says_nothing_of_its_fact_gets_no_hash(
+    fake_settings: Settings, fake_openai: FakeOpenAI, project: Path
+) -> None:
+    # the attack as Qwen made it by accident: a fact the user told, with the instructions'
+    # example citation copied onto it (README line 16 here says "step 16: run make test-16")
+    settings = replace(fake_settings, project=project, context_window=16_384)
+    agent = await started(settings)
+    fact = "- staging database lives on db-stage-3.internal, port 5433 (README.md#L16)"
+    call = json.dumps({"text": fact, "path": "MEMORY.md"})
+    fake_openai.enqueue(Reply(tool_calls=[("c1", "memory_append", call)]), Reply(text="Saved."))
+    events = await collect(agent.submit("remember: staging is db-stage-3.internal, port 5433"))
+    [written] = of(events, ev.MemoryWritten)
+    assert written.citations_unhashed == [
+        "README.md#L16 says none of this line's words: cite the lines that say it"
+    ]
+    memories = [path.read_text() for path in settings.workspace.parent.rglob("MEMORY.md")]
+    assert [text for text in memories if fact in text.splitlines()]  # written, with no hash
+    result = json.loads(fake_openai.requests[-1]["messages"][-1]["content"])
+    assert result["citationsNotHashed"] == written.citations_unhashed
+    await agent.aclose()

@@ -128,7 +128,7 @@ def test_a_citation_of_lines_that_say_none_of_the_fact_gets_no_hash(
     fact = f"- staging database lives on db-stage-3.internal, port 5433 ({cited})"
     outcome = files.append("MEMORY.md", fact, reason="tool")
     assert outcome.event.citations_unhashed == [
-        "README.md#L16 says none of this line's words: cite the lines that say it"
+        "README.md#L16: its lines say none of this line's words; cite the lines that say it"
     ]
     line = written(files).strip()
     assert line == "- staging database lives on db-stage-3.internal, port 5433 (README.md#L16)"

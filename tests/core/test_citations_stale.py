@@ -183,7 +183,7 @@ async def test_a_model_citing_a_line_that_says_nothing_of_its_fact_gets_no_hash(
     events = await collect(agent.submit("remember: staging is db-stage-3.internal, port 5433"))
     [written] = of(events, ev.MemoryWritten)
     assert written.citations_unhashed == [
-        "README.md#L16 says none of this line's words: cite the lines that say it"
+        "README.md#L16: its lines say none of this line's words; cite the lines that say it"
     ]
     memories = [path.read_text() for path in settings.workspace.parent.rglob("MEMORY.md")]
     assert [text for text in memories if fact in text.splitlines()]  # written, with no hash

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from shell import prompts
-from shell.context.calibration import CalibrationStore
+from shell.context.calibration import CalibrationStore, KeptCalibration
 from shell.events import (
     BaseEvent,
     CompactionFinished,
@@ -280,15 +280,16 @@ async def test_the_summariser_learns_how_the_provider_counts_it_and_stages_by_th
     assert len(server.requests) == len(theirs)
 
 
-async def must_be_asked(server: Any) -> LLM:
-    """A model on a server that sends no usage when streaming (llama.cpp's): after its first
-    call, it is asked for each prompt's count before the call (`LLM.counts_before`)."""
+async def must_be_asked(server: Any, state: Path) -> tuple[LLM, KeptCalibration]:
+    """A model on a server that sends no usage when streaming (llama.cpp's), which after its
+    first call is asked for each prompt's count before the call (`LLM.counts_before`); and its
+    summariser's calibration, kept in `state`."""
     llm = LLM("openai/fake", api_base=server.base_url, max_attempts=1, ask_count=True)
     server.enqueue(Reply(text="hi", streamed_usage=False), Reply(text="h"))
     _ = [item async for item in llm.stream([user("hello")])]
     assert llm.counts_before
     server.reset()
-    return llm
+    return llm, CalibrationStore(state).kept("openai/fake · summariser", through_origin=True)
 
 
 def _asked(transcript: str, previous: str | None = None) -> int:
@@ -306,8 +307,7 @@ async def test_where_the_server_must_be_asked_each_stage_is_counted_before_and_r
     # SmolLM2's server counted a summariser's prompt at up to 1.32× the projection learned from
     # the last one (how many quotes a transcript holds moves its count): where a server sends no
     # usage, each stage is counted before its call, and one the count shows too big is re-split
-    llm = await must_be_asked(server)
-    sizes = CalibrationStore(tmp_path).kept("openai/fake · summariser", through_origin=True)
+    llm, sizes = await must_be_asked(server, tmp_path)
     messages = history()
     body = messages[: len(messages) - 8]
     limit = COUNTER.messages(body)  # one stage by our count
@@ -343,8 +343,7 @@ async def test_a_stage_the_server_counts_with_no_room_for_its_reply_is_split_aga
 ) -> None:
     # SmolLM2's last stage was counted at 1,970 of a 2,048 window (its transcript within the
     # stage's bound, the previous summary on top): three retries, then the summary by rule
-    llm = await must_be_asked(server)
-    sizes = CalibrationStore(tmp_path).kept("openai/fake · summariser", through_origin=True)
+    llm, sizes = await must_be_asked(server, tmp_path)
     messages = history()
     body = messages[: len(messages) - 8]
     ours = COUNTER.messages(body)

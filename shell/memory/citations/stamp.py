@@ -83,19 +83,15 @@ def _stamped(line: str, source: ProjectSource, unhashed: list[str], keep_recorde
             continue
         cited = source.lines(citation)
         if isinstance(cited, Refused):
-            unhashed.append(f"{shorten(citation.name, SHOWN_PATH_CHARS)}: {cited.reason}")
-            if citation.recorded is not None:  # a hash nobody here computed is not kept
-                line = line[: citation.range_end] + line[citation.span[1] :]
+            refused = cited.reason
+        elif not says_any_of(cited.lines, line):
+            refused = "its lines say none of this line's words; cite the lines that say it"
+        else:
+            line = refs.with_hash(line, citation, cited.digest)
             continue
-        if not says_any_of(cited.lines, line):
-            unhashed.append(
-                f"{shorten(citation.name, SHOWN_PATH_CHARS)} says none of this line's words: "
-                "cite the lines that say it"
-            )
-            if citation.recorded is not None:
-                line = line[: citation.range_end] + line[citation.span[1] :]
-            continue
-        line = refs.with_hash(line, citation, cited.digest)
+        unhashed.append(f"{shorten(citation.name, SHOWN_PATH_CHARS)}: {refused}")
+        if citation.recorded is not None:  # a hash nobody here computed is not kept
+            line = line[: citation.range_end] + line[citation.span[1] :]
     return line
 
 

@@ -1,12 +1,15 @@
-"""Helpers for the compaction tests: messages, filler conversations of whole turns, and the
-recent turn whose identifiers and ask a good summary keeps."""
+"""Helpers for the compaction tests: messages, filler conversations of whole turns, the recent
+turn whose identifiers and ask a good summary keeps, and `compact()` run over a history."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from shell.context.counter import TokenCounter
+from shell.lifecycle.compaction import compact
 from shell.lifecycle.transcript import render_transcript
+from shell.model import LLM
 from shell.text.identifiers import extract_identifiers
 
 COUNTER = TokenCounter()
@@ -66,3 +69,50 @@ def good_summary(identifiers: list[str] = IDENTIFIERS, ask: str = ASK) -> str:
         f"## Pending user asks\n- {ask}\n"
         "## Exact identifiers\n" + "\n".join(f"- {i}" for i in identifiers) + "\n"
     )
+
+
+# --- compact() over a history ---------------------------------------------------------------
+
+SYSTEM_TOKENS = 500
+
+
+def count_prompt(messages: list[dict[str, Any]]) -> int:
+    return SYSTEM_TOKENS + COUNTER.messages(messages)
+
+
+def history() -> list[dict[str, Any]]:
+    """Six filler turns, then the turn with the identifiers and the ask, then two more turns."""
+    return [*conversation(6), *RECENT, user(ASK), assistant("I will."), *conversation(2, 6)]
+
+
+KEEP = COUNTER.messages(conversation(2, 6)) + 5
+"""Keeps exactly the last two turns of `history()`."""
+
+
+async def run(llm: LLM, messages: list[dict[str, Any]], keep: int, **kwargs: Any) -> list[Any]:
+    max_transcript_tokens = kwargs.pop("max_transcript_tokens", None)
+    max_request_tokens = kwargs.pop("max_request_tokens", None)
+    summary_sizes = kwargs.pop("summary_sizes", None)
+    ticks = itertools.count(100.0, 0.25)
+    items = [
+        item
+        async for item in compact(
+            llm=llm,
+            messages=messages,
+            counter=COUNTER,
+            keep_tail_tokens=keep,
+            trigger=kwargs.pop("trigger", "threshold"),
+            focus=kwargs.pop("focus", None),
+            count_prompt=count_prompt,
+            compaction_count=kwargs.pop("compaction_count", 0),
+            clock=lambda: next(ticks),
+            max_transcript_tokens=max_transcript_tokens,
+            max_request_tokens=max_request_tokens,
+            summary_sizes=summary_sizes,
+        )
+    ]
+    return items
+
+
+def user_prompt(request: dict[str, Any]) -> str:
+    return str(request["messages"][-1]["content"])

@@ -184,12 +184,13 @@ class MemoryLifecycle:
         now = self.clock().isoformat(timespec="minutes")
         compact_tools = self.request_builder.compact_tools
         schemas = Toolbox([tool]).schemas(compact=compact_tools)
-        flushable, counted = await self._flush_fitted(target, now, schemas)
+        system = self.request_builder.system_prompt()
+        flushable, counted = await self._flush_fitted(target, now, schemas, system)
         outcome: FlushOutcome | None = None
         async for item in run_flush(
             llm=self.llm,
             messages=flushable,
-            system_prompt=self.request_builder.system_prompt(),
+            system_prompt=system,
             tool=tool,
             target=target,
             cycle=cycle,
@@ -252,24 +253,23 @@ class MemoryLifecycle:
         )
 
     async def _flush_fitted(
-        self, target: str, now: str, schemas: list[dict[str, Any]]
+        self, target: str, now: str, schemas: list[dict[str, Any]], system: str
     ) -> tuple[list[dict[str, Any]], bool]:
         """What the flush sends (`_flushable`), fitted by the server's count of this very prompt
         where the server must be asked (`LLM.count`): a template may count new text unlike the
         last prompt (SmolLM2's escapes every quote). Also whether the server counted what is
         sent, so the call does not ask again."""
-        messages = self._flushable(target, now, schemas)
-        system = self.request_builder.system_prompt()
+        messages = self._flushable(target, now, schemas, system)
         request = flush_request(messages, system, target, now)
         reported = await self.llm.count(request, schemas)
         if not reported:
             return messages, False
         self._flush_counted(request, schemas, reported)
-        fitted = self._flushable(target, now, schemas)
+        fitted = self._flushable(target, now, schemas, system)
         return fitted, fitted == messages
 
     def _flushable(
-        self, target: str, now: str, schemas: list[dict[str, Any]]
+        self, target: str, now: str, schemas: list[dict[str, Any]], system: str
     ) -> list[dict[str, Any]]:
         """The conversation the flush sees, with room for its reply: all of it; or, when that
         would not fit the window, every user message whole and the replies shortened; or,
@@ -278,7 +278,7 @@ class MemoryLifecycle:
         builder = self.request_builder
         sizes = builder.flushes.calibration
         sizes = sizes if sizes.calibrated else builder.turns.calibration
-        system, tools = builder.system_prompt(), builder.counter.tools(schemas)
+        tools = builder.counter.tools(schemas)
 
         def fits(messages: list[dict[str, Any]]) -> bool:
             counted = builder.counter.messages(flush_request(messages, system, target, now))

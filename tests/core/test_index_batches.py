@@ -151,7 +151,11 @@ async def test_a_first_search_shows_its_sync_to_whoever_listens(
     listener = asyncio.create_task(listen())
     await asyncio.sleep(0)  # it listens
     events = await asyncio.to_thread(recall.before_search)  # as the search tool runs it
-    await asyncio.sleep(0.05)  # the progress crosses from the sync's thread
+    for _ in range(500):  # the progress crosses from the sync's thread: wait for its last
+        progress = [e for e in heard if isinstance(e, IndexSyncProgress)]
+        if progress and progress[-1].embedded == NOTES * LINES:
+            break
+        await asyncio.sleep(0.01)
     listener.cancel()
 
     progress = [e for e in heard if isinstance(e, IndexSyncProgress)]

@@ -176,7 +176,8 @@ def _scoped_memory(settings: Settings, global_git: GitStore) -> ScopedMemory:
         )
         writable = scope in (scopes.own, scopes.user)
         outside = files.commit_outside_edits if writable else None
-        parts.append(ScopeMemory(scope, here, files, RecallService(here, outside_edits=outside)))
+        recall = RecallService(here, outside_edits=outside, scope=scope.label)
+        parts.append(ScopeMemory(scope, here, files, recall))
     return ScopedMemory(scopes, tuple(parts))
 
 

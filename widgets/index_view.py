@@ -38,9 +38,9 @@ class IndexView:
                     await self.side.index_ready()
                 elif event.files_changed or event.files_removed:  # a pull, a file deleted
                     await self.side.reread()
-            case IndexRebuilt(reason="missing"):
-                await self.transcript.add_notice("memory index built from the files")
-            case IndexRebuilt(reason=reason):
+            case IndexRebuilt(reason="missing", scope=scope):
+                await self.transcript.add_notice(f"{scope} memory: index built from the files")
+            case IndexRebuilt(reason=reason, scope=scope):
                 await self.transcript.add_notice(
-                    f"memory index rebuilt from the files: {reason}", "warning"
+                    f"{scope} memory: index rebuilt from the files: {reason}", "warning"
                 )

@@ -216,3 +216,5 @@ class IndexRebuilt(BaseEvent):
 
     type: ClassVar[str] = "index_rebuilt"
     reason: str
+    scope: str = "global"
+    """The memory whose index it is (`shell.scopes`): a session has more than one."""

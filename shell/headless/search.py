@@ -115,7 +115,7 @@ def recalls_of(
         existing_workspace(here)
         if scope != scopes.own:
             here = replace(here, dreaming=replace(here.dreaming, enabled=False))
-        recalls.append((scope, RecallService(here, on_progress=progress)))
+        recalls.append((scope, RecallService(here, on_progress=progress, scope=scope.label)))
     return recalls
 
 

@@ -37,11 +37,14 @@ class RecallService:
         *,
         outside_edits: OutsideEdits | None = None,
         on_progress: Callable[[IndexSyncProgress], None] | None = None,
+        scope: str = "global",
     ) -> None:
         """`outside_edits`: called with the memory paths the watcher saw change, once they
         settle, before the index catches up; its events are published like the index's.
-        `on_progress`: also told of a sync's progress (a headless command prints it)."""
+        `on_progress`: also told of a sync's progress (a headless command prints it).
+        `scope`: the memory recalled (`shell.scopes`), named in the index's events."""
         self.settings = settings
+        self.scope = scope
         self._outside_edits = outside_edits
         self._on_progress = on_progress
         self._index: MemoryIndex | None = None
@@ -68,7 +71,9 @@ class RecallService:
 
             state = self.settings.state_dir
             embedder = load_embedder(self.settings.embedder, state / "fastembed")
-            self._index = MemoryIndex(self.settings.workspace, embedder, index_dir=state / "index")
+            self._index = MemoryIndex(
+                self.settings.workspace, embedder, index_dir=state / "index", scope=self.scope
+            )
         return self._index
 
     @property

@@ -186,6 +186,19 @@ async def test_with_no_project_open_everything_is_global_as_before(
     await agent.aclose()
 
 
+async def test_each_memorys_first_index_build_names_that_memory(
+    fake_settings: Settings, fake_openai: FakeOpenAI, folders: tuple[Path, Path]
+) -> None:
+    settings = scoped(fake_settings, folders[0])
+    agent = build_agent(settings, index_in_background=False, interactive=False)
+    await collect(agent.start())
+    fake_openai.enqueue(call("memory_search", query="kestrel"), Reply(text="."))
+    rebuilt = of(await turn(agent, "what do we know?"), ev.IndexRebuilt)
+    own = session_scopes(settings).own.label
+    assert sorted((e.scope, e.reason) for e in rebuilt) == [("global", "missing"), (own, "missing")]
+    await agent.aclose()
+
+
 async def test_the_flush_of_a_project_session_sends_the_users_lines_to_the_global_note(
     fake_settings: Settings, fake_openai: FakeOpenAI, folders: tuple[Path, Path]
 ) -> None:

@@ -66,6 +66,7 @@ class MemoryIndex(IndexReader):
         chunk_tokens: int = UNIT_TOKENS,
         context_tokens: int = CONTEXT_TOKENS,
         clock: Callable[[], datetime] | None = None,
+        scope: str = "global",
     ) -> None:
         """Set the index up; nothing is opened or imported until first use.
 
@@ -76,12 +77,14 @@ class MemoryIndex(IndexReader):
             chunk_tokens: Most tokens in one unit (a Markdown block or part of one).
             context_tokens: Tokens of the previous unit kept as keyword context.
             clock: Returns "now" for `last_sync` (UTC wall clock by default).
+            scope: The memory this indexes, named in its events (`shell.scopes`).
         """
         super().__init__(embedder)
         self.workspace = Path(workspace)
         self.index_dir = Path(index_dir) if index_dir else self.workspace / ".cairn" / "index"
         self.chunk_tokens = chunk_tokens
         self.context_tokens = context_tokens
+        self.scope = scope
         self._writer = IndexWriter(
             self.workspace,
             embedder,
@@ -241,7 +244,7 @@ class MemoryIndex(IndexReader):
             trigger=trigger,
             capped=capped_files(fresh.vectors),
         )
-        return [IndexRebuilt(reason=reason), synced]
+        return [IndexRebuilt(reason=reason, scope=self.scope), synced]
 
     def _wipe_store(self) -> None:
         """Delete the index folder, keeping the embedding cache if it can still be read."""

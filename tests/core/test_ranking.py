@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, date, datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from shell.memory.paths import note_date
@@ -15,6 +16,7 @@ from shell.memory.search.ranking import (
     newer_first,
     normalise_bm25,
     ordering_score,
+    ordering_scores,
     word_tokens,
 )
 
@@ -101,6 +103,14 @@ def test_ordering_score_weighs_bm25_against_the_query_best_match() -> None:
     assert ordering_score(0.5, 4.0, scale) == pytest.approx(0.6 * 0.5 + 0.2)
     assert ordering_score(-0.2, 0.0, scale) == 0.0  # an anti-correlated cosine counts as none
     assert ordering_score(0.5, 3.0, (0.0, 0.0)) == pytest.approx(0.5)  # vector only
+
+
+@pytest.mark.parametrize("scale", [(0.4, 8.0), (0.4, 0.0), (0.0, 8.0), (1.0, 2.0)])
+def test_a_files_units_are_scored_as_each_unit_alone(scale: tuple[float, float]) -> None:
+    cosines = np.array([0.5, -0.2, 0.9, 0.3, 0.7], np.float32)
+    raw = np.array([8.0, 0.0, math.inf, math.nan, -1.0])
+    alone = [ordering_score(float(c), float(r), scale) for c, r in zip(cosines, raw, strict=True)]
+    assert ordering_scores(cosines, raw, scale) == pytest.approx(alone)
 
 
 def test_a_newer_note_restating_a_hit_moves_just_ahead_of_it() -> None:

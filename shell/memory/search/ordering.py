@@ -44,11 +44,11 @@ class CandidateOrdering:
         return ranking.ordering_score(cosine, raw, (self.text_weight, self.best_raw))
 
     def framed(self, chunk_id: str) -> bool:
+        if self.frame is None:
+            return False
         chunk = self.chunks.get(chunk_id)
         day = note_date(chunk.path) if chunk else None
-        return self.frame is not None and in_frame(
-            day, self.frame, grace_days=ranking.FRAME_GRACE_DAYS
-        )
+        return in_frame(day, self.frame, grace_days=ranking.FRAME_GRACE_DAYS)
 
     def first_order(self, scored: ranking.Scored) -> float:
         """The order before the window's support is known, to pick the candidates ranked."""
@@ -57,4 +57,5 @@ class CandidateOrdering:
 
     def score_units(self, units: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
         cosines = vectors @ self.qvec if self.qvec is not None else np.zeros(len(units))
-        return np.array([self.match(float(c), u.id) for u, c in zip(units, cosines, strict=True)])
+        raw = np.fromiter((self.raw.get(unit.id, 0.0) for unit in units), float, len(units))
+        return ranking.ordering_scores(cosines, raw, (self.text_weight, self.best_raw))

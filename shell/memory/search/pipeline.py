@@ -368,9 +368,14 @@ class MemorySearch:
             )
             ranked.append((final, framed, scored, chunk))
         ranked.sort(key=lambda item: (-item[0], item[2].chunk_id))
+        days = [note_date(chunk.path) for _, _, _, chunk in ranked]
         order = ranking.newer_first(
-            [note_date(chunk.path) for _, _, _, chunk in ranked],
-            [ranking.word_tokens(chunk.text) for _, _, _, chunk in ranked],
+            days,
+            # only a dated note can restate another: the others' words are never compared
+            [
+                ranking.word_tokens(chunk.text) if day else frozenset()
+                for day, (_, _, _, chunk) in zip(days, ranked, strict=True)
+            ],
             [framed for _, framed, _, _ in ranked],
             ordering.query_words,
         )

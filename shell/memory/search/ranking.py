@@ -14,6 +14,8 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import NamedTuple
 
+import numpy as np
+
 from shell.memory.paths import note_date
 from shell.text.stop_words import STOP_WORDS
 
@@ -131,6 +133,16 @@ def ordering_score(cosine: float, raw_bm25: float, scale: tuple[float, float]) -
     text_weight, best = scale
     keyword = raw_bm25 / best if best > 0 and math.isfinite(raw_bm25) else 0.0
     return (1.0 - text_weight) * max(0.0, cosine) + text_weight * max(0.0, keyword)
+
+
+def ordering_scores(
+    cosines: np.ndarray, raw_bm25: np.ndarray, scale: tuple[float, float]
+) -> np.ndarray:
+    """`ordering_score` of many units at once (a file's units, for their window's support)."""
+    text_weight, best = scale
+    finite = np.isfinite(raw_bm25) & (best > 0)
+    keyword = np.divide(raw_bm25, best, out=np.zeros_like(raw_bm25), where=finite)
+    return (1.0 - text_weight) * np.maximum(cosines, 0.0) + text_weight * np.maximum(keyword, 0.0)
 
 
 @lru_cache(maxsize=8192)

@@ -42,13 +42,10 @@ from bench.server_counts import Calls, ProbedLLM, projections
 from shell import events as ev
 from shell.build import build_agent
 from shell.config import Settings
+from shell.loop.save_claims import UNSAVED_NOTICE, claims_a_save
 from shell.workspace import init_workspace
 
 CITATION = re.compile(r"([\w./-]+\.md)#L(\d+)(?:-L?(\d+))?")
-CLAIMED_SAVE = re.compile(
-    r"\b(saved|updated|remembered|noted|stored|recorded|added to (?:your |the )?memory)\b", re.I
-)
-"""An answer that says it saved something: a false claim in a turn without a write."""
 
 SCRIPT = [
     "Hi! My name is Ada and I live in Tromsø.",
@@ -112,6 +109,8 @@ class TurnRow:
     """Each citation Cairn named beside an answer that restated a hit (`AnswerSourced`)."""
     overflows: int = 0
     claimed_save: bool = False
+    flagged_unsaved: bool = False
+    """Cairn said beside the answer that its claimed save wrote nothing."""
     notes: list[str] = field(default_factory=list)
     """Why a flush failed or a retry happened."""
     seconds: float = 0.0
@@ -133,7 +132,7 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
             row.answer += text
             row.answer_chars += len(text.strip())
             row.citations += [m.group(0) for m in CITATION.finditer(text)]
-            row.claimed_save |= bool(CLAIMED_SAVE.search(text))
+            row.claimed_save |= claims_a_save(text)
         case ev.ToolCallStarted(by_cairn=True):
             row.by_cairn += 1
         case ev.ToolCallStarted(from_text=from_text):
@@ -168,6 +167,8 @@ def record(row: TurnRow, event: ev.BaseEvent) -> None:
         case ev.Error(kind=kind, message=message):
             row.errors.append(f"{kind}: {message[:100]}")
             row.overflows += kind == "context_overflow"
+        case ev.Notice(message=message) if message == UNSAVED_NOTICE:
+            row.flagged_unsaved = True
         case ev.TurnFinished(reason=reason):
             row.reason = reason
 
@@ -273,6 +274,9 @@ def summary(rows: list[TurnRow], calls: Calls, workspace: Path) -> dict[str, Any
         "citations_invented": len(cited) - len(real),
         "overflows": sum(row.overflows for row in rows),
         "saves_claimed_without_a_write": sum(row.claimed_save and not row.writes for row in rows),
+        "of_them_flagged_by_cairn": sum(
+            row.claimed_save and not row.writes and row.flagged_unsaved for row in rows
+        ),
         "answers_copied_word_for_word": _copies(rows),
         "retries": sum(row.retries for row in rows),
         **projections(calls),

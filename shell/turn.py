@@ -38,6 +38,7 @@ from shell.loop.assist import cairn_call, facts_to_keep, question_in
 from shell.loop.calls import ModelCall, ToolDone, run_tool_calls
 from shell.loop.cancel import Cancellation, StoppedDuring, TurnLog
 from shell.loop.citations import ShownLines, unbacked_notice
+from shell.loop.save_claims import UNSAVED_NOTICE, unsaved_claim
 from shell.memory.service import RecallService
 from shell.model import LLM, ModelError, ModelReply
 from shell.model.reply import ToolCallRequest
@@ -166,6 +167,10 @@ class TurnLoop:
                     yield event
                 if turn.reason == "cancelled":
                     yield turn.receipt()
+                if turn.reason == "completed" and unsaved_claim(
+                    turn.answer, turn.written, turn.tools_finished
+                ):
+                    yield Notice(UNSAVED_NOTICE, level="warning")
                 yield TurnFinished(turn=turn.number, reason=turn.reason)
             if self._index_in_background:
                 p.recall.start()  # after the first answer, never in its way (once)

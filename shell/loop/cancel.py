@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from shell.events import (
+    AssistantMessage,
     Event,
     MemoryWritten,
     ToolCallFinished,
@@ -98,9 +99,13 @@ class TurnLog:
     tools_stopped: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
+    answer: str = ""
+    """The text of the model's last message."""
 
     def note(self, event: Event) -> None:
         match event:
+            case AssistantMessage(text=text):
+                self.answer = text
             case ToolCallFinished(name=name):
                 self.tools_finished.append(name)
             case ToolCallStopped(name=name):

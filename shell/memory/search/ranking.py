@@ -142,7 +142,8 @@ def ordering_scores(
     text_weight, best = scale
     finite = np.isfinite(raw_bm25) & (best > 0)
     keyword = np.divide(raw_bm25, best, out=np.zeros_like(raw_bm25), where=finite)
-    return (1.0 - text_weight) * np.maximum(cosines, 0.0) + text_weight * np.maximum(keyword, 0.0)
+    scores = (1.0 - text_weight) * np.maximum(cosines, 0.0) + text_weight * np.maximum(keyword, 0.0)
+    return np.asarray(scores, dtype=np.float64)
 
 
 @lru_cache(maxsize=8192)

@@ -132,6 +132,14 @@ _ONGOING = re.compile(
 )
 """What the speaker does now, somewhere or for something ("I'm volunteering at a shelter",
 "I've been working at Acme"), which the general rule reads as how they are ("I'm doing …")."""
+_GOAL = re.compile(
+    r"^it(?:'s|’s|\s+is|\s+has|\s+was)\s+(?:(?:always|long)\s+)?(?:been\s+)?(?:a|my|our)\s+"
+    r"(?:(?:big|huge|lifelong|long-time|real)\s+)?(?P<what>dream|goal|plan|wish|ambition|hope)"
+    r"(?:\s+of\s+(?:mine|ours))?\s+to\s+(?=\w)",
+    re.IGNORECASE,
+)
+"""A goal said impersonally ("It's been a dream to adopt …"): the speaker's own, which the
+reaction rule would read as "It's great"."""
 _LISTENER = frozenset("you your you're youre you've you'll you'd yours u ur".split())
 _PRONOUN_START = frozenset("he she it they his her its their him them".split())
 
@@ -218,12 +226,14 @@ def _kept(sentence: str, names: set[str], *, spoken: bool) -> str | None:
     text = _without_vocative(_without_openers(sentence), names)
     if not text or is_question(text) or sentence.rstrip().endswith("?"):
         return None
+    if goal := _GOAL.match(text):
+        text = f"It has been my {goal.group('what').lower()} to {text[goal.end() :]}"
     words = [word.lower().strip(",.!:;'’\"") for word in text.split()]
     if words[0] in SMALL_TALK_WORDS or words[0] in _LISTENER:
         return None
     if any(p.match(text) for p in (_REACTION_START, _ENCOURAGEMENT, _FEELING, _ABOUT_THE_TALK)):
         return None
-    told = _NEWS.match(text) or _ONGOING.match(text)
+    told = _NEWS.match(text) or _ONGOING.match(text) or goal
     if not is_statement_of_fact(text, min_words=NOTE_MIN_WORDS) and not told:
         return None
     if spoken:

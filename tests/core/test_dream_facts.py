@@ -39,6 +39,10 @@ from shell.dreaming.wording import third_person
             "Maria is doing their part too, volunteering at a homeless shelter.",
         ),
         ("Tom: I've been working at Acme since May", "Tom has been working at Acme since May."),
+        (
+            "Ana: Thanks, Jo! I'm so excited. It's always been a dream to open a bakery. Tips?",
+            "It has been Ana's dream to open a bakery.",
+        ),
         ("Priya leads billing", "Priya leads billing"),
         ("Deadline: the report is due Friday", "Deadline: the report is due Friday"),
     ],
@@ -63,6 +67,7 @@ def test_a_chat_line_becomes_the_one_fact_it_states(line: str, fact: str | None)
         "Assistant: I found three notes about that.",
         "That's so cool, Priya!",
         "Andrew: No, no pets right now.",
+        "Ana: It's been a long week, Jo.",
     ],
 )
 def test_reactions_greetings_questions_and_the_assistant_state_no_fact(line: str) -> None:

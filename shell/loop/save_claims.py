@@ -13,16 +13,17 @@ from collections.abc import Sequence
 
 CLAIMED_SAVE = re.compile(
     r"\bI(?:'ve|’ve| have|'ll|’ll| will)\s+(?:now\s+|also\s+|just\s+)?"
-    r"(?:saved|stored|noted|recorded|remembered|remember|added|written|made\s+a\s+note|"
+    r"(?:saved|stored|noted|recorded|remembered|remember|made\s+a\s+note|"
     r"keep\s+(?:that|this|it)\s+in\s+mind)\b"
-    r"|\bI\s+(?:saved|stored|noted|recorded|added|wrote)\b"
-    r"|\b(?:saved|stored|added|written|recorded)\s+(?:it\s+|that\s+|this\s+)?"
-    r"(?:to|in|into)\s+(?:your\s+|my\s+|the\s+)?memory\b"
+    r"|\bI\s+(?:saved|stored|noted|recorded)\b"
+    r"|\b(?:saved|stored|added|written|recorded|noted)\s+(?:it\s+|that\s+|this\s+)?"
+    r"(?:to|in|into)\s+(?:your\s+|my\s+|the\s+|today's\s+)?(?:memory|notes?|daily\s+note)\b"
     r"|^\s*(?:noted|got\s+it,?\s+noted|saved)\b",
     re.IGNORECASE,
 )
-"""First-person claims ("I've saved", "I'll remember", "stored in memory", a leading "Noted"):
-"as you noted" or "I remember that you…" (recall, not a save) do not count."""
+"""First-person claims ("I've saved", "I'll remember", "added to your notes", a leading
+"Noted"); "as you noted", "I remember that you…" (recall) and "I wrote you a poem" or "I added a
+twist" (work in the answer) do not count."""
 
 UNSAVED_NOTICE = (
     "The answer says it saved something, but nothing was written to memory this turn: "

@@ -25,6 +25,7 @@ from tests.fakes.openai_server import FakeOpenAI
         "I saved it.",
         "Noted. Anything else?",
         "That's now stored in memory.",
+        "I added it to your daily note.",
         "I’ll keep that in mind for next time.",
     ],
 )
@@ -39,6 +40,8 @@ def test_first_person_claims_of_a_save_are_read(answer: str) -> None:
         "I remember that you live in Tromsø.",
         "The file was saved by your editor.",
         "Here is a story about a lighthouse keeper.",
+        "I wrote you a short poem about the sea.",
+        "Here it is; I added a twist at the end.",
     ],
 )
 def test_recall_and_other_peoples_saves_are_not_claims(answer: str) -> None:

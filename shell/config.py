@@ -99,7 +99,7 @@ class Settings:
     rerank: bool = False
     """memory_search reads its best candidates again with a local cross-encoder
     (`shell.memory.search.reranked`): a better first hit and an honest "nothing relevant" on
-    LoCoMo, but 0.3-1 s a search on 2 cores and a paraphrase it can miss (bench/README.md)."""
+    LoCoMo, at ~140 ms a search on 2 cores (p50), but a paraphrase it can miss (bench/README.md)."""
     watch: bool = True
     """Watch memory files and re-index edits made outside Cairn."""
     secrets: str = "redact"

@@ -30,16 +30,21 @@ from shell.model.reply import ToolCallRequest
 from shell.text.user_facts import is_question, stated_facts
 
 _REMEMBER = re.compile(
-    r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind)(?:\s+that)?\s*[:,]?\s+(?P<fact>\S.*)$",
+    r"^\s*(?:please\s+)?(?:remember|note|keep\s+in\s+mind|don'?t\s+forget|do\s+not\s+forget"
+    r"|(?:jot|write|note|put)\s+(?:this|that|it)\s+down(?:\s+for\s+me)?"
+    r"|make\s+a\s+note(?:\s+of\s+(?:this|that))?)"
+    r"(?:\s+that)?\s*[:,;.!\-–—]*\s+(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+_TAG = re.compile(r"[\s,]+(?:ok|okay|alright|right|yeah|yes|please|thanks)[?!.]*$", re.IGNORECASE)
+"""A tag that makes a request look like a question: "Don't forget: it moved to Thursday, ok?"."""
 MAX_QUERY_CHARS = 300
 
 
 def question_in(prompt: str) -> str | None:
     """The query to search before answering: the prompt when it asks something."""
     text = " ".join(prompt.split())
-    if not text.endswith("?") or _REMEMBER.match(text):
+    if not text.endswith("?") or _REMEMBER.match(_TAG.sub("", text)):
         return None
     return text[-MAX_QUERY_CHARS:]
 
@@ -47,7 +52,7 @@ def question_in(prompt: str) -> str | None:
 def fact_to_remember(prompt: str) -> str | None:
     """What a "remember (that) …" prompt asks to keep, as a line of its own; None for any
     other prompt (a question, "do you remember …?", a fact said without asking)."""
-    text = " ".join(prompt.split())
+    text = _TAG.sub("", " ".join(prompt.split()))
     if text.endswith("?") or (found := _REMEMBER.match(text)) is None:
         return None
     fact = found.group("fact").strip()

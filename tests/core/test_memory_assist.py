@@ -44,6 +44,15 @@ def assisted(fake_settings: Settings) -> Settings:
         ),
         ("Keep in mind that\nPriya leads billing.", "Priya leads billing."),
         ("Note that the API gateway runs on Envoy.", "The API gateway runs on Envoy."),
+        (
+            "Don't forget: my dentist appointment moved to Thursday at 10, ok?",
+            "My dentist appointment moved to Thursday at 10",
+        ),
+        (
+            "Jot this down for me - the spare key is under the blue pot.",
+            "The spare key is under the blue pot.",
+        ),
+        ("Make a note of this: the VPN is vpn-eu-2.", "The VPN is vpn-eu-2."),
         ("Do you remember that the review moved?", None),
         ("remember that?", None),
         ("Our release train leaves every second Tuesday.", None),
@@ -58,6 +67,8 @@ def test_only_a_question_is_searched() -> None:
     assert question_in("When is the Heron\n design review?") == "When is the Heron design review?"
     assert question_in("Tell me a story.") is None
     assert question_in("remember that the review is on Monday?") is None
+    assert question_in("Don't forget: the review moved to Thursday, ok?") is None
+    assert question_in("Is the review on Thursday, ok?") == "Is the review on Thursday, ok?"
 
 
 def test_auto_means_a_local_server_and_the_setting_is_checked() -> None:

@@ -208,8 +208,8 @@ def memory_tools(
 
     schemas = [GET_SCHEMA, APPEND_SCHEMA, WRITE_SCHEMA]
     if doors.scoped:
-        schemas = [_with_scope(schema) for schema in schemas]
-        schemas[0] = _with_scope(GET_SCHEMA, _read_scope(doors))
+        schemas = [_with_scope(schema, _named_scope(doors)) for schema in schemas]
+        schemas[0] = _with_scope(GET_SCHEMA, _named_scope(doors, READ_SCOPE_HINT))
     return [
         Tool("memory_get", GET_DESCRIPTION, schemas[0], get),
         Tool("memory_append", APPEND_DESCRIPTION, schemas[1], append, risk="memory"),
@@ -217,17 +217,21 @@ def memory_tools(
     ]
 
 
-def _with_scope(schema: dict[str, Any], scope: dict[str, Any] = SCOPE_PROPERTY) -> dict[str, Any]:
+def _with_scope(schema: dict[str, Any], scope: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": {**schema["properties"], "scope": scope}}
 
 
-def _read_scope(doors: ScopedDoors) -> dict[str, Any]:
-    """memory_get's scope: also as a hit names it ("global", "project:heron")."""
+READ_SCOPE_HINT = "the memory to read: project (default) or user; a hit's scope works too"
+
+
+def _named_scope(doors: ScopedDoors, description: str | None = None) -> dict[str, Any]:
+    """The scope property, also as a hit names it ("global", "project:heron"): a small model
+    writes back the label it read in a search (`ScopedDoors.door` takes either)."""
     labels = [doors.scopes.user.label, doors.scopes.own.label]
     return {
         **SCOPE_PROPERTY,
         "enum": [*SCOPE_PROPERTY["enum"], *labels],
-        "description": "the memory to read: project (default) or user; a hit's scope works too",
+        "description": description or f"{SCOPE_PROPERTY['description']}; a hit's scope works too",
     }
 
 

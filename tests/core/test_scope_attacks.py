@@ -158,6 +158,7 @@ async def test_memory_get_takes_a_scope_as_its_hits_name_it_and_no_other(
         read = await call(agent, "memory_get", path="MEMORY.md", scope=scope)
         assert read.error is None and found in json.loads(read.content)["text"]
         assert json.loads(read.content)["scope"] == scope
-    refused = await call(agent, "memory_append", text="x", scope="global")
-    assert refused.error  # a write names user or project
+    for other in ("project:osprey", "../osprey", "/etc"):
+        refused = await call(agent, "memory_append", text="x", scope=other)
+        assert refused.error  # a write names this session's memories, as reads do
     await agent.aclose()

@@ -199,6 +199,25 @@ async def test_each_memorys_first_index_build_names_that_memory(
     await agent.aclose()
 
 
+async def test_a_write_may_name_its_memory_as_a_hit_names_it(
+    fake_settings: Settings, fake_openai: FakeOpenAI, folders: tuple[Path, Path]
+) -> None:
+    """Qwen2.5-Coder-1.5B wrote back the label it read in a search ("global"): refused as an
+    invalid argument, the fact was lost."""
+    settings = scoped(fake_settings, folders[0])
+    agent = build_agent(settings, index_in_background=False, interactive=False)
+    await collect(agent.start())
+    own = session_scopes(settings).own.label
+    fake_openai.enqueue(
+        call("memory_append", text=USER_FACT, scope="global"),
+        call("memory_append", text=PROJECT_FACT, scope=own),
+        Reply(text="."),
+    )
+    written = of(await turn(agent, "remember"), ev.MemoryWritten)
+    assert [w.scope for w in written] == ["global", own]
+    await agent.aclose()
+
+
 async def test_the_flush_of_a_project_session_sends_the_users_lines_to_the_global_note(
     fake_settings: Settings, fake_openai: FakeOpenAI, folders: tuple[Path, Path]
 ) -> None:

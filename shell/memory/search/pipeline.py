@@ -368,17 +368,11 @@ class MemorySearch:
             )
             ranked.append((final, framed, scored, chunk))
         ranked.sort(key=lambda item: (-item[0], item[2].chunk_id))
-        days = [note_date(chunk.path) for _, _, _, chunk in ranked]
-        order = ranking.newer_first(
-            days,
-            # only a dated note can restate another: the others' words are never compared
-            [
-                ranking.word_tokens(chunk.text) if day else frozenset()
-                for day, (_, _, _, chunk) in zip(days, ranked, strict=True)
-            ],
-            [framed for _, framed, _, _ in ranked],
-            ordering.query_words,
-        )
+        dated = [(note_date(chunk.path), chunk) for _, _, _, chunk in ranked]
+        # only a dated note can restate another: the others' words are never compared
+        words = [ranking.word_tokens(chunk.text) if day else frozenset() for day, chunk in dated]
+        groups = [framed for _, framed, _, _ in ranked]
+        order = ranking.newer_first([day for day, _ in dated], words, groups, ordering.query_words)
         return [ranked[i] for i in order]
 
     def _dated_units(
